@@ -1,0 +1,10 @@
+#!/usr/bin/env node
+// The build lands in dist/ during `npm ci` (the prepare script); say so if it is missing.
+import { existsSync } from 'node:fs';
+
+const entry = new URL('../dist/src/cli/bin.js', import.meta.url);
+if (!existsSync(entry)) {
+  process.stderr.write('wallet-recon is not built yet: run "npm run build" (npm ci does it for you).\n');
+  process.exit(1);
+}
+await import(entry.href);

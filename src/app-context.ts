@@ -1,0 +1,53 @@
+import { systemClock, type Clock } from './clock.js';
+import type { Config } from './config.js';
+import { assertSchemaCurrent, migrateToLatest } from './db/migrate.js';
+import { openDatabase, type DatabaseHandle } from './db/open-database.js';
+import type { Logger } from './logger.js';
+
+/** What every job needs, built the same way by the CLI and the scheduler. */
+export interface AppContext {
+  readonly config: Config;
+  readonly database: DatabaseHandle;
+  readonly logger: Logger;
+  readonly clock: Clock;
+  close(): Promise<void>;
+}
+
+export interface CreateAppContextOptions {
+  config: Config;
+  logger: Logger;
+  /** Names the process in the embedded database's lock file. */
+  command: string;
+  clock?: Clock;
+  /**
+   * The embedded database is private to this tool, so it is migrated on open; a shared
+   * PostgreSQL server is migrated only by an explicit `wallet-recon migrate`.
+   */
+  migrate?: 'auto' | 'never';
+}
+
+/** Opens the database and wires the context. */
+export async function createAppContext(options: CreateAppContextOptions): Promise<AppContext> {
+  const { config, logger } = options;
+  const database = await openDatabase({
+    databaseUrl: config.databaseUrl?.reveal(),
+    dataDir: config.dataDir,
+    command: options.command,
+  });
+  try {
+    if (options.migrate !== 'never') {
+      if (database.kind === 'embedded') await migrateToLatest(database.db);
+      else await assertSchemaCurrent(database.db);
+    }
+  } catch (error) {
+    await database.close();
+    throw error;
+  }
+  return {
+    config,
+    database,
+    logger,
+    clock: options.clock ?? systemClock,
+    close: () => database.close(),
+  };
+}

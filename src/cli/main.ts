@@ -1,0 +1,62 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { Command, CommanderError } from 'commander';
+import { ReconError } from '../errors.js';
+import { registerMigrateCommand } from './migrate-command.js';
+import { processOutput, type Output } from './output.js';
+import { createCliRuntime } from './runtime.js';
+
+const EXIT_CODES_HELP = `
+Exit codes:
+  0  success (every account succeeded; everything reconciled)
+  1  a run or command failed
+  2  usage or configuration error (nothing was touched)
+  3  reconciliation found breaks, missing sides or gaps
+  4  skipped: another process holds the lock`;
+
+function readVersion(): string {
+  // Sources run from src/cli, the build from dist/src/cli: walk up to the package.json.
+  for (let dir = import.meta.dirname; ; dir = path.dirname(dir)) {
+    try {
+      return (JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')) as { version: string }).version;
+    } catch {
+      if (path.dirname(dir) === dir) return 'unknown';
+    }
+  }
+}
+
+/** Builds the command tree; each command lives in its own module. */
+export function buildProgram(runtime: ReturnType<typeof createCliRuntime>): Command {
+  const program = new Command('wallet-recon')
+    .description('Capture merchant wallet balances from the payment gateway into PostgreSQL and reconcile them with the books.')
+    .version(readVersion(), '-V, --version', 'print the version')
+    .showHelpAfterError('(run "wallet-recon --help" for the list of commands)')
+    .showSuggestionAfterError(true)
+    .addHelpText('after', `${EXIT_CODES_HELP}\n\nConfiguration comes from the environment (and a .env file): see README.md.`)
+    .exitOverride()
+    .configureOutput({ writeOut: (s) => runtime.output.out(s.replace(/\n$/, '')), writeErr: (s) => runtime.output.err(s.replace(/\n$/, '')) });
+  registerMigrateCommand(program, runtime);
+  for (const command of program.commands) command.exitOverride();
+  return program;
+}
+
+/** Runs the CLI and returns the exit code; never calls process.exit itself. */
+export async function runCli(argv: string[], options: { output?: Output; env?: NodeJS.ProcessEnv } = {}): Promise<number> {
+  const runtime = createCliRuntime(options.output ?? processOutput, options.env);
+  const program = buildProgram(runtime);
+  try {
+    await program.parseAsync(argv);
+    return runtime.exitCode;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      // --help and --version end through here with exit code 0.
+      return error.exitCode === 0 ? 0 : 2;
+    }
+    if (error instanceof ReconError) {
+      runtime.output.err(`${error.name}: ${error.message}`);
+      return error.exitCode;
+    }
+    runtime.output.err(`Unexpected error: ${error instanceof Error ? error.message : String(error)}`);
+    return 1;
+  }
+}

@@ -1,0 +1,22 @@
+import type { Command } from 'commander';
+import { migrateToLatest } from '../db/migrate.js';
+import type { CliRuntime } from './runtime.js';
+
+/** `wallet-recon migrate`: brings the schema to the latest version. */
+export function registerMigrateCommand(program: Command, runtime: CliRuntime): void {
+  program
+    .command('migrate')
+    .description('create or update the database schema (safe to run twice, or from two processes at once)')
+    .addHelpText('after', '\nExample:\n  DATABASE_URL=postgres://recon@db/recon wallet-recon migrate')
+    .action(async () => {
+      await runtime.withContext('wallet-recon migrate', { migrate: 'never' }, async (ctx) => {
+        const outcome = await migrateToLatest(ctx.database.db);
+        runtime.output.out(
+          outcome.applied.length === 0
+            ? `The schema of the ${ctx.database.description} is up to date (${outcome.alreadyApplied} migrations).`
+            : `Applied ${outcome.applied.length} migration(s) to the ${ctx.database.description}: ${outcome.applied.join(', ')}.`,
+        );
+        return 0;
+      });
+    });
+}

@@ -1,0 +1,26 @@
+/** Where commands print for people: stdout for results, stderr for problems. Injected in tests. */
+export interface Output {
+  out(text: string): void;
+  err(text: string): void;
+  readonly isTTY: boolean;
+}
+
+export const processOutput: Output = {
+  out: (text) => void process.stdout.write(text.endsWith('\n') ? text : `${text}\n`),
+  err: (text) => void process.stderr.write(text.endsWith('\n') ? text : `${text}\n`),
+  get isTTY() {
+    return Boolean(process.stdout.isTTY);
+  },
+};
+
+/** Pads columns of a plain-text table; numbers (amounts) are right-aligned. */
+export function formatTable(headers: string[], rows: string[][]): string {
+  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const numeric = headers.map((_, i) => rows.length > 0 && rows.every((r) => /^-?\d[\d,]*$/.test(r[i] ?? '') || (r[i] ?? '') === ''));
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => (numeric[i] ? c.padStart(widths[i]!) : c.padEnd(widths[i]!)))
+      .join('  ')
+      .trimEnd();
+  return [line(headers), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
+}

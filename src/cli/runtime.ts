@@ -1,0 +1,47 @@
+import { createAppContext, type AppContext } from '../app-context.js';
+import { loadConfig, type Config } from '../config.js';
+import { createLogger, type Logger } from '../logger.js';
+import type { Output } from './output.js';
+
+/** What command actions share: lazily loaded config and logger, a way to run with a context, the exit code. */
+export interface CliRuntime {
+  readonly output: Output;
+  config(): Config;
+  logger(): Logger;
+  /** Opens the context, runs `fn`, always closes; the number returned becomes the exit code. */
+  withContext(command: string, options: { migrate?: 'auto' | 'never' }, fn: (ctx: AppContext) => Promise<number>): Promise<void>;
+  exitCode: number;
+  /** Where logs go: stderr for commands that print results, stdout for the long-running worker. */
+  logFd: 1 | 2;
+  /** Signals forwarded to the running command (SIGINT/SIGTERM). */
+  readonly abort: AbortController;
+}
+
+export function createCliRuntime(output: Output, env: NodeJS.ProcessEnv | undefined): CliRuntime {
+  let config: Config | undefined;
+  let logger: Logger | undefined;
+  const runtime: CliRuntime = {
+    output,
+    exitCode: 0,
+    logFd: 2,
+    abort: new AbortController(),
+    config() {
+      config ??= loadConfig({ env });
+      return config;
+    },
+    logger() {
+      // Logs go to stderr so a command's stdout (tables, JSON, CSV) stays clean to pipe.
+      logger ??= createLogger({ level: runtime.config().logLevel, fd: runtime.logFd });
+      return logger;
+    },
+    async withContext(command, options, fn) {
+      const ctx = await createAppContext({ config: runtime.config(), logger: runtime.logger(), command, migrate: options.migrate });
+      try {
+        runtime.exitCode = await fn(ctx);
+      } finally {
+        await ctx.close();
+      }
+    },
+  };
+  return runtime;
+}

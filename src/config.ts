@@ -1,0 +1,373 @@
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { parseEnv } from 'node:util';
+import cron from 'node-cron';
+import { parse as parseYaml } from 'yaml';
+import { z } from 'zod';
+import { ConfigError } from './errors.js';
+import { Secret } from './secret.js';
+
+/** Environment variables holding secrets: their values are never echoed in a message. */
+const SECRET_VARIABLES = new Set(['GATEWAY_API_SECRET', 'DATABASE_URL']);
+
+export type Environment = 'live' | 'sandbox';
+export const ENVIRONMENTS: readonly Environment[] = ['live', 'sandbox'];
+
+/** The emulator's default address: the sandbox base URL when none is configured. */
+export const DEFAULT_SANDBOX_URL = 'http://127.0.0.1:4010';
+
+export interface GatewaySettings {
+  readonly timeoutMs: number;
+  readonly concurrency: number;
+  readonly perPage: number;
+  readonly maxRps: number | undefined;
+  readonly authScheme: string;
+  readonly retryAttempts: number;
+  readonly maxRetryAfterMs: number;
+  readonly maxPages: number;
+}
+
+/** One merchant account: where its gateway is and which credentials it uses. */
+export interface AccountConfig {
+  readonly name: string;
+  readonly environment: Environment;
+  readonly baseUrl: string | undefined;
+  readonly apiKey: string | undefined;
+  readonly apiSecret: Secret | undefined;
+  /** Where the credentials come from, for messages ("GATEWAY_API_KEY"). */
+  readonly apiKeyEnv: string;
+  readonly apiSecretEnv: string;
+}
+
+export interface Config {
+  readonly databaseUrl: Secret | undefined;
+  readonly dataDir: string;
+  readonly environment: Environment;
+  readonly liveUrl: string | undefined;
+  readonly sandboxUrl: string;
+  readonly gateway: GatewaySettings;
+  readonly logLevel: string;
+  readonly timezone: string;
+  readonly schedule: string;
+  readonly accounts: readonly AccountConfig[];
+  readonly accountConcurrency: number;
+  readonly maxConsecutiveFailures: number;
+  readonly catchUp: boolean;
+  readonly shutdownGraceMs: number;
+  /** Tolerance in minor units: the default and per-currency overrides (RECON_TOLERANCE_JPY). */
+  readonly tolerance: { readonly default: bigint; readonly byCurrency: Readonly<Record<string, bigint>> };
+}
+
+const positiveInt = (max: number) => z.coerce.number().int().min(1).max(max);
+
+const envSchema = z.object({
+  DATABASE_URL: z
+    .string()
+    .optional()
+    .refine((v) => v === undefined || isPostgresUrl(v), 'must be a postgres:// or postgresql:// URL'),
+  RECON_DATA_DIR: z.string().min(1).optional(),
+  GATEWAY_ENV: z.enum(['live', 'sandbox'], { error: 'must be one of: live, sandbox' }).default('sandbox'),
+  GATEWAY_LIVE_URL: z.string().optional(),
+  GATEWAY_SANDBOX_URL: z.string().optional(),
+  GATEWAY_API_KEY: z.string().min(1).optional(),
+  GATEWAY_API_SECRET: z.string().min(1).optional(),
+  GATEWAY_TIMEOUT_MS: positiveInt(600_000).default(30_000),
+  GATEWAY_CONCURRENCY: positiveInt(256).default(8),
+  GATEWAY_PER_PAGE: positiveInt(10_000).default(100),
+  GATEWAY_MAX_RPS: z.coerce.number().positive().optional(),
+  GATEWAY_AUTH_SCHEME: z
+    .string()
+    .regex(/^[A-Za-z][A-Za-z0-9._-]*$|^$/, 'must be a single word such as Bearer, Token or empty for a bare token')
+    .default('Bearer'),
+  GATEWAY_RETRY_ATTEMPTS: z.coerce.number().int().min(0).max(20).default(4),
+  GATEWAY_MAX_RETRY_AFTER_MS: positiveInt(3_600_000).default(60_000),
+  GATEWAY_MAX_PAGES: positiveInt(1_000_000).default(10_000),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
+    error: 'must be one of: fatal, error, warn, info, debug, trace, silent',
+  }).default('info'),
+  RECON_TIMEZONE: z.string().default('UTC').refine(isTimeZone, 'must be an IANA time zone such as UTC or Europe/Berlin'),
+  RECON_SCHEDULE: z
+    .string()
+    .default('55 23 * * *')
+    .refine((v) => cron.validate(v), 'must be a cron expression such as "55 23 * * *"'),
+  RECON_ACCOUNTS_FILE: z.string().min(1).optional(),
+  RECON_ACCOUNT_CONCURRENCY: positiveInt(64).default(2),
+  RECON_MAX_CONSECUTIVE_FAILURES: positiveInt(1000).default(3),
+  RECON_CATCH_UP: z
+    .enum(['1', '0', 'true', 'false', 'yes', 'no', 'on', 'off'], { error: 'must be true or false' })
+    .default('true')
+    .transform((v) => ['1', 'true', 'yes', 'on'].includes(v)),
+  RECON_SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(600_000).default(5_000),
+  RECON_TOLERANCE: z
+    .string()
+    .default('0')
+    .refine((v) => /^\d{1,30}$/.test(v), 'must be a whole number of minor units, 0 or more'),
+});
+
+const accountsFileSchema = z.object({
+  accounts: z
+    .array(
+      z
+        .object({
+          name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/, 'must be letters, digits, ".", "_" or "-"'),
+          environment: z.enum(['live', 'sandbox'], { error: 'must be one of: live, sandbox' }),
+          apiKeyEnv: z.string().regex(/^[A-Z_][A-Z0-9_]*$/, 'must name an environment variable'),
+          apiSecretEnv: z.string().regex(/^[A-Z_][A-Z0-9_]*$/, 'must name an environment variable'),
+          baseUrl: z.string().optional(),
+        })
+        .strict(),
+    )
+    .min(1, 'must list at least one account'),
+});
+
+function isPostgresUrl(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return url.protocol === 'postgres:' || url.protocol === 'postgresql:';
+  } catch {
+    return false;
+  }
+}
+
+function isTimeZone(value: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: value });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const LOOPBACK_HOSTS = new Set(['localhost', '[::1]', '::1']);
+
+/** Whether a host name is loopback: 127.0.0.0/8, ::1 or localhost. */
+export function isLoopbackHost(hostname: string): boolean {
+  return LOOPBACK_HOSTS.has(hostname) || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(hostname);
+}
+
+/** Checks a gateway base URL: https, or http on a loopback host only. Returns a problem or undefined. */
+export function checkBaseUrl(value: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return 'is not a URL';
+  }
+  if (url.username || url.password) return 'must not contain a user name or password';
+  if (url.search || url.hash) return 'must not contain a query or fragment';
+  if (url.protocol === 'https:') return undefined;
+  if (url.protocol === 'http:') {
+    return isLoopbackHost(url.hostname)
+      ? undefined
+      : `uses http:// for a host that is not loopback (${url.hostname}); use https:// so credentials are not sent in clear`;
+  }
+  return `must start with https:// (got ${url.protocol}//)`;
+}
+
+function readDotEnv(cwd: string): Record<string, string> {
+  const file = path.join(cwd, '.env');
+  if (!existsSync(file)) return {};
+  try {
+    return parseEnv(readFileSync(file, 'utf8')) as Record<string, string>;
+  } catch (error) {
+    throw new ConfigError(`Could not read ${file}: ${(error as Error).message}`, [], { cause: error });
+  }
+}
+
+function describeIssue(variable: string, value: string | undefined, message: string): string {
+  const shown = value === undefined ? '' : SECRET_VARIABLES.has(variable) ? ' (value hidden)' : ` (got "${value}")`;
+  return `${variable} ${message}${shown}`;
+}
+
+export interface LoadConfigOptions {
+  /** The environment to read; defaults to process.env. A .env file in `cwd` fills what it lacks. */
+  env?: NodeJS.ProcessEnv;
+  cwd?: string;
+  /** Skip reading `.env` (tests). */
+  ignoreDotEnv?: boolean;
+}
+
+/**
+ * Reads and validates the whole environment once. Every problem is collected into one
+ * ConfigError (exit code 2); secret values are never repeated in it.
+ */
+export function loadConfig(options: LoadConfigOptions = {}): Config {
+  const cwd = options.cwd ?? process.cwd();
+  const base = options.env ?? process.env;
+  const env: Record<string, string | undefined> = { ...(options.ignoreDotEnv ? {} : readDotEnv(cwd)), ...base };
+  for (const key of Object.keys(env)) if (env[key] === '') env[key] = undefined;
+  // An empty auth scheme is meaningful (bare token), so keep it when explicitly set.
+  if (base.GATEWAY_AUTH_SCHEME === '') env.GATEWAY_AUTH_SCHEME = '';
+
+  const problems: string[] = [];
+  const parsed = envSchema.safeParse(env);
+  if (!parsed.success) {
+    for (const issue of parsed.error.issues) {
+      const variable = String(issue.path[0]);
+      problems.push(describeIssue(variable, env[variable], issue.message));
+    }
+  }
+
+  for (const variable of ['GATEWAY_LIVE_URL', 'GATEWAY_SANDBOX_URL'] as const) {
+    const value = env[variable];
+    const problem = value === undefined ? undefined : checkBaseUrl(value);
+    if (problem) problems.push(describeIssue(variable, value, problem));
+  }
+
+  const toleranceByCurrency: Record<string, bigint> = {};
+  for (const [key, value] of Object.entries(env)) {
+    const match = /^RECON_TOLERANCE_(.+)$/.exec(key);
+    if (!match || value === undefined) continue;
+    const currency = match[1]!;
+    if (!/^[A-Z]{3}$/.test(currency)) problems.push(`${key} must end in a three-letter currency code such as RECON_TOLERANCE_JPY`);
+    else if (!/^\d{1,30}$/.test(value)) problems.push(describeIssue(key, value, 'must be a whole number of minor units, 0 or more'));
+    else toleranceByCurrency[currency] = BigInt(value);
+  }
+
+  const accountsResult = parsed.success ? resolveAccounts(env, cwd, parsed.data.GATEWAY_ENV) : { accounts: [], problems: [] };
+  problems.push(...accountsResult.problems);
+
+  if (!parsed.success || problems.length > 0) {
+    throw new ConfigError(`The configuration has ${problems.length} problem${problems.length === 1 ? '' : 's'}:\n${problems.map((p) => `  - ${p}`).join('\n')}`, problems);
+  }
+  const v = parsed.data;
+  return deepFreeze({
+    databaseUrl: v.DATABASE_URL === undefined ? undefined : new Secret(v.DATABASE_URL),
+    dataDir: path.resolve(cwd, v.RECON_DATA_DIR ?? '.data'),
+    environment: v.GATEWAY_ENV,
+    liveUrl: v.GATEWAY_LIVE_URL,
+    sandboxUrl: v.GATEWAY_SANDBOX_URL ?? DEFAULT_SANDBOX_URL,
+    gateway: {
+      timeoutMs: v.GATEWAY_TIMEOUT_MS,
+      concurrency: v.GATEWAY_CONCURRENCY,
+      perPage: v.GATEWAY_PER_PAGE,
+      maxRps: v.GATEWAY_MAX_RPS,
+      authScheme: v.GATEWAY_AUTH_SCHEME,
+      retryAttempts: v.GATEWAY_RETRY_ATTEMPTS,
+      maxRetryAfterMs: v.GATEWAY_MAX_RETRY_AFTER_MS,
+      maxPages: v.GATEWAY_MAX_PAGES,
+    },
+    logLevel: v.LOG_LEVEL,
+    timezone: v.RECON_TIMEZONE,
+    schedule: v.RECON_SCHEDULE,
+    accounts: accountsResult.accounts,
+    accountConcurrency: v.RECON_ACCOUNT_CONCURRENCY,
+    maxConsecutiveFailures: v.RECON_MAX_CONSECUTIVE_FAILURES,
+    catchUp: v.RECON_CATCH_UP,
+    shutdownGraceMs: v.RECON_SHUTDOWN_GRACE_MS,
+    tolerance: { default: BigInt(v.RECON_TOLERANCE), byCurrency: toleranceByCurrency },
+  });
+}
+
+function resolveAccounts(
+  env: Record<string, string | undefined>,
+  cwd: string,
+  defaultEnvironment: Environment,
+): { accounts: AccountConfig[]; problems: string[] } {
+  const file = env.RECON_ACCOUNTS_FILE;
+  if (file === undefined) {
+    return {
+      accounts: [
+        {
+          name: 'default',
+          environment: defaultEnvironment,
+          baseUrl: undefined,
+          apiKey: env.GATEWAY_API_KEY,
+          apiSecret: env.GATEWAY_API_SECRET === undefined ? undefined : new Secret(env.GATEWAY_API_SECRET),
+          apiKeyEnv: 'GATEWAY_API_KEY',
+          apiSecretEnv: 'GATEWAY_API_SECRET',
+        },
+      ],
+      problems: [],
+    };
+  }
+  const fullPath = path.resolve(cwd, file);
+  let raw: unknown;
+  try {
+    const text = readFileSync(fullPath, 'utf8');
+    raw = /\.ya?ml$/i.test(fullPath) ? parseYaml(text) : JSON.parse(text);
+  } catch (error) {
+    return { accounts: [], problems: [`RECON_ACCOUNTS_FILE (${file}) could not be read: ${(error as Error).message}`] };
+  }
+  const parsed = accountsFileSchema.safeParse(Array.isArray(raw) ? { accounts: raw } : raw);
+  if (!parsed.success) {
+    return {
+      accounts: [],
+      problems: parsed.error.issues.map((i) => `RECON_ACCOUNTS_FILE (${file}) at ${i.path.join('.') || 'top level'}: ${i.message}`),
+    };
+  }
+  const problems: string[] = [];
+  const seen = new Set<string>();
+  const accounts = parsed.data.accounts.map((a, index) => {
+    if (seen.has(a.name)) problems.push(`RECON_ACCOUNTS_FILE (${file}) at accounts.${index}.name: "${a.name}" appears twice`);
+    seen.add(a.name);
+    if (a.baseUrl !== undefined) {
+      const problem = checkBaseUrl(a.baseUrl);
+      if (problem) problems.push(`RECON_ACCOUNTS_FILE (${file}) at accounts.${index}.baseUrl ${problem}`);
+    }
+    const secret = env[a.apiSecretEnv];
+    return {
+      name: a.name,
+      environment: a.environment,
+      baseUrl: a.baseUrl,
+      apiKey: env[a.apiKeyEnv],
+      apiSecret: secret === undefined ? undefined : new Secret(secret),
+      apiKeyEnv: a.apiKeyEnv,
+      apiSecretEnv: a.apiSecretEnv,
+    } satisfies AccountConfig;
+  });
+  return { accounts, problems };
+}
+
+/** The gateway base URL an account talks to. Throws ConfigError when live has no URL. */
+export function baseUrlFor(config: Config, account: AccountConfig): string {
+  if (account.baseUrl) return account.baseUrl;
+  if (account.environment === 'sandbox') return config.sandboxUrl;
+  if (!config.liveUrl) {
+    throw new ConfigError(`Account "${account.name}" uses the live gateway but GATEWAY_LIVE_URL is not set.`, [
+      'GATEWAY_LIVE_URL is required for live accounts',
+    ]);
+  }
+  return config.liveUrl;
+}
+
+/**
+ * The accounts a gateway command will use (all, or the one named), checked for credentials.
+ * Throws one ConfigError listing every missing variable.
+ */
+export function selectAccounts(config: Config, name?: string): AccountConfig[] {
+  const chosen = name === undefined ? [...config.accounts] : config.accounts.filter((a) => a.name === name);
+  if (chosen.length === 0) {
+    throw new ConfigError(
+      `There is no account named "${name}". Configured accounts: ${config.accounts.map((a) => a.name).join(', ')}.`,
+      [`unknown account ${name}`],
+    );
+  }
+  const problems: string[] = [];
+  for (const account of chosen) {
+    if (!account.apiKey) problems.push(`${account.apiKeyEnv} is not set (API key of account "${account.name}")`);
+    if (!account.apiSecret) problems.push(`${account.apiSecretEnv} is not set (API secret of account "${account.name}")`);
+    try {
+      baseUrlFor(config, account);
+    } catch (error) {
+      problems.push((error as ConfigError).message);
+    }
+  }
+  if (problems.length > 0) {
+    throw new ConfigError(`The configuration has ${problems.length} problem${problems.length === 1 ? '' : 's'}:\n${problems.map((p) => `  - ${p}`).join('\n')}`, problems);
+  }
+  return chosen;
+}
+
+/** The tolerance, in minor units, for one currency. */
+export function toleranceFor(config: Config, currency: string): bigint {
+  return config.tolerance.byCurrency[currency] ?? config.tolerance.default;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !(value instanceof Secret) && !Object.isFrozen(value)) {
+    for (const inner of Object.values(value)) deepFreeze(inner);
+    Object.freeze(value);
+  }
+  return value;
+}

@@ -1,0 +1,104 @@
+import type { ColumnType, Generated, Selectable } from 'kysely';
+
+/** numeric(38,0) travels as a string of digits: pg never turns it into a float. */
+export type Amount = string;
+/** `date` columns are read as YYYY-MM-DD strings (see the type parser in open-database.ts). */
+export type DateString = string;
+
+export type RunStatus = 'running' | 'succeeded' | 'failed' | 'abandoned';
+export type RunTrigger = 'schedule' | 'manual' | 'backfill';
+export type ReconciliationStatus =
+  | 'matched'
+  | 'break'
+  | 'missing_in_ledger'
+  | 'missing_in_gateway'
+  | 'endpoint_mismatch'
+  | 'no_snapshot'
+  | 'disappeared';
+
+export interface SnapshotRunsTable {
+  id: Generated<number>;
+  account: string;
+  environment: 'live' | 'sandbox';
+  trigger: RunTrigger;
+  business_date: DateString;
+  status: RunStatus;
+  started_at: ColumnType<Date, Date | undefined, Date>;
+  finished_at: Date | null;
+  wallets_reported: number | null;
+  wallets_fetched: number | null;
+  pages_fetched: number | null;
+  requests: number | null;
+  error: string | null;
+  slot: Date | null;
+  holder: string | null;
+  source: string | null;
+}
+
+export interface BalanceSnapshotsTable {
+  run_id: number;
+  account: string;
+  currency: string;
+  balance: Amount;
+  single_balance: Amount | null;
+  captured_at: Date;
+}
+
+export interface ExpectedBalancesTable {
+  account: string;
+  business_date: DateString;
+  currency: string;
+  balance: Amount;
+  source: string;
+  imported_at: ColumnType<Date, Date | undefined, Date>;
+}
+
+export interface ReconciliationResultsTable {
+  id: Generated<number>;
+  account: string;
+  business_date: DateString;
+  currency: string | null;
+  gateway_balance: Amount | null;
+  single_balance: Amount | null;
+  expected_balance: Amount | null;
+  previous_balance: Amount | null;
+  movement: Amount | null;
+  difference: Amount | null;
+  status: ReconciliationStatus;
+  run_id: number | null;
+  computed_at: ColumnType<Date, Date | undefined, Date>;
+}
+
+export interface DailyBalancesView {
+  account: string;
+  business_date: DateString;
+  currency: string;
+  balance: Amount;
+  single_balance: Amount | null;
+  run_id: number;
+  captured_at: Date;
+}
+
+export interface BalanceHistoryView {
+  account: string;
+  business_date: DateString;
+  currency: string;
+  balance: Amount;
+  previous_balance: Amount | null;
+  previous_business_date: DateString | null;
+  movement: Amount | null;
+  run_id: number;
+}
+
+export interface Database {
+  snapshot_runs: SnapshotRunsTable;
+  balance_snapshots: BalanceSnapshotsTable;
+  expected_balances: ExpectedBalancesTable;
+  reconciliation_results: ReconciliationResultsTable;
+  daily_balances: DailyBalancesView;
+  reconciliation_breaks: ReconciliationResultsTable;
+  balance_history: BalanceHistoryView;
+}
+
+export type SnapshotRun = Selectable<SnapshotRunsTable>;
+export type ReconciliationResultRow = Selectable<ReconciliationResultsTable>;

@@ -1,0 +1,79 @@
+import { readdir } from 'node:fs/promises';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { Migrator, sql, type Kysely, type Migration, type MigrationProvider, type MigrationResult } from 'kysely';
+import { MigrationError } from '../errors.js';
+import type { Database } from './database.types.js';
+
+// Compiled code runs from dist/src/db, sources from src/db: both sit two levels below a
+// folder whose migrations/ holds the matching .js or .ts files.
+const MIGRATIONS_FOLDER = path.join(import.meta.dirname, '..', '..', 'migrations');
+
+export interface MigrateOutcome {
+  applied: string[];
+  alreadyApplied: number;
+}
+
+/**
+ * Kysely's FileMigrationProvider imports from inside node_modules, where the test runner does
+ * not transform TypeScript; importing from here works under tsx, vitest and compiled code alike.
+ * Names are file names without extension, so .ts and .js agree.
+ */
+const migrationFolderProvider: MigrationProvider = {
+  async getMigrations() {
+    const migrations: Record<string, Migration> = {};
+    for (const file of (await readdir(MIGRATIONS_FOLDER)).sort()) {
+      if (!/\.(js|ts)$/.test(file) || file.endsWith('.d.ts')) continue;
+      const module = (await import(pathToFileURL(path.join(MIGRATIONS_FOLDER, file)).href)) as Migration;
+      migrations[file.slice(0, file.lastIndexOf('.'))] = { up: module.up, down: module.down };
+    }
+    return migrations;
+  },
+};
+
+function createMigrator(db: Kysely<Database>): Migrator {
+  return new Migrator({ db, provider: migrationFolderProvider });
+}
+
+async function executedMigrationNames(db: Kysely<Database>): Promise<string[]> {
+  const exists = await sql<{ present: boolean }>`select to_regclass('public.kysely_migration') is not null as present`.execute(db);
+  if (!exists.rows[0]?.present) return [];
+  const rows = await sql<{ name: string }>`select name from kysely_migration order by name`.execute(db);
+  return rows.rows.map((r) => r.name);
+}
+
+/**
+ * Brings the schema to the latest version. Idempotent; concurrent callers are serialized by
+ * Kysely's advisory lock. Refuses a database migrated by a newer version of wallet-recon.
+ */
+export async function migrateToLatest(db: Kysely<Database>): Promise<MigrateOutcome> {
+  const migrator = createMigrator(db);
+  const known = new Set((await migrator.getMigrations()).map((m) => m.name));
+  const unknown = (await executedMigrationNames(db)).filter((name) => !known.has(name));
+  if (unknown.length > 0) {
+    throw new MigrationError(
+      `The database holds migration${unknown.length === 1 ? '' : 's'} this version of wallet-recon does not know ` +
+        `(${unknown.join(', ')}): it was migrated by a newer version. Run that version, or upgrade wallet-recon.`,
+    );
+  }
+  const before = (await executedMigrationNames(db)).length;
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) {
+    const failed = results?.find((r: MigrationResult) => r.status === 'Error');
+    throw new MigrationError(
+      `Migration ${failed ? `"${failed.migrationName}" ` : ''}failed: ${(error as Error).message ?? String(error)}. The database was left at the last good migration.`,
+      { cause: error },
+    );
+  }
+  const applied = (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+  return { applied, alreadyApplied: before };
+}
+
+/** Fails with a clear message when the schema is behind: commands other than migrate need it current. */
+export async function assertSchemaCurrent(db: Kysely<Database>): Promise<void> {
+  const migrator = createMigrator(db);
+  const pending = (await migrator.getMigrations()).filter((m) => m.executedAt === undefined);
+  if (pending.length > 0) {
+    throw new MigrationError(`The database schema is not up to date (${pending.length} migration(s) pending). Run "wallet-recon migrate" first.`);
+  }
+}

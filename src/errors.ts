@@ -1,0 +1,110 @@
+/**
+ * The error hierarchy. Every class has a stable `code` and an exit code the CLI maps it to;
+ * messages are written for the person reading them at 7 a.m. and never contain a secret.
+ */
+export class ReconError extends Error {
+  readonly code: string = 'E_RECON';
+  /** Process exit code the CLI uses when this error ends a command. */
+  readonly exitCode: number = 1;
+
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+/** Invalid or missing configuration: nothing was touched. */
+export class ConfigError extends ReconError {
+  override readonly code = 'E_CONFIG';
+  override readonly exitCode = 2;
+  constructor(
+    message: string,
+    readonly problems: readonly string[] = [],
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** A command line that does not make sense (unknown flag values, contradictory options). */
+export class UsageError extends ReconError {
+  override readonly code = 'E_USAGE';
+  override readonly exitCode = 2;
+}
+
+/** The gateway refused our credentials or token. */
+export class AuthError extends ReconError {
+  override readonly code = 'E_AUTH';
+}
+
+/** The gateway answered with an HTTP status we cannot use. */
+export class HttpError extends ReconError {
+  override readonly code = 'E_HTTP';
+  constructor(
+    message: string,
+    readonly status: number | undefined,
+    readonly method: string,
+    readonly path: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** No answer in time, a reset connection, a DNS failure: the request never got a usable response. */
+export class NetworkError extends ReconError {
+  override readonly code = 'E_NETWORK';
+}
+
+/** The gateway answered, but not in the shape the published interface describes. */
+export class ProtocolError extends ReconError {
+  override readonly code = 'E_PROTOCOL';
+}
+
+/** A listing could not be trusted: foreign next link, cycle, too many pages, totals that do not add up. */
+export class PaginationError extends ReconError {
+  override readonly code = 'E_PAGINATION';
+}
+
+/** A database problem: connection, migration, or a query that failed. */
+export class DatabaseError extends ReconError {
+  override readonly code = 'E_DATABASE';
+}
+
+/** The database holds migrations this version does not know, or a migration failed. */
+export class MigrationError extends ReconError {
+  override readonly code = 'E_MIGRATION';
+}
+
+/** Another process holds what we need (the embedded database, an account's run lock). */
+export class LockHeldError extends ReconError {
+  override readonly code = 'E_LOCK_HELD';
+  override readonly exitCode = 4;
+}
+
+/** The run was stopped by a signal. */
+export class InterruptedError extends ReconError {
+  override readonly code = 'E_INTERRUPTED';
+  constructor(message = 'interrupted', options?: { cause?: unknown }) {
+    super(message, options);
+  }
+}
+
+/** An input file (books, statements, accounts) has rows we cannot accept. */
+export class InputFileError extends ReconError {
+  override readonly code = 'E_INPUT';
+  constructor(
+    message: string,
+    readonly problems: readonly string[] = [],
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** A short, secret-free description of any thrown value, for logs and the run ledger. */
+export function describeError(error: unknown): string {
+  if (error instanceof ReconError) return error.message;
+  if (error instanceof Error) return `${error.name}: ${error.message}`;
+  return String(error);
+}

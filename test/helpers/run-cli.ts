@@ -1,0 +1,43 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+const root = path.join(import.meta.dirname, '..', '..');
+const entry = path.join(root, 'src', 'cli', 'bin.ts');
+// Resolved here so a child started in another folder (a temp cwd) still finds the loader.
+const tsxLoader = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+
+export interface CliResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Environment for a child: only what the test gives, plus PATH/HOME, so the developer's own settings never leak in. */
+export function childEnvironment(env: Record<string, string | undefined>): NodeJS.ProcessEnv {
+  return { PATH: process.env.PATH, HOME: process.env.HOME, LOG_LEVEL: 'warn', ...env };
+}
+
+/** Starts the CLI from source in a child process (through tsx, so no build is needed). */
+export function spawnCli(args: string[], env: Record<string, string | undefined> = {}, cwd = root): ChildProcess {
+  return spawn(process.execPath, ['--import', tsxLoader, entry, ...args], { cwd, env: childEnvironment(env), stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+/** Runs the CLI to completion and collects its output. */
+export function runCliProcess(args: string[], env: Record<string, string | undefined> = {}, cwd = root): Promise<CliResult> {
+  const child = spawnCli(args, env, cwd);
+  return collect(child);
+}
+
+export function collect(child: ChildProcess): Promise<CliResult> {
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+  return new Promise((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
+  });
+}

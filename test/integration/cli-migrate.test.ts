@@ -1,0 +1,64 @@
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCliProcess } from '../helpers/run-cli.js';
+import { backend, createTestDatabase, type TestDatabase } from '../helpers/test-database.js';
+
+describe('wallet-recon migrate', () => {
+  it('exits 2 listing every configuration problem, touching nothing', async () => {
+    const cwd = mkdtempSync(path.join(tmpdir(), 'wr-cli-'));
+    const result = await runCliProcess(['migrate'], { DATABASE_URL: 'not-a-url', GATEWAY_ENV: 'moon', RECON_DATA_DIR: path.join(cwd, 'data') }, cwd);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/DATABASE_URL must be a postgres/);
+    expect(result.stderr).toMatch(/GATEWAY_ENV must be one of: live, sandbox \(got "moon"\)/);
+    expect(() => statSync(path.join(cwd, 'data'))).toThrow();
+    rmSync(cwd, { recursive: true, force: true });
+  });
+
+  it('prints every command with a description in --help, and the version', async () => {
+    const help = await runCliProcess(['--help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/migrate\s+create or update the database schema/);
+    expect(help.stdout).toMatch(/Exit codes:/);
+    const version = await runCliProcess(['--version']);
+    expect(version.stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
+  });
+
+  it('refuses an unknown command with exit code 2 and a suggestion', async () => {
+    const result = await runCliProcess(['migrat']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/Did you mean migrate/);
+  });
+});
+
+describe(`wallet-recon migrate on the ${backend} database`, () => {
+  let t: TestDatabase;
+  beforeAll(async () => {
+    t = await createTestDatabase({ migrate: false, onDisk: true });
+    // The embedded database allows one process: the children below must open it themselves.
+    if (backend === 'embedded') await t.handle.close();
+  });
+  afterAll(async () => {
+    await t?.drop();
+  });
+
+  it('creates the schema, twice in a row, and from two processes at once', async () => {
+    const [a, b] = await Promise.all([runCliProcess(['migrate'], t.childEnv), runCliProcess(['migrate'], t.childEnv)]);
+    const outcomes = [a, b].map((r) => r.code);
+    if (backend === 'postgres') {
+      expect(outcomes).toEqual([0, 0]);
+    } else {
+      // The embedded database serves one process: the other is told who holds it, never opens it twice.
+      expect(outcomes.sort()).toEqual([0, 4]);
+      expect([a, b].find((r) => r.code === 4)!.stderr).toMatch(/in use by another wallet-recon process \(pid \d+/);
+    }
+    expect(a.stdout + b.stdout).toMatch(/Applied 2 migration/);
+    const again = await runCliProcess(['migrate'], t.childEnv);
+    expect(again.code).toBe(0);
+    expect(again.stdout).toMatch(/up to date \(2 migrations\)/);
+    if (backend === 'embedded') {
+      expect(statSync(t.childEnv.RECON_DATA_DIR!).mode & 0o777).toBe(0o700);
+    }
+  });
+});

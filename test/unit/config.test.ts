@@ -1,0 +1,107 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { inspect } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { checkBaseUrl, loadConfig, selectAccounts, toleranceFor } from '../../src/config.js';
+import { ConfigError } from '../../src/errors.js';
+
+const load = (env: Record<string, string>, cwd = tmpdir()) => loadConfig({ env, cwd, ignoreDotEnv: true });
+
+function problemsOf(env: Record<string, string>, cwd?: string): string[] {
+  try {
+    load(env, cwd);
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as ConfigError).exitCode).toBe(2);
+    return [...(error as ConfigError).problems];
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('loadConfig', () => {
+  it('applies the documented defaults', () => {
+    const config = load({});
+    expect(config).toMatchObject({
+      environment: 'sandbox',
+      timezone: 'UTC',
+      schedule: '55 23 * * *',
+      logLevel: 'info',
+      gateway: { timeoutMs: 30000, concurrency: 8, perPage: 100, authScheme: 'Bearer' },
+    });
+    expect(config.databaseUrl).toBeUndefined();
+    expect(config.dataDir).toBe(path.join(tmpdir(), '.data'));
+    expect(Object.isFrozen(config)).toBe(true);
+    expect(config.accounts.map((a) => a.name)).toEqual(['default']);
+  });
+
+  it('lists every problem at once', () => {
+    const problems = problemsOf({ DATABASE_URL: 'not-a-url', GATEWAY_ENV: 'moon', GATEWAY_PER_PAGE: '0', RECON_TIMEZONE: 'Mars/Base', RECON_SCHEDULE: 'every night' });
+    expect(problems).toHaveLength(5);
+    expect(problems.join('\n')).toMatch(/DATABASE_URL/);
+    expect(problems.join('\n')).toMatch(/GATEWAY_ENV must be one of: live, sandbox \(got "moon"\)/);
+    expect(problems.join('\n')).toMatch(/RECON_TIMEZONE/);
+  });
+
+  it('never echoes a secret value', () => {
+    const secretUrl = 'mysql://user:hunter2@db/x';
+    try {
+      load({ DATABASE_URL: secretUrl });
+      throw new Error('expected failure');
+    } catch (error) {
+      expect((error as Error).message).not.toContain('hunter2');
+      expect((error as Error).message).toContain('value hidden');
+    }
+  });
+
+  it('keeps secrets out of JSON and inspection', () => {
+    const config = load({ GATEWAY_API_KEY: 'k', GATEWAY_API_SECRET: 's3cr3t-value', DATABASE_URL: 'postgres://u:pw-123@h/db' });
+    const text = JSON.stringify(config, (_key, v: unknown) => (typeof v === 'bigint' ? v.toString() : v)) + inspect(config, { depth: 10 });
+    expect(text).not.toContain('s3cr3t-value');
+    expect(text).not.toContain('pw-123');
+    expect(config.accounts[0]!.apiSecret!.reveal()).toBe('s3cr3t-value');
+  });
+
+  it('reads a .env file, with the real environment taking precedence', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'wr-env-'));
+    writeFileSync(path.join(dir, '.env'), 'GATEWAY_PER_PAGE=7\nRECON_TIMEZONE=Europe/Berlin\n');
+    const config = loadConfig({ env: { RECON_TIMEZONE: 'Asia/Tokyo' }, cwd: dir });
+    expect(config.gateway.perPage).toBe(7);
+    expect(config.timezone).toBe('Asia/Tokyo');
+  });
+
+  it('refuses a plain-http gateway URL to a non-loopback host', () => {
+    expect(problemsOf({ GATEWAY_LIVE_URL: 'http://gateway.example.com' })[0]).toMatch(/GATEWAY_LIVE_URL uses http:\/\/ for a host that is not loopback/);
+    expect(checkBaseUrl('http://127.0.0.5:4010')).toBeUndefined();
+    expect(checkBaseUrl('http://localhost:4010')).toBeUndefined();
+    expect(checkBaseUrl('http://[::1]:4010')).toBeUndefined();
+    expect(checkBaseUrl('https://gateway.example.com')).toBeUndefined();
+    expect(checkBaseUrl('ftp://gateway.example.com')).toMatch(/https/);
+  });
+
+  it('reads per-currency tolerances', () => {
+    const config = load({ RECON_TOLERANCE: '2', RECON_TOLERANCE_JPY: '100' });
+    expect(toleranceFor(config, 'JPY')).toBe(100n);
+    expect(toleranceFor(config, 'EUR')).toBe(2n);
+    expect(problemsOf({ RECON_TOLERANCE_JPY: '1.5' })[0]).toMatch(/RECON_TOLERANCE_JPY/);
+  });
+
+  it('reads accounts from a YAML file and checks their credentials only when used', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'wr-acc-'));
+    writeFileSync(
+      path.join(dir, 'accounts.yaml'),
+      'accounts:\n  - name: eu-main\n    environment: sandbox\n    apiKeyEnv: EU_KEY\n    apiSecretEnv: EU_SECRET\n  - name: us-main\n    environment: live\n    apiKeyEnv: US_KEY\n    apiSecretEnv: US_SECRET\n    baseUrl: https://gw.example.com\n',
+    );
+    const config = load({ RECON_ACCOUNTS_FILE: 'accounts.yaml', EU_KEY: 'k', EU_SECRET: 's' }, dir);
+    expect(config.accounts.map((a) => a.name)).toEqual(['eu-main', 'us-main']);
+    expect(selectAccounts(config, 'eu-main')).toHaveLength(1);
+    expect(() => selectAccounts(config)).toThrow(/US_KEY is not set[\s\S]*US_SECRET is not set/);
+    expect(() => selectAccounts(config, 'nope')).toThrow(/no account named "nope"/);
+  });
+
+  it('names the place in a broken accounts file', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'wr-acc-'));
+    writeFileSync(path.join(dir, 'a.json'), JSON.stringify({ accounts: [{ name: 'x', environment: 'moon', apiKeyEnv: 'K', apiSecretEnv: 'S' }] }));
+    expect(problemsOf({ RECON_ACCOUNTS_FILE: 'a.json' }, dir)[0]).toMatch(/accounts\.0\.environment: must be one of: live, sandbox/);
+  });
+});
