@@ -15,6 +15,10 @@ export default tseslint.config(
     },
   },
   {
+    files: ['bin/**/*.js'],
+    languageOptions: { globals: { process: 'readonly', URL: 'readonly' } },
+  },
+  {
     files: ['src/config.ts', 'test/**', 'bench/**', 'vitest.config.ts', 'bin/**'],
     rules: { 'no-restricted-properties': 'off' },
   },
