@@ -24,6 +24,7 @@ export interface GatewaySettings {
   readonly authScheme: string;
   readonly retryAttempts: number;
   readonly maxRetryAfterMs: number;
+  readonly retryBaseDelayMs: number;
   readonly maxPages: number;
 }
 
@@ -81,6 +82,7 @@ const envSchema = z.object({
     .default('Bearer'),
   GATEWAY_RETRY_ATTEMPTS: z.coerce.number().int().min(0).max(20).default(4),
   GATEWAY_MAX_RETRY_AFTER_MS: positiveInt(3_600_000).default(60_000),
+  GATEWAY_RETRY_BASE_DELAY_MS: positiveInt(60_000).default(500),
   GATEWAY_MAX_PAGES: positiveInt(1_000_000).default(10_000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
     error: 'must be one of: fatal, error, warn, info, debug, trace, silent',
@@ -185,6 +187,8 @@ export interface LoadConfigOptions {
   cwd?: string;
   /** Skip reading `.env` (tests). */
   ignoreDotEnv?: boolean;
+  /** Values that win over the environment (the demo points the gateway at its own emulator). */
+  overrides?: Record<string, string | undefined>;
 }
 
 /**
@@ -194,7 +198,7 @@ export interface LoadConfigOptions {
 export function loadConfig(options: LoadConfigOptions = {}): Config {
   const cwd = options.cwd ?? process.cwd();
   const base = options.env ?? process.env;
-  const env: Record<string, string | undefined> = { ...(options.ignoreDotEnv ? {} : readDotEnv(cwd)), ...base };
+  const env: Record<string, string | undefined> = { ...(options.ignoreDotEnv ? {} : readDotEnv(cwd)), ...base, ...options.overrides };
   for (const key of Object.keys(env)) if (env[key] === '') env[key] = undefined;
   // An empty auth scheme is meaningful (bare token), so keep it when explicitly set.
   if (base.GATEWAY_AUTH_SCHEME === '') env.GATEWAY_AUTH_SCHEME = '';
@@ -245,6 +249,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
       authScheme: v.GATEWAY_AUTH_SCHEME,
       retryAttempts: v.GATEWAY_RETRY_ATTEMPTS,
       maxRetryAfterMs: v.GATEWAY_MAX_RETRY_AFTER_MS,
+      retryBaseDelayMs: v.GATEWAY_RETRY_BASE_DELAY_MS,
       maxPages: v.GATEWAY_MAX_PAGES,
     },
     logLevel: v.LOG_LEVEL,

@@ -1,5 +1,25 @@
 import { runCli } from './main.js';
 
-// The process entry point: the only place that exits the process.
-const code = await runCli(process.argv);
+// The process entry point: the only place that handles signals and sets the exit code.
+const controller = new AbortController();
+const shutdown = { forceExitAfterMs: 9_500 };
+let signals = 0;
+const onSignal = (signal: NodeJS.Signals) => {
+  signals++;
+  if (signals > 1) {
+    process.stderr.write(`Second ${signal}: exiting now.\n`);
+    process.exit(130);
+  }
+  process.stderr.write(`${signal} received: stopping (no new requests; the running run is recorded as interrupted).\n`);
+  controller.abort(new Error(signal));
+  // The run must be recorded and the process gone in bounded time, whatever hangs.
+  setTimeout(() => {
+    process.stderr.write(`Shutdown took longer than ${shutdown.forceExitAfterMs} ms: exiting.\n`);
+    process.exit(1);
+  }, shutdown.forceExitAfterMs).unref();
+};
+process.on('SIGINT', onSignal);
+process.on('SIGTERM', onSignal);
+
+const code = await runCli(process.argv, { signal: controller.signal, shutdown });
 process.exitCode = code;

@@ -2,9 +2,23 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { ReconError } from '../errors.js';
+import { registerDemoCommand } from './demo-command.js';
 import { registerMigrateCommand } from './migrate-command.js';
+import { registerRunsCommand } from './runs-command.js';
+import { registerSandboxCommand } from './sandbox-command.js';
+import { registerScheduleCommand } from './schedule-command.js';
+import { registerSnapshotCommand } from './snapshot-command.js';
 import { processOutput, type Output } from './output.js';
-import { createCliRuntime } from './runtime.js';
+import { createCliRuntime, type ShutdownBudget } from './runtime.js';
+
+const EXAMPLES_HELP = `
+Examples:
+  wallet-recon demo                                  try everything against the bundled emulator
+  wallet-recon migrate                               create or update the schema
+  wallet-recon snapshot --account eu-main            capture one account's balances now
+  wallet-recon runs --limit 5                        the latest runs and their outcome
+  wallet-recon schedule                              the nightly worker
+  wallet-recon sandbox --port 4010 --wallets 12      the gateway emulator on its own`;
 
 const EXIT_CODES_HELP = `
 Exit codes:
@@ -32,17 +46,25 @@ export function buildProgram(runtime: ReturnType<typeof createCliRuntime>): Comm
     .version(readVersion(), '-V, --version', 'print the version')
     .showHelpAfterError('(run "wallet-recon --help" for the list of commands)')
     .showSuggestionAfterError(true)
-    .addHelpText('after', `${EXIT_CODES_HELP}\n\nConfiguration comes from the environment (and a .env file): see README.md.`)
+    .addHelpText('after', `${EXAMPLES_HELP}\n${EXIT_CODES_HELP}\n\nConfiguration comes from the environment (and a .env file): see README.md.`)
     .exitOverride()
     .configureOutput({ writeOut: (s) => runtime.output.out(s.replace(/\n$/, '')), writeErr: (s) => runtime.output.err(s.replace(/\n$/, '')) });
+  registerDemoCommand(program, runtime);
   registerMigrateCommand(program, runtime);
+  registerSnapshotCommand(program, runtime);
+  registerRunsCommand(program, runtime);
+  registerScheduleCommand(program, runtime);
+  registerSandboxCommand(program);
   for (const command of program.commands) command.exitOverride();
   return program;
 }
 
 /** Runs the CLI and returns the exit code; never calls process.exit itself. */
-export async function runCli(argv: string[], options: { output?: Output; env?: NodeJS.ProcessEnv } = {}): Promise<number> {
-  const runtime = createCliRuntime(options.output ?? processOutput, options.env);
+export async function runCli(
+  argv: string[],
+  options: { output?: Output; env?: NodeJS.ProcessEnv; signal?: AbortSignal; shutdown?: ShutdownBudget } = {},
+): Promise<number> {
+  const runtime = createCliRuntime(options.output ?? processOutput, options.env, options.signal, options.shutdown);
   const program = buildProgram(runtime);
   try {
     await program.parseAsync(argv);

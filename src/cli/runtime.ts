@@ -9,22 +9,34 @@ export interface CliRuntime {
   config(): Config;
   logger(): Logger;
   /** Opens the context, runs `fn`, always closes; the number returned becomes the exit code. */
-  withContext(command: string, options: { migrate?: 'auto' | 'never' }, fn: (ctx: AppContext) => Promise<number>): Promise<void>;
+  withContext(command: string, options: { migrate?: 'auto' | 'never'; configOverrides?: Record<string, string | undefined> }, fn: (ctx: AppContext) => Promise<number>): Promise<void>;
   exitCode: number;
   /** Where logs go: stderr for commands that print results, stdout for the long-running worker. */
   logFd: 1 | 2;
-  /** Signals forwarded to the running command (SIGINT/SIGTERM). */
-  readonly abort: AbortController;
+  /** Aborted when the process receives SIGINT or SIGTERM. */
+  readonly signal: AbortSignal;
+  /** How long after a stop signal the process may take before it is ended by force. */
+  readonly shutdown: ShutdownBudget;
 }
 
-export function createCliRuntime(output: Output, env: NodeJS.ProcessEnv | undefined): CliRuntime {
+export interface ShutdownBudget {
+  forceExitAfterMs: number;
+}
+
+export function createCliRuntime(
+  output: Output,
+  env: NodeJS.ProcessEnv | undefined,
+  signal: AbortSignal = new AbortController().signal,
+  shutdown: ShutdownBudget = { forceExitAfterMs: 9_500 },
+): CliRuntime {
   let config: Config | undefined;
   let logger: Logger | undefined;
   const runtime: CliRuntime = {
     output,
     exitCode: 0,
     logFd: 2,
-    abort: new AbortController(),
+    signal,
+    shutdown,
     config() {
       config ??= loadConfig({ env });
       return config;
@@ -35,7 +47,8 @@ export function createCliRuntime(output: Output, env: NodeJS.ProcessEnv | undefi
       return logger;
     },
     async withContext(command, options, fn) {
-      const ctx = await createAppContext({ config: runtime.config(), logger: runtime.logger(), command, migrate: options.migrate });
+      const config = options.configOverrides ? loadConfig({ env, overrides: options.configOverrides }) : runtime.config();
+      const ctx = await createAppContext({ config, logger: runtime.logger(), command, migrate: options.migrate });
       try {
         runtime.exitCode = await fn(ctx);
       } finally {

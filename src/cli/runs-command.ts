@@ -1,0 +1,50 @@
+import { InvalidArgumentError, type Command } from 'commander';
+import { listRecentRuns } from '../db/snapshot-run.repository.js';
+import { formatTable } from './output.js';
+import type { CliRuntime } from './runtime.js';
+import { formatDuration } from './snapshot-command.js';
+
+function parseLimit(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1 || n > 10_000) throw new InvalidArgumentError('must be a whole number from 1 to 10000');
+  return n;
+}
+
+/** `wallet-recon runs`: the run ledger, newest first. */
+export function registerRunsCommand(program: Command, runtime: CliRuntime): void {
+  program
+    .command('runs')
+    .description('list recent snapshot runs with status, counts, duration and error')
+    .option('--account <name>', 'only this account')
+    .option('--limit <n>', 'how many runs', parseLimit, 20)
+    .option('--json', 'print JSON')
+    .addHelpText('after', '\nExample:\n  wallet-recon runs --account eu-main --limit 5')
+    .action(async (opts: { account?: string; limit: number; json?: boolean }) => {
+      await runtime.withContext('wallet-recon runs', {}, async (ctx) => {
+        const runs = await listRecentRuns(ctx.database.db, { account: opts.account, limit: opts.limit });
+        if (opts.json) {
+          runtime.output.out(JSON.stringify(runs, null, 2));
+          return 0;
+        }
+        if (runs.length === 0) {
+          runtime.output.out('No snapshot runs yet. Run "wallet-recon snapshot" to capture one.');
+          return 0;
+        }
+        const rows = runs.map((r) => [
+          String(r.id),
+          r.account,
+          r.business_date,
+          r.trigger,
+          r.status,
+          r.started_at.toISOString().replace('T', ' ').slice(0, 19),
+          String(r.wallets_fetched ?? ''),
+          String(r.pages_fetched ?? ''),
+          String(r.requests ?? ''),
+          r.finished_at ? formatDuration(r.finished_at.getTime() - r.started_at.getTime()) : '',
+          r.error ?? '',
+        ]);
+        runtime.output.out(formatTable(['run', 'account', 'business date', 'trigger', 'status', 'started (UTC)', 'wallets', 'pages', 'requests', 'duration', 'error'], rows));
+        return 0;
+      });
+    });
+}

@@ -1,0 +1,154 @@
+import type { Command } from 'commander';
+import { ReconError, UsageError } from '../errors.js';
+import { MAX_PER_PAGE, SANDBOX_DEFAULTS, startSandbox, type Sandbox, type SandboxOptions } from '../sandbox/index.js';
+import { checkSandboxNumber, type NumericSandboxOption } from '../sandbox/sandbox-options.js';
+
+/** Where the command prints and what stops it; tests pass their own, the CLI uses stdout and signals. */
+export interface SandboxCommandIo {
+  write?: (text: string) => void;
+  /** Stops the sandbox like SIGINT would. */
+  stop?: AbortSignal;
+  /** Called once the sandbox listens, with the running instance. */
+  onListening?: (sandbox: Sandbox) => void;
+}
+
+/** The raw option values commander hands the action (strings, validated by parseSandboxFlags). */
+export interface SandboxFlags {
+  port: string;
+  host: string;
+  apiKey: string;
+  apiSecret?: string;
+  wallets: string;
+  seed: string;
+  postsPerPage: string;
+  tokenTtl: string;
+  latencyMs: string;
+  failRate: string;
+  rateLimit: string;
+  dropRate: string;
+}
+
+const NUMERIC_FLAGS: ReadonlyArray<{ flag: string; key: keyof SandboxFlags; option: NumericSandboxOption }> = [
+  { flag: '--port', key: 'port', option: 'port' },
+  { flag: '--wallets', key: 'wallets', option: 'wallets' },
+  { flag: '--seed', key: 'seed', option: 'seed' },
+  { flag: '--posts-per-page', key: 'postsPerPage', option: 'postsPerPage' },
+  { flag: '--token-ttl', key: 'tokenTtl', option: 'tokenTtlSeconds' },
+  { flag: '--latency-ms', key: 'latencyMs', option: 'latencyMs' },
+  { flag: '--fail-rate', key: 'failRate', option: 'failRate' },
+  { flag: '--rate-limit', key: 'rateLimit', option: 'rateLimit' },
+  { flag: '--drop-rate', key: 'dropRate', option: 'dropRate' },
+];
+
+function readNumber(flag: string, option: NumericSandboxOption, text: string): number {
+  const value = /^\s*-?(\d+\.?\d*|\.\d+)\s*$/.test(text) ? Number(text) : Number.NaN;
+  const problem = checkSandboxNumber(option, value);
+  if (problem) throw new UsageError(`${flag} ${problem} (got "${text}")`);
+  return value;
+}
+
+/** Turns the flags into sandbox options, refusing the first invalid one by its flag name. */
+export function parseSandboxFlags(flags: SandboxFlags): SandboxOptions {
+  const numbers = Object.fromEntries(NUMERIC_FLAGS.map(({ flag, key, option }) => [option, readNumber(flag, option, String(flags[key]))]));
+  for (const [flag, value] of [['--host', flags.host], ['--api-key', flags.apiKey], ['--api-secret', flags.apiSecret]] as const) {
+    if (value !== undefined && value.trim() === '') throw new UsageError(`${flag} must not be empty`);
+  }
+  return { ...numbers, host: flags.host, apiKey: flags.apiKey, apiSecret: flags.apiSecret ?? SANDBOX_DEFAULTS.apiSecret };
+}
+
+function shellQuote(value: string): string {
+  return /^[A-Za-z0-9_.:/@%+=-]+$/.test(value) ? value : `'${value.replace(/'/g, `'\\''`)}'`;
+}
+
+function describeFaults(options: SandboxOptions): string {
+  const parts = [
+    options.latencyMs ? `latency ${options.latencyMs} ms` : '',
+    options.failRate ? `fail rate ${options.failRate}` : '',
+    options.rateLimit ? `rate limit ${options.rateLimit}/s` : '',
+    options.dropRate ? `drop rate ${options.dropRate}` : '',
+  ].filter(Boolean);
+  return parts.length === 0 ? 'none' : parts.join(', ');
+}
+
+function describeStartError(error: unknown, options: SandboxOptions): ReconError {
+  const code = (error as NodeJS.ErrnoException).code;
+  const where = `${options.host}:${options.port}`;
+  if (code === 'EADDRINUSE') return new ReconError(`${where} is already in use; pass another --port, or --port 0 for any free port.`, { cause: error });
+  if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') {
+    return new ReconError(`Cannot listen on ${where}: no such local address; pass --host 127.0.0.1 or another local address.`, { cause: error });
+  }
+  return new ReconError(`Cannot start the sandbox on ${where}: ${(error as Error).message}`, { cause: error });
+}
+
+function waitForStop(stop: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve) => {
+    const finish = () => {
+      process.off('SIGINT', finish);
+      process.off('SIGTERM', finish);
+      stop?.removeEventListener('abort', finish);
+      resolve();
+    };
+    process.once('SIGINT', finish);
+    process.once('SIGTERM', finish);
+    if (stop?.aborted) finish();
+    else stop?.addEventListener('abort', finish, { once: true });
+  });
+}
+
+/** `wallet-recon sandbox`: serves the gateway interface locally until interrupted. */
+export function registerSandboxCommand(program: Command, io: SandboxCommandIo = {}): void {
+  const write = io.write ?? ((text: string) => void process.stdout.write(text));
+  const d = SANDBOX_DEFAULTS;
+  program
+    .command('sandbox')
+    .description('run a local emulator of the payment gateway (token, balances, pagination, injectable faults)')
+    .option('--port <port>', 'port to listen on, 0 for any free port', String(d.port))
+    .option('--host <host>', 'interface to listen on', d.host)
+    .option('--api-key <key>', 'API key clients must send', d.apiKey)
+    .option('--api-secret <secret>', `API secret clients must send in Secret-Key (default: "${d.apiSecret}")`)
+    .option('--wallets <count>', 'number of wallets: ISO 4217 codes first, then synthetic AAA, AAB…', String(d.wallets))
+    .option('--seed <seed>', 'seed of the balances and of the fault decisions', String(d.seed))
+    .option('--posts-per-page <n>', `page size when per_page is omitted (per_page is at most ${MAX_PER_PAGE})`, String(d.postsPerPage))
+    .option('--token-ttl <seconds>', 'access token lifetime in seconds', String(d.tokenTtlSeconds))
+    .option('--latency-ms <ms>', 'delay added before every answer', '0')
+    .option('--fail-rate <p>', 'probability (0..1) of answering 500, 502 or 503', '0')
+    .option('--rate-limit <rps>', 'requests per second allowed before answering 429 (0 = unlimited)', '0')
+    .option('--drop-rate <p>', 'probability (0..1) of resetting the connection without answering', '0')
+    .addHelpText(
+      'after',
+      '\nExample:\n  wallet-recon sandbox --port 4010 --wallets 40 --fail-rate 0.1\n' +
+        '  wallet-recon sandbox --port 0 --api-secret "$MY_SECRET" --rate-limit 5 --latency-ms 200',
+    )
+    .action(async (flags: SandboxFlags) => {
+      const options = parseSandboxFlags(flags);
+      const secretIsDefault = flags.apiSecret === undefined;
+      let sandbox: Sandbox;
+      try {
+        sandbox = await startSandbox(options);
+      } catch (error) {
+        throw describeStartError(error, options);
+      }
+      const secretEnv = secretIsDefault ? shellQuote(sandbox.apiSecret) : '<the secret you passed>';
+      write(
+        [
+          `Sandbox gateway listening on ${sandbox.url}`,
+          `  API key:     ${sandbox.apiKey}`,
+          `  API secret:  ${secretIsDefault ? `${sandbox.apiSecret} (the public default)` : 'as given with --api-secret (not printed)'}`,
+          `  Wallets:     ${options.wallets} (seed ${options.seed})`,
+          `  Page size:   ${options.postsPerPage} by default, per_page up to ${MAX_PER_PAGE}`,
+          `  Tokens:      valid for ${options.tokenTtlSeconds} s`,
+          `  Faults:      ${describeFaults(options)}`,
+          '',
+          'Point wallet-recon at it with:',
+          `  GATEWAY_ENV=sandbox GATEWAY_SANDBOX_URL=${sandbox.url} GATEWAY_API_KEY=${shellQuote(sandbox.apiKey)} GATEWAY_API_SECRET=${secretEnv}`,
+          '',
+          'Press Ctrl+C to stop.',
+          '',
+        ].join('\n'),
+      );
+      io.onListening?.(sandbox);
+      await waitForStop(io.stop);
+      await sandbox.close();
+      write('Sandbox stopped.\n');
+    });
+}

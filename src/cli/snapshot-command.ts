@@ -1,0 +1,45 @@
+import type { Command } from 'commander';
+import { runSnapshotJob } from '../../jobs/snapshot-job.js';
+import type { AccountRunResult } from '../snapshot/capture-account.js';
+import { formatTable } from './output.js';
+import { createProgressLine } from './progress-line.js';
+import type { CliRuntime } from './runtime.js';
+
+export function formatDuration(ms: number): string {
+  return ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(1)} s`;
+}
+
+/** The per-account summary printed after a snapshot. */
+export function formatSnapshotSummary(results: readonly AccountRunResult[]): string {
+  const rows = results.map((r) => [
+    r.account,
+    r.status + (r.skipReason ? ` (${r.skipReason === 'locked' ? 'locked by another process' : 'already captured'})` : ''),
+    r.runId === undefined ? '' : String(r.runId),
+    String(r.walletsFetched ?? ''),
+    String(r.pagesFetched ?? ''),
+    String(r.requests ?? ''),
+    formatDuration(r.durationMs),
+  ]);
+  const table = formatTable(['account', 'status', 'run', 'wallets', 'pages', 'requests', 'duration'], rows);
+  const problems = results.filter((r) => r.error).map((r) => `${r.account}: ${r.error}`);
+  return problems.length > 0 ? `${table}\n\n${problems.join('\n')}` : table;
+}
+
+/** `wallet-recon snapshot`: captures every wallet balance of each account now. */
+export function registerSnapshotCommand(program: Command, runtime: CliRuntime): void {
+  program
+    .command('snapshot')
+    .description('capture every wallet balance of each configured account into the database now')
+    .option('--account <name>', 'only this account')
+    .option('--json', 'print a machine-readable summary')
+    .addHelpText('after', '\nExample:\n  wallet-recon snapshot --account eu-main\n\nExit codes: 0 all succeeded, 1 an account failed, 2 configuration error, 4 another process holds an account\'s lock.')
+    .action(async (opts: { account?: string; json?: boolean }) => {
+      await runtime.withContext('wallet-recon snapshot', {}, async (ctx) => {
+        const progress = createProgressLine();
+        const result = await runSnapshotJob(ctx, { trigger: 'manual', account: opts.account, signal: runtime.signal, onProgress: (p) => progress.update(p) });
+        progress.done();
+        runtime.output.out(opts.json ? JSON.stringify({ exitCode: result.exitCode, accounts: result.accounts }, null, 2) : formatSnapshotSummary(result.accounts));
+        return result.exitCode;
+      });
+    });
+}

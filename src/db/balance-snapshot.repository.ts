@@ -1,0 +1,33 @@
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type { Database } from './database.types.js';
+
+type Db = Kysely<Database> | Transaction<Database>;
+
+export interface SnapshotRow {
+  currency: string;
+  balance: bigint;
+  singleBalance: bigint | null;
+}
+
+// One parameter per column (unnest), not per value: a fleet's 10,000 wallets are one statement,
+// far below PostgreSQL's 65,535 bind-parameter limit, and PGlite handles it too (it cannot COPY).
+const BATCH_ROWS = 5_000;
+
+/** Writes a run's snapshot rows in a few batched statements. Amounts go in as exact digit strings. */
+export async function insertSnapshotRows(db: Db, runId: number, account: string, capturedAt: Date, rows: readonly SnapshotRow[]): Promise<void> {
+  for (let start = 0; start < rows.length; start += BATCH_ROWS) {
+    const batch = rows.slice(start, start + BATCH_ROWS);
+    await sql`
+      insert into balance_snapshots (run_id, account, currency, balance, single_balance, captured_at)
+      select ${runId}, ${account}, u.currency, u.balance, u.single_balance, ${capturedAt}
+      from unnest(${batch.map((r) => r.currency)}::text[], ${batch.map((r) => r.balance.toString())}::numeric[], ${batch.map((r) =>
+        r.singleBalance === null ? null : r.singleBalance.toString(),
+      )}::numeric[]) as u(currency, balance, single_balance)`.execute(db);
+  }
+}
+
+/** A run's rows as exact integers, ordered by currency. */
+export async function listSnapshotRows(db: Db, runId: number): Promise<SnapshotRow[]> {
+  const rows = await db.selectFrom('balance_snapshots').select(['currency', 'balance', 'single_balance']).where('run_id', '=', runId).orderBy('currency').execute();
+  return rows.map((r) => ({ currency: r.currency, balance: BigInt(r.balance), singleBalance: r.single_balance === null ? null : BigInt(r.single_balance) }));
+}

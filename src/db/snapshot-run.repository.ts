@@ -1,0 +1,153 @@
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type { Database, RunTrigger, SnapshotRun } from './database.types.js';
+
+type Db = Kysely<Database> | Transaction<Database>;
+
+export interface NewRun {
+  account: string;
+  environment: 'live' | 'sandbox';
+  trigger: RunTrigger;
+  businessDate: string;
+  startedAt: Date;
+  slot?: Date | null;
+  holder?: string | null;
+  source?: string | null;
+}
+
+/** Inserts a `running` run and returns its id. */
+export async function insertRunningRun(db: Db, run: NewRun): Promise<number> {
+  const row = await db
+    .insertInto('snapshot_runs')
+    .values({
+      account: run.account,
+      environment: run.environment,
+      trigger: run.trigger,
+      business_date: run.businessDate,
+      status: 'running',
+      started_at: run.startedAt,
+      slot: run.slot ?? null,
+      holder: run.holder ?? null,
+      source: run.source ?? null,
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  return row.id;
+}
+
+export interface RunCounts {
+  walletsReported: number | null;
+  walletsFetched: number;
+  pagesFetched: number;
+  requests: number;
+}
+
+/** Marks a running run succeeded with its counts. Only a `running` run changes. */
+export async function markRunSucceeded(db: Db, id: number, finishedAt: Date, counts: RunCounts): Promise<void> {
+  await db
+    .updateTable('snapshot_runs')
+    .set({
+      status: 'succeeded',
+      finished_at: finishedAt,
+      wallets_reported: counts.walletsReported,
+      wallets_fetched: counts.walletsFetched,
+      pages_fetched: counts.pagesFetched,
+      requests: counts.requests,
+      error: null,
+    })
+    .where('id', '=', id)
+    .where('status', '=', 'running')
+    .execute();
+}
+
+/** Marks a running run failed with a secret-free message and whatever counts are known. */
+export async function markRunFailed(db: Db, id: number, finishedAt: Date, error: string, counts: Partial<RunCounts> = {}): Promise<void> {
+  await db
+    .updateTable('snapshot_runs')
+    .set({
+      status: 'failed',
+      finished_at: finishedAt,
+      error,
+      wallets_reported: counts.walletsReported ?? null,
+      wallets_fetched: counts.walletsFetched ?? null,
+      pages_fetched: counts.pagesFetched ?? null,
+      requests: counts.requests ?? null,
+    })
+    .where('id', '=', id)
+    .where('status', '=', 'running')
+    .execute();
+}
+
+/**
+ * Marks an account's runs still `running` as abandoned. Called only while holding the account's
+ * lock, so any such run's process is gone.
+ */
+export async function abandonRunningRuns(db: Db, account: string, now: Date): Promise<number[]> {
+  const rows = await db
+    .updateTable('snapshot_runs')
+    .set({
+      status: 'abandoned',
+      finished_at: now,
+      error: sql<string>`'abandoned: the process running it stopped before it finished (holder ' || coalesce(holder, 'unknown') || ')'`,
+    })
+    .where('account', '=', account)
+    .where('status', '=', 'running')
+    .returning('id')
+    .execute();
+  return rows.map((r) => r.id);
+}
+
+/** The account's run currently marked running (the lock holder's), if any. */
+export async function findRunningRun(db: Db, account: string): Promise<SnapshotRun | undefined> {
+  return db.selectFrom('snapshot_runs').selectAll().where('account', '=', account).where('status', '=', 'running').orderBy('id', 'desc').executeTakeFirst();
+}
+
+/** Whether the account already has a succeeded scheduled run for a slot. */
+export async function hasSucceededSlot(db: Db, account: string, slot: Date): Promise<boolean> {
+  const row = await db
+    .selectFrom('snapshot_runs')
+    .select('id')
+    .where('account', '=', account)
+    .where('slot', '=', slot)
+    .where('status', '=', 'succeeded')
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/** Whether the account has a succeeded run (any trigger) for a business date. */
+export async function hasSucceededRunForDate(db: Db, account: string, businessDate: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('snapshot_runs')
+    .select('id')
+    .where('account', '=', account)
+    .where('business_date', '=', businessDate)
+    .where('status', '=', 'succeeded')
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/** How many of the account's latest scheduled runs failed in a row. */
+export async function countConsecutiveScheduledFailures(db: Db, account: string): Promise<number> {
+  const rows = await db
+    .selectFrom('snapshot_runs')
+    .select('status')
+    .where('account', '=', account)
+    .where('trigger', '=', 'schedule')
+    .where('status', 'in', ['succeeded', 'failed', 'abandoned'])
+    .orderBy('started_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(1000)
+    .execute();
+  let count = 0;
+  for (const row of rows) {
+    if (row.status === 'succeeded') break;
+    count++;
+  }
+  return count;
+}
+
+/** Recent runs, newest first. */
+export async function listRecentRuns(db: Db, options: { account?: string; limit: number }): Promise<SnapshotRun[]> {
+  let query = db.selectFrom('snapshot_runs').selectAll().orderBy('started_at', 'desc').orderBy('id', 'desc').limit(options.limit);
+  if (options.account) query = query.where('account', '=', options.account);
+  return query.execute();
+}

@@ -1,0 +1,61 @@
+import { PaginationError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import type { BalancePage, PageProgress, WalletBalance } from './gateway-types.js';
+
+/** One pass over the balance list, merged; `mismatch` says why its total cannot be trusted. */
+export interface ListingPass {
+  wallets: WalletBalance[];
+  pagesFetched: number;
+  totalReported: number | undefined;
+  totalPagesReported: number | undefined;
+  mismatch: string | undefined;
+}
+
+/**
+ * Merges the pages of one listing. A wallet repeated with the same balance (a page boundary
+ * that shifted while we read) is kept once; repeated with a different balance, the listing
+ * is contradictory and fails. After the last page the distinct count is compared with X-PH-Total.
+ */
+export async function collectBalancePages(
+  pages: AsyncIterable<BalancePage>,
+  options: { logger: Logger; where: string; onProgress?: ((p: PageProgress) => void) | undefined },
+): Promise<ListingPass> {
+  const byCurrency = new Map<string, { balance: bigint; page: number }>();
+  const totalsSeen: number[] = [];
+  let pagesFetched = 0;
+  let totalReported: number | undefined;
+  let totalPagesReported: number | undefined;
+  for await (const page of pages) {
+    pagesFetched = page.page;
+    totalReported = page.totalItems;
+    totalPagesReported = page.totalPages;
+    if (page.totalItems !== undefined && !totalsSeen.includes(page.totalItems)) totalsSeen.push(page.totalItems);
+    for (const wallet of page.items) {
+      const seen = byCurrency.get(wallet.currency);
+      if (seen === undefined) {
+        byCurrency.set(wallet.currency, { balance: wallet.balance, page: page.page });
+      } else if (seen.balance !== wallet.balance) {
+        throw new PaginationError(
+          `The balance list reports wallet ${wallet.currency} twice with different balances (${seen.balance} on page ${seen.page}, ${wallet.balance} on page ${page.page}); the listing cannot be trusted${options.where}.`,
+        );
+      } else {
+        options.logger.debug({ currency: wallet.currency, page: page.page, firstPage: seen.page }, 'identical repeated wallet merged');
+      }
+    }
+    const progress: PageProgress = { page: page.page, totalPages: page.totalPages, items: byCurrency.size, totalItems: page.totalItems };
+    options.logger.info({ ...progress, pageItems: page.items.length }, 'gateway balance page');
+    options.onProgress?.(progress);
+  }
+  let mismatch: string | undefined;
+  if (totalsSeen.length > 1) mismatch = `changed its X-PH-Total while being read (${totalsSeen.join(', then ')})`;
+  else if (totalReported !== undefined && totalReported !== byCurrency.size) {
+    mismatch = `held ${byCurrency.size} distinct wallet${byCurrency.size === 1 ? '' : 's'} but X-PH-Total said ${totalReported}`;
+  }
+  return {
+    wallets: [...byCurrency].map(([currency, { balance }]) => ({ currency, balance })),
+    pagesFetched,
+    totalReported,
+    totalPagesReported,
+    mismatch,
+  };
+}

@@ -1,0 +1,269 @@
+import { checkBaseUrl } from '../config.js';
+import { AuthError, ConfigError, HttpError, PaginationError, ProtocolError, ReconError } from '../errors.js';
+import { createSilentLogger, type Logger } from '../logger.js';
+import { Secret } from '../secret.js';
+import { collectBalancePages } from './balance-listing.js';
+import { accountSuffix, bodyExcerpt, forAccount, requestLabel } from './gateway-messages.js';
+import type { BalanceListing, BalancePage, GatewayClient, GatewayClientOptions, PageProgress, WalletBalance } from './gateway-types.js';
+import { HttpTransport, type HttpRequest, type HttpResponse } from './http-transport.js';
+import { parseJsonLosslessly } from './lossless-json.js';
+import { mapWithConcurrency } from './map-with-concurrency.js';
+import { DEFAULT_TOTAL_PAGES_SLACK, paginate } from './paginate.js';
+import { RateLimiter } from './rate-limiter.js';
+import { CURRENCY_PATTERN, parseBalanceList, parseSingleWallet } from './response-schemas.js';
+import { sendWithRetry, type RetrySettings } from './send-with-retry.js';
+import { readTokenResponse, type IssuedToken } from './token-response.js';
+import { TokenStore } from './token-store.js';
+
+const TOKEN_PATH = '/v1/auth/token';
+const BALANCES_PATH = '/v1/data/wallets/balances';
+const AUTH_SCHEME_PATTERN = /^[A-Za-z][A-Za-z0-9._-]*$|^$/;
+
+interface ResolvedSettings {
+  baseUrl: URL;
+  authScheme: string;
+  timeoutMs: number;
+  concurrency: number;
+  perPage: number;
+  maxRps: number | undefined;
+  retryAttempts: number;
+  maxRetryAfterMs: number;
+  retryBaseDelayMs: number;
+  maxPages: number;
+}
+
+/**
+ * Creates a client for one merchant account. Throws ConfigError for an unusable base URL
+ * (plain http to a non-loopback host included) or option out of range; nothing is sent until
+ * the first call.
+ *
+ * @example
+ * const gateway = createGatewayClient({ baseUrl, apiKey, apiSecret: new Secret(secret), account: 'eu-main' });
+ * try { const { wallets } = await gateway.listBalances(); } finally { gateway.close(); }
+ */
+export function createGatewayClient(options: GatewayClientOptions): GatewayClient {
+  const settings = resolveSettings(options);
+  const account = options.account;
+  const where = accountSuffix(account);
+  const logger: Logger = (options.logger ?? createSilentLogger()).child({ component: 'gateway', ...(account === undefined ? {} : { account }) });
+  const signal = options.signal;
+  const transport = new HttpTransport({
+    timeoutMs: settings.timeoutMs,
+    authScheme: settings.authScheme,
+    logger,
+    signal,
+    rateLimiter: settings.maxRps === undefined ? undefined : new RateLimiter(settings.maxRps),
+  });
+  const retry: RetrySettings = {
+    retryAttempts: settings.retryAttempts,
+    maxRetryAfterMs: settings.maxRetryAfterMs,
+    retryBaseDelayMs: settings.retryBaseDelayMs,
+    account,
+    logger,
+    signal,
+  };
+  const basePath = settings.baseUrl.pathname.replace(/\/+$/, '');
+  const endpoint = (path: string): URL => new URL(basePath + path, settings.baseUrl.origin);
+
+  const tokens = new TokenStore(issueToken);
+
+  /** POST /v1/auth/token: the only request that carries the API secret. */
+  async function issueToken(): Promise<IssuedToken> {
+    const url = endpoint(TOKEN_PATH);
+    const label = requestLabel('POST', url);
+    const response = await sendWithRetry(
+      transport,
+      {
+        method: 'POST',
+        url,
+        headers: { 'content-type': 'application/json', accept: 'application/json', 'secret-key': options.apiSecret.reveal() },
+        body: JSON.stringify({ api_key: options.apiKey }),
+      },
+      retry,
+    );
+    if (response.status === 401 || response.status === 403) {
+      throw new AuthError(
+        `the gateway refused the API key/secret${forAccount(account)} (${response.status} from ${label}). Check GATEWAY_API_KEY and GATEWAY_API_SECRET.`,
+      );
+    }
+    if (response.status < 200 || response.status > 299) throw unexpectedStatus(response, label);
+    let body: unknown;
+    try {
+      body = parseJsonLosslessly(response.body);
+    } catch {
+      // No excerpt: this body is where the token would be.
+      throw new ProtocolError(`The gateway sent a token response (${label}) that is not JSON${where}.`);
+    }
+    const reading = readTokenResponse(body, Date.now());
+    if (!reading.ok) {
+      throw new ProtocolError(`The gateway sent a token response (${label}) in a shape we do not know: ${reading.problem}${where}.`);
+    }
+    logger.debug({ expiresInS: reading.token.expiresAt === undefined ? undefined : Math.round((reading.token.expiresAt - Date.now()) / 1000) }, 'gateway token issued');
+    return reading.token;
+  }
+
+  /**
+   * A GET with the current token. A 401 renews the token once and repeats the request once;
+   * a second 401 in a row means the gateway will not take any token of ours.
+   */
+  async function getAuthorized(url: URL): Promise<HttpResponse> {
+    const label = requestLabel('GET', url);
+    let renewed = false;
+    for (;;) {
+      const token = await tokens.get();
+      const request: HttpRequest = { method: 'GET', url, headers: { accept: 'application/json' }, token };
+      const response = await sendWithRetry(transport, request, retry);
+      if (response.status === 401) {
+        if (renewed) {
+          throw new AuthError(
+            `the gateway refused a freshly issued token${forAccount(account)} (401 from ${label}, twice in a row). Check the API key's permissions and that the Authorization scheme ("${settings.authScheme}") is what the gateway expects.`,
+          );
+        }
+        logger.debug({ method: 'GET', path: url.pathname }, 'gateway answered 401; renewing the token once');
+        tokens.invalidate(token);
+        renewed = true;
+        continue;
+      }
+      if (response.status === 403) {
+        throw new AuthError(`the gateway refused access${forAccount(account)} (403 from ${label}). Check the API key's permissions.`);
+      }
+      if (response.status < 200 || response.status > 299) throw unexpectedStatus(response, label);
+      return response;
+    }
+  }
+
+  function unexpectedStatus(response: HttpResponse, label: string): HttpError {
+    const { status } = response;
+    const method = label.split(' ')[0]!;
+    const reason =
+      status >= 300 && status < 400
+        ? 'a redirect, which is not followed so that credentials never leave the configured gateway'
+        : 'a status that is not retried';
+    return new HttpError(`${label} answered ${status}, ${reason}${where}.`, status, method, response.url.pathname);
+  }
+
+  function parseBody(response: HttpResponse, what: string): unknown {
+    if (response.body.trim() === '') throw new ProtocolError(`The gateway sent ${what} with an empty body${where}.`);
+    try {
+      return parseJsonLosslessly(response.body);
+    } catch {
+      throw new ProtocolError(`The gateway sent ${what} that is not JSON (it starts with "${bodyExcerpt(response.body)}")${where}.`);
+    }
+  }
+
+  function iterateBalancePages(): AsyncGenerator<BalancePage, void, undefined> {
+    const firstUrl = endpoint(BALANCES_PATH);
+    firstUrl.searchParams.set('per_page', String(settings.perPage));
+    return paginate<WalletBalance>({
+      firstUrl,
+      origin: settings.baseUrl.origin,
+      maxPages: settings.maxPages,
+      totalPagesSlack: DEFAULT_TOTAL_PAGES_SLACK,
+      what: 'the balance list',
+      where,
+      fetchPage: async (url, page) => {
+        const response = await getAuthorized(url);
+        const what = `a balance list (page ${page})`;
+        const result = parseBalanceList(parseBody(response, what));
+        if (!result.ok) throw new ProtocolError(`The gateway sent ${what} that does not match the published format: ${result.problem}${where}.`);
+        return { items: result.value, headers: response.headers, linkHeaders: response.linkHeaders, url: response.url };
+      },
+    });
+  }
+
+  async function listBalances(listOptions: { onProgress?: (p: PageProgress) => void } = {}): Promise<BalanceListing> {
+    const collect = () => collectBalancePages(iterateBalancePages(), { logger, where, onProgress: listOptions.onProgress });
+    let pass = await collect();
+    if (pass.mismatch !== undefined) {
+      // Wallets may have been opened or closed while we paged; one fresh pass tells a moving
+      // listing from a broken one.
+      logger.warn({ problem: pass.mismatch }, 'the balance list did not add up; listing again from the start');
+      const first = pass.mismatch;
+      pass = await collect();
+      if (pass.mismatch !== undefined) {
+        throw new PaginationError(`The balance list ${first}, and when listed again from the start it ${pass.mismatch}${where}.`);
+      }
+    }
+    logger.info({ wallets: pass.wallets.length, pages: pass.pagesFetched, totalReported: pass.totalReported }, 'gateway balance list complete');
+    return { wallets: pass.wallets, pagesFetched: pass.pagesFetched, totalReported: pass.totalReported, totalPagesReported: pass.totalPagesReported };
+  }
+
+  function checkCurrency(currency: string): void {
+    if (typeof currency !== 'string' || !CURRENCY_PATTERN.test(currency)) {
+      const shown = typeof currency === 'string' ? JSON.stringify(currency.slice(0, 12)) : typeof currency;
+      throw new ReconError(`${shown} is not a currency code; a wallet is named by three uppercase letters such as EUR${where}.`);
+    }
+  }
+
+  async function getWalletBalance(currency: string): Promise<WalletBalance> {
+    checkCurrency(currency);
+    const url = endpoint(`/v1/data/wallets/${currency}/balance`);
+    const response = await getAuthorized(url);
+    const what = `a wallet balance for ${currency}`;
+    const result = parseSingleWallet(parseBody(response, what), currency);
+    if (!result.ok) throw new ProtocolError(`The gateway sent ${what} that does not match the published format: ${result.problem}${where}.`);
+    return result.value;
+  }
+
+  async function getWalletBalances(
+    currencies: readonly string[],
+    readOptions: { onProgress?: (done: number, total: number) => void } = {},
+  ): Promise<WalletBalance[]> {
+    // Every code is checked before the first request, so a bad one costs no partial work.
+    for (const currency of currencies) checkCurrency(currency);
+    let done = 0;
+    return mapWithConcurrency(currencies, settings.concurrency, async (currency) => {
+      const wallet = await getWalletBalance(currency);
+      done++;
+      readOptions.onProgress?.(done, currencies.length);
+      return wallet;
+    });
+  }
+
+  return {
+    listBalances,
+    iterateBalancePages,
+    getWalletBalance,
+    getWalletBalances,
+    get requestCount() {
+      return transport.requestCount;
+    },
+    close() {
+      tokens.clear();
+      transport.close();
+    },
+  };
+}
+
+function resolveSettings(options: GatewayClientOptions): ResolvedSettings {
+  const problems: string[] = [];
+  const baseProblem = checkBaseUrl(options.baseUrl);
+  if (baseProblem !== undefined) problems.push(`baseUrl ${baseProblem}`);
+  if (typeof options.apiKey !== 'string' || options.apiKey === '') problems.push('apiKey must be a non-empty string');
+  if (!(options.apiSecret instanceof Secret)) problems.push('apiSecret must be a Secret');
+  const authScheme = options.authScheme ?? 'Bearer';
+  if (!AUTH_SCHEME_PATTERN.test(authScheme)) problems.push('authScheme must be a single word such as Bearer, or empty for a bare token');
+  const int = (name: string, value: number | undefined, fallback: number, min: number): number => {
+    const v = value ?? fallback;
+    if (!Number.isInteger(v) || v < min) problems.push(`${name} must be a whole number, at least ${min} (got ${String(value)})`);
+    return v;
+  };
+  const settings: ResolvedSettings = {
+    baseUrl: baseProblem === undefined ? new URL(options.baseUrl) : new URL('http://127.0.0.1'),
+    authScheme,
+    timeoutMs: int('timeoutMs', options.timeoutMs, 30_000, 1),
+    concurrency: int('concurrency', options.concurrency, 8, 1),
+    perPage: int('perPage', options.perPage, 100, 1),
+    maxRps: options.maxRps,
+    retryAttempts: int('retryAttempts', options.retryAttempts, 4, 0),
+    maxRetryAfterMs: int('maxRetryAfterMs', options.maxRetryAfterMs, 60_000, 0),
+    retryBaseDelayMs: int('retryBaseDelayMs', options.retryBaseDelayMs, 500, 0),
+    maxPages: int('maxPages', options.maxPages, 10_000, 1),
+  };
+  if (options.maxRps !== undefined && !(Number.isFinite(options.maxRps) && options.maxRps > 0)) problems.push('maxRps must be a positive number');
+  if (problems.length > 0) {
+    const whose = options.account === undefined ? 'The gateway client' : `The gateway client for account "${options.account}"`;
+    throw new ConfigError(`${whose} cannot be created: ${problems.join('; ')}.`, problems);
+  }
+  return settings;
+}

@@ -1,0 +1,80 @@
+import type { Logger } from '../logger.js';
+import type { Secret } from '../secret.js';
+
+/** Everything a gateway client needs; only baseUrl, apiKey and apiSecret are required. */
+export interface GatewayClientOptions {
+  /** https, or http only for a loopback host; anything else is a ConfigError. */
+  baseUrl: string;
+  apiKey: string;
+  apiSecret: Secret;
+  /** Default 'Bearer'; '' sends the bare token in Authorization. */
+  authScheme?: string;
+  /** Per attempt; default 30000. */
+  timeoutMs?: number;
+  /** Single-wallet reads in flight at once; default 8. */
+  concurrency?: number;
+  /** Default 100. */
+  perPage?: number;
+  /** Optional cap on request starts per second, across all requests of the client. */
+  maxRps?: number;
+  /** Retries after the first attempt; default 4. */
+  retryAttempts?: number;
+  /** Longest Retry-After honoured; longer ones fail at once. Default 60000. */
+  maxRetryAfterMs?: number;
+  /** Backoff base; default 500. */
+  retryBaseDelayMs?: number;
+  /** Default 10000. */
+  maxPages?: number;
+  logger?: Logger;
+  /** Account name used in messages and logs. */
+  account?: string;
+  /** Once aborted: no new requests start, in-flight ones are cancelled, InterruptedError is thrown. */
+  signal?: AbortSignal;
+}
+
+/** One wallet's balance in minor units, exact. */
+export interface WalletBalance {
+  currency: string;
+  balance: bigint;
+}
+
+/** Progress of a listing after each page; `items` counts distinct wallets so far. */
+export interface PageProgress {
+  page: number;
+  totalPages: number | undefined;
+  items: number;
+  totalItems: number | undefined;
+}
+
+/** A complete, checked listing. `pagesFetched` counts the pages of the listing returned (after a re-list, the second one). */
+export interface BalanceListing {
+  wallets: WalletBalance[];
+  pagesFetched: number;
+  totalReported: number | undefined;
+  totalPagesReported: number | undefined;
+}
+
+/** One page of the balance list as the paginator yields it. */
+export interface BalancePage {
+  items: WalletBalance[];
+  page: number;
+  totalItems?: number;
+  totalPages?: number;
+  url: string;
+}
+
+/** A typed client for every gateway endpoint. */
+export interface GatewayClient {
+  /** Lists every wallet following Link rel=next, with all guards; may re-list once on total mismatch. */
+  listBalances(options?: { onProgress?: (p: PageProgress) => void }): Promise<BalanceListing>;
+  /** Async iterator of pages (the generic paginator applied to the balance list). */
+  iterateBalancePages(): AsyncIterable<BalancePage>;
+  /** Reads one wallet's balance; the currency is checked before it goes into the URL. */
+  getWalletBalance(currency: string): Promise<WalletBalance>;
+  /** Reads many single-wallet balances with bounded concurrency; result in input order. */
+  getWalletBalances(currencies: readonly string[], options?: { onProgress?: (done: number, total: number) => void }): Promise<WalletBalance[]>;
+  /** Requests sent so far (every attempt counts, token requests included). */
+  readonly requestCount: number;
+  /** Destroys keep-alive agents. */
+  close(): void;
+}

@@ -1,0 +1,176 @@
+import http, { type IncomingHttpHeaders } from 'node:http';
+import https from 'node:https';
+import got, { ReadError, RequestError, TimeoutError, type Got } from 'got';
+import { InterruptedError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import type { RateLimiter } from './rate-limiter.js';
+import { throwIfAborted } from './sleep.js';
+
+/** One request as the client means it; `token` is turned into Authorization by the beforeRequest hook. */
+export interface HttpRequest {
+  method: 'GET' | 'POST';
+  url: URL;
+  headers?: Record<string, string>;
+  body?: string;
+  token?: string;
+}
+
+/** Everything the client needs from an answer; no got object survives past this module. */
+export interface HttpResponse {
+  status: number;
+  headers: IncomingHttpHeaders;
+  /** Each Link header line as sent (Node would join repeated lines with commas). */
+  linkHeaders: string[];
+  body: string;
+  /** The URL that answered: relative Link targets resolve against it. */
+  url: URL;
+}
+
+/** Network codes that mean the connection failed in a way another attempt may not. */
+const TRANSIENT_NETWORK_CODES = new Set([
+  'ECONNRESET',
+  'ECONNREFUSED',
+  'ECONNABORTED',
+  'EPIPE',
+  'ETIMEDOUT',
+  'ENETUNREACH',
+  'ENETDOWN',
+  'EHOSTUNREACH',
+  'EHOSTDOWN',
+  'EAI_AGAIN',
+  'ENOTFOUND',
+  'UND_ERR_SOCKET',
+]);
+
+/**
+ * An attempt that got no usable answer. Its message is built from the error code and got's
+ * text with URLs removed; the got error itself (which carries the request headers, token and
+ * Secret-Key included) is deliberately not kept.
+ */
+export class TransportFailure extends Error {
+  constructor(
+    readonly kind: 'timeout' | 'network',
+    readonly retryable: boolean,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'TransportFailure';
+  }
+}
+
+export interface HttpTransportOptions {
+  timeoutMs: number;
+  authScheme: string;
+  logger: Logger;
+  signal?: AbortSignal;
+  rateLimiter?: RateLimiter;
+}
+
+/** The Authorization value: `<scheme> <token>`, or the bare token when the scheme is empty. */
+export function authorizationValue(scheme: string, token: string): string {
+  return scheme === '' ? token : `${scheme} ${token}`;
+}
+
+/**
+ * Sends single attempts through got with keep-alive agents. got's own retries, redirects and
+ * pagination are all off: retries and pagination are ours (got's leak credentials or miss
+ * RFC 8288 cases), and a redirect could carry Secret-Key to another host.
+ */
+export class HttpTransport {
+  readonly #got: Got;
+  readonly #agents = { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) };
+  readonly #options: HttpTransportOptions;
+  #requestCount = 0;
+
+  constructor(options: HttpTransportOptions) {
+    this.#options = options;
+    const scheme = options.authScheme;
+    this.#got = got.extend({
+      retry: { limit: 0 },
+      followRedirect: false,
+      throwHttpErrors: false,
+      responseType: 'text',
+      timeout: { request: options.timeoutMs },
+      agent: this.#agents,
+      headers: { 'user-agent': 'wallet-recon' },
+      hooks: {
+        beforeRequest: [
+          // The one place Authorization is set: from the token the caller took from the token
+          // store for this attempt, so every attempt and every page uses the current token.
+          (requestOptions) => {
+            const token = requestOptions.context.token;
+            if (typeof token === 'string') requestOptions.headers.authorization = authorizationValue(scheme, token);
+          },
+        ],
+      },
+    });
+  }
+
+  /** Requests started so far, every attempt counted. */
+  get requestCount(): number {
+    return this.#requestCount;
+  }
+
+  /** Sends one attempt. Throws TransportFailure (no usable answer) or InterruptedError (aborted). */
+  async send(request: HttpRequest, attempt: number): Promise<HttpResponse> {
+    const { signal, logger, rateLimiter } = this.#options;
+    await rateLimiter?.acquire(signal);
+    throwIfAborted(signal);
+    this.#requestCount++;
+    const started = performance.now();
+    const path = request.url.pathname;
+    try {
+      const response = await this.#got(request.url, {
+        method: request.method,
+        headers: request.headers ?? {},
+        body: request.body,
+        context: request.token === undefined ? {} : { token: request.token },
+        signal,
+      });
+      const ms = Math.round(performance.now() - started);
+      logger.debug({ method: request.method, path, status: response.statusCode, ms, attempt }, 'gateway request');
+      return {
+        status: response.statusCode,
+        headers: response.headers,
+        linkHeaders: collectHeaderLines(response.rawHeaders, 'link'),
+        body: response.body,
+        url: new URL(response.url),
+      };
+    } catch (error) {
+      const ms = Math.round(performance.now() - started);
+      if (signal?.aborted || (error instanceof RequestError && error.code === 'ERR_ABORTED')) {
+        logger.debug({ method: request.method, path, ms, attempt, code: 'ERR_ABORTED' }, 'gateway request cancelled');
+        throw new InterruptedError(`the gateway client was stopped during ${request.method} ${path}`);
+      }
+      const failure = toTransportFailure(error, this.#options.timeoutMs);
+      logger.debug({ method: request.method, path, ms, attempt, code: failure.kind === 'timeout' ? 'ETIMEDOUT' : codeOf(error) }, 'gateway request failed');
+      throw failure;
+    }
+  }
+
+  /** Destroys the keep-alive sockets. */
+  close(): void {
+    this.#agents.http.destroy();
+    this.#agents.https.destroy();
+  }
+}
+
+function collectHeaderLines(rawHeaders: readonly string[], name: string): string[] {
+  const lines: string[] = [];
+  for (let i = 0; i + 1 < rawHeaders.length; i += 2) if (rawHeaders[i]!.toLowerCase() === name) lines.push(rawHeaders[i + 1]!);
+  return lines;
+}
+
+function codeOf(error: unknown): string {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  return typeof code === 'string' ? code : 'UNKNOWN';
+}
+
+function toTransportFailure(error: unknown, timeoutMs: number): TransportFailure {
+  if (error instanceof TimeoutError) return new TransportFailure('timeout', true, `no answer within ${timeoutMs} ms`);
+  const code = codeOf(error);
+  // got's messages can quote the URL; keep only the words.
+  const text = error instanceof Error ? error.message.replace(/\b[a-z][a-z0-9+.-]*:\/\/\S+/gi, '<url>').slice(0, 120) : String(error);
+  const retryable = error instanceof ReadError || TRANSIENT_NETWORK_CODES.has(code);
+  return new TransportFailure('network', retryable, `${code} (${text})`);
+}

@@ -1,0 +1,66 @@
+import type pg from 'pg';
+import type { DatabaseHandle } from '../db/open-database.js';
+
+/** A held per-account run lock; release it when the run is recorded. */
+export interface AccountLock {
+  release(): Promise<void>;
+}
+
+// Within one process (the embedded database is one process by construction) accounts are
+// guarded by this set; across processes and machines, by PostgreSQL advisory locks.
+const heldInProcess = new Set<string>();
+
+function inProcessLock(key: string): AccountLock | undefined {
+  if (heldInProcess.has(key)) return undefined;
+  heldInProcess.add(key);
+  let released = false;
+  return {
+    async release() {
+      if (released) return;
+      released = true;
+      heldInProcess.delete(key);
+    },
+  };
+}
+
+/**
+ * Tries to take the account's run lock without waiting. On PostgreSQL it is a session advisory
+ * lock on a dedicated connection held for the whole run, so it dies with the process that holds
+ * it (kill -9 included) and never blocks the pool. Returns undefined when someone else holds it.
+ */
+export async function tryAcquireAccountLock(database: DatabaseHandle, account: string): Promise<AccountLock | undefined> {
+  const key = `${database.description}|${account}`;
+  const local = inProcessLock(key);
+  if (!local) return undefined;
+  if (database.kind === 'embedded') return local;
+
+  let client: pg.Client;
+  try {
+    client = await database.connectDedicated();
+  } catch (error) {
+    await local.release();
+    throw error;
+  }
+  try {
+    const result = await client.query<{ locked: boolean }>(
+      `select pg_try_advisory_lock(hashtextextended('wallet-recon:account:' || $1, 0)) as locked`,
+      [account],
+    );
+    if (!result.rows[0]?.locked) {
+      await client.end().catch(() => undefined);
+      await local.release();
+      return undefined;
+    }
+  } catch (error) {
+    await client.end().catch(() => undefined);
+    await local.release();
+    throw error;
+  }
+  return {
+    async release() {
+      // Closing the session releases the advisory lock even if the unlock query fails.
+      await client.end().catch(() => undefined);
+      await local.release();
+    },
+  };
+}

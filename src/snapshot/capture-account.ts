@@ -1,0 +1,164 @@
+import { hostname } from 'node:os';
+import type { AppContext } from '../app-context.js';
+import { businessDateOf } from '../clock.js';
+import type { AccountConfig } from '../config.js';
+import type { RunTrigger } from '../db/database.types.js';
+import { insertSnapshotRows } from '../db/balance-snapshot.repository.js';
+import { abandonRunningRuns, findRunningRun, hasSucceededSlot, insertRunningRun, markRunFailed, markRunSucceeded } from '../db/snapshot-run.repository.js';
+import { describeError, InterruptedError } from '../errors.js';
+import type { GatewayClient, PageProgress } from '../gateway/index.js';
+import { tryAcquireAccountLock } from './account-lock.js';
+import { createGatewayForAccount } from './gateway-for-account.js';
+
+export type AccountRunStatus = 'succeeded' | 'failed' | 'skipped';
+
+/** What one account's run came to; stored in the ledger and mapped to an exit code by the shell. */
+export interface AccountRunResult {
+  account: string;
+  status: AccountRunStatus;
+  /** Why it was skipped: another process holds the lock, or this slot was already captured. */
+  skipReason?: 'locked' | 'already-captured';
+  runId?: number;
+  businessDate?: string;
+  walletsReported?: number | null;
+  walletsFetched?: number;
+  pagesFetched?: number;
+  requests?: number;
+  durationMs: number;
+  error?: string;
+}
+
+export interface CaptureProgress {
+  account: string;
+  phase: 'listing' | 'reading' | 'writing';
+  page?: PageProgress;
+  walletsRead?: number;
+  walletsTotal?: number;
+}
+
+export interface CaptureOptions {
+  trigger: RunTrigger;
+  /** The scheduled slot this run serves; a slot already captured is skipped. */
+  slot?: Date;
+  signal?: AbortSignal;
+  onProgress?: (progress: CaptureProgress) => void;
+  /** Tests inject a client; otherwise one is built from the account's configuration. */
+  createGateway?: (account: AccountConfig, signal: AbortSignal) => GatewayClient;
+}
+
+const HOLDER = `${hostname()}:${process.pid}`;
+
+/**
+ * One snapshot run for one account: lock, record, fetch, write atomically, record the outcome.
+ * Never throws for gateway or data problems: they become a `failed` run with a message.
+ */
+export async function captureAccount(ctx: AppContext, account: AccountConfig, options: CaptureOptions): Promise<AccountRunResult> {
+  const started = ctx.clock.now();
+  const startedMs = Date.now();
+  const log = ctx.logger.child({ account: account.name });
+  const { db } = ctx.database;
+
+  const lock = await tryAcquireAccountLock(ctx.database, account.name);
+  if (!lock) {
+    const holder = await findRunningRun(db, account.name);
+    const message = holder
+      ? `another process holds the lock of account "${account.name}" (run ${holder.id}, started ${holder.started_at.toISOString()} by ${holder.holder ?? 'unknown'})`
+      : `another process holds the lock of account "${account.name}"`;
+    log.warn({ holderRunId: holder?.id }, `skipped: ${message}`);
+    return { account: account.name, status: 'skipped', skipReason: 'locked', durationMs: Date.now() - startedMs, error: message };
+  }
+
+  try {
+    if (options.slot && (await hasSucceededSlot(db, account.name, options.slot))) {
+      log.info({ slot: options.slot.toISOString() }, 'skipped: this slot was already captured by another worker');
+      return { account: account.name, status: 'skipped', skipReason: 'already-captured', durationMs: Date.now() - startedMs };
+    }
+    const abandoned = await abandonRunningRuns(db, account.name, started);
+    if (abandoned.length > 0) log.warn({ abandonedRunIds: abandoned }, `marked ${abandoned.length} earlier run(s) abandoned: their process died`);
+
+    const businessDate = businessDateOf(started, ctx.config.timezone);
+    const runId = await insertRunningRun(db, {
+      account: account.name,
+      environment: account.environment,
+      trigger: options.trigger,
+      businessDate,
+      startedAt: started,
+      slot: options.slot ?? null,
+      holder: HOLDER,
+    });
+    const runLog = log.child({ runId });
+    runLog.info({ trigger: options.trigger, businessDate }, 'snapshot run started');
+    return await fetchAndRecord(ctx, account, options, { runId, businessDate, startedMs, log: runLog });
+  } finally {
+    await lock.release();
+  }
+}
+
+async function fetchAndRecord(
+  ctx: AppContext,
+  account: AccountConfig,
+  options: CaptureOptions,
+  run: { runId: number; businessDate: string; startedMs: number; log: AppContext['logger'] },
+): Promise<AccountRunResult> {
+  const { db } = ctx.database;
+  const controller = new AbortController();
+  const onAbort = () => controller.abort(options.signal?.reason);
+  options.signal?.addEventListener('abort', onAbort, { once: true });
+  if (options.signal?.aborted) controller.abort(options.signal.reason);
+
+  const counts: { walletsReported: number | null; walletsFetched: number; pagesFetched: number; requests: number } = {
+    walletsReported: null,
+    walletsFetched: 0,
+    pagesFetched: 0,
+    requests: 0,
+  };
+  let gateway: GatewayClient | undefined;
+  try {
+    gateway = options.createGateway
+      ? options.createGateway(account, controller.signal)
+      : createGatewayForAccount(ctx.config, account, run.log, controller.signal);
+    const client = gateway;
+    const progress = (p: Omit<CaptureProgress, 'account'>) => options.onProgress?.({ account: account.name, ...p });
+
+    const listing = await client.listBalances({ onProgress: (page) => progress({ phase: 'listing', page }) });
+    counts.walletsReported = listing.totalReported ?? null;
+    counts.pagesFetched = listing.pagesFetched;
+    counts.walletsFetched = listing.wallets.length;
+    run.log.info({ wallets: listing.wallets.length, pages: listing.pagesFetched }, 'wallet list fetched');
+
+    const singles = await client.getWalletBalances(
+      listing.wallets.map((w) => w.currency),
+      { onProgress: (done, total) => progress({ phase: 'reading', walletsRead: done, walletsTotal: total }) },
+    );
+    counts.requests = client.requestCount;
+    throwIfAborted(controller.signal);
+
+    progress({ phase: 'writing' });
+    const capturedAt = ctx.clock.now();
+    const rows = listing.wallets.map((wallet, i) => ({ currency: wallet.currency, balance: wallet.balance, singleBalance: singles[i]!.balance }));
+    await db.transaction().execute(async (trx) => {
+      await insertSnapshotRows(trx, run.runId, account.name, capturedAt, rows);
+      await markRunSucceeded(trx, run.runId, ctx.clock.now(), counts);
+    });
+    const mismatches = rows.filter((r) => r.singleBalance !== r.balance).length;
+    if (mismatches > 0) run.log.warn({ mismatches }, 'the list and single-wallet endpoints disagree for some wallets');
+    run.log.info({ ...counts, durationMs: Date.now() - run.startedMs }, 'snapshot run succeeded');
+    return { account: account.name, status: 'succeeded', runId: run.runId, businessDate: run.businessDate, ...counts, durationMs: Date.now() - run.startedMs };
+  } catch (caught) {
+    const error = controller.signal.aborted && !(caught instanceof InterruptedError) ? new InterruptedError() : caught;
+    const message = error instanceof InterruptedError ? 'interrupted' : describeError(error);
+    counts.requests = gateway?.requestCount ?? counts.requests;
+    await markRunFailed(db, run.runId, ctx.clock.now(), message, counts).catch((dbError: unknown) =>
+      run.log.error({ err: dbError }, 'could not record the failed run'),
+    );
+    run.log.error({ err: error }, `snapshot run failed: ${message}`);
+    return { account: account.name, status: 'failed', runId: run.runId, businessDate: run.businessDate, ...counts, durationMs: Date.now() - run.startedMs, error: message };
+  } finally {
+    options.signal?.removeEventListener('abort', onAbort);
+    gateway?.close();
+  }
+}
+
+function throwIfAborted(signal: AbortSignal): void {
+  if (signal.aborted) throw new InterruptedError();
+}

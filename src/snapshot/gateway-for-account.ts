@@ -1,0 +1,29 @@
+import { baseUrlFor, type AccountConfig, type Config } from '../config.js';
+import { ConfigError } from '../errors.js';
+import { createGatewayClient, type GatewayClient } from '../gateway/index.js';
+import type { Logger } from '../logger.js';
+
+/** Builds the gateway client for one account from the validated configuration. */
+export function createGatewayForAccount(config: Config, account: AccountConfig, logger: Logger, signal?: AbortSignal): GatewayClient {
+  if (!account.apiKey || !account.apiSecret) {
+    throw new ConfigError(`Account "${account.name}" has no credentials: set ${account.apiKeyEnv} and ${account.apiSecretEnv}.`);
+  }
+  const g = config.gateway;
+  return createGatewayClient({
+    baseUrl: baseUrlFor(config, account),
+    apiKey: account.apiKey,
+    apiSecret: account.apiSecret,
+    authScheme: g.authScheme,
+    timeoutMs: g.timeoutMs,
+    concurrency: g.concurrency,
+    perPage: g.perPage,
+    maxRps: g.maxRps,
+    retryAttempts: g.retryAttempts,
+    maxRetryAfterMs: g.maxRetryAfterMs,
+    retryBaseDelayMs: g.retryBaseDelayMs,
+    maxPages: g.maxPages,
+    logger,
+    account: account.name,
+    signal,
+  });
+}

@@ -1,0 +1,144 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { Kysely } from 'kysely';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { Database } from '../../src/db/database.types.js';
+import { openDatabase } from '../../src/db/open-database.js';
+import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { collect, runCliProcess, spawnCli } from '../helpers/run-cli.js';
+import { backend, createTestDatabase, type TestDatabase } from '../helpers/test-database.js';
+
+let t: TestDatabase;
+let sandbox: Sandbox;
+let env: Record<string, string>;
+
+beforeAll(async () => {
+  t = await createTestDatabase({ onDisk: true });
+  // The embedded database serves one process: the CLI children open it, this file reopens it to look.
+  if (backend === 'embedded') await t.handle.close();
+  sandbox = await startSandbox({ port: 0, wallets: 30, seed: 3 });
+  env = {
+    ...t.childEnv,
+    GATEWAY_ENV: 'sandbox',
+    GATEWAY_SANDBOX_URL: sandbox.url,
+    GATEWAY_API_KEY: sandbox.apiKey,
+    GATEWAY_API_SECRET: sandbox.apiSecret,
+    GATEWAY_RETRY_BASE_DELAY_MS: '20',
+  };
+});
+afterAll(async () => {
+  await sandbox?.close();
+  await t?.drop();
+});
+
+async function inspect<T>(fn: (db: Kysely<Database>) => Promise<T>): Promise<T> {
+  if (backend === 'postgres') return fn(t.handle.db);
+  const handle = await openDatabase({ dataDir: t.childEnv.RECON_DATA_DIR!, command: 'test inspection' });
+  try {
+    return await fn(handle.db);
+  } finally {
+    await handle.close();
+  }
+}
+
+const runsOf = () => inspect((db) => db.selectFrom('snapshot_runs').selectAll().orderBy('id').execute());
+
+async function waitFor(condition: () => boolean, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+describe(`wallet-recon snapshot as a process (${backend})`, () => {
+  beforeEach(async () => {
+    sandbox.setFaults({ latencyMs: 0 });
+    await inspect(async (db) => {
+      await db.deleteFrom('balance_snapshots').execute();
+      await db.deleteFrom('snapshot_runs').execute();
+    });
+  });
+
+  it('captures and prints a summary; --json is machine-readable', async () => {
+    const result = await runCliProcess(['snapshot', '--json'], env);
+    expect(result.code, result.stderr).toBe(0);
+    const summary = JSON.parse(result.stdout) as { exitCode: number; accounts: Array<{ account: string; status: string; walletsFetched: number }> };
+    expect(summary.accounts).toEqual([expect.objectContaining({ account: 'default', status: 'succeeded', walletsFetched: 30 })]);
+    const listing = await runCliProcess(['runs', '--limit', '5'], env);
+    expect(listing.code).toBe(0);
+    expect(listing.stdout).toMatch(/default\s+\d{4}-\d{2}-\d{2}\s+manual\s+succeeded/);
+  });
+
+  it('lets one of two processes run and the other exit 4 naming the holder', async () => {
+    sandbox.setFaults({ latencyMs: 60 });
+    const first = spawnCli(['snapshot'], { ...env, GATEWAY_PER_PAGE: '1' });
+    const firstDone = collect(first);
+    const requestsBefore = sandbox.stats.requests;
+    await waitFor(() => sandbox.stats.requests >= requestsBefore + 3);
+    const second = await runCliProcess(['snapshot'], env);
+    expect(second.code).toBe(4);
+    expect(second.stderr + second.stdout).toMatch(backend === 'postgres' ? /another process holds the lock of account "default" \(run \d+/ : /in use by another wallet-recon process \(pid \d+/);
+    const firstResult = await firstDone;
+    expect(firstResult.code, firstResult.stderr).toBe(0);
+    expect((await runsOf()).map((r) => r.status)).toEqual(['succeeded']);
+  });
+
+  it('after kill -9 mid-run, the next run marks it abandoned and succeeds', async () => {
+    sandbox.setFaults({ latencyMs: 60 });
+    const child = spawnCli(['snapshot'], { ...env, GATEWAY_PER_PAGE: '1' });
+    const done = collect(child);
+    const requestsBefore = sandbox.stats.requests;
+    await waitFor(() => sandbox.stats.requests >= requestsBefore + 3);
+    child.kill('SIGKILL');
+    expect((await done).signal).toBe('SIGKILL');
+    sandbox.setFaults({ latencyMs: 0 });
+    const next = await runCliProcess(['snapshot'], env);
+    expect(next.code, next.stderr).toBe(0);
+    const all = await runsOf();
+    expect(all.map((r) => r.status)).toEqual(['abandoned', 'succeeded']);
+    expect(all[0]!.error).toMatch(/abandoned/);
+    const rows = await inspect((db) => db.selectFrom('balance_snapshots').select('run_id').execute());
+    expect(new Set(rows.map((r) => r.run_id))).toEqual(new Set([all[1]!.id]));
+  });
+
+  it('on SIGTERM mid-run records the run as interrupted and exits non-zero within 10 seconds', async () => {
+    sandbox.setFaults({ latencyMs: 80 });
+    const child = spawnCli(['snapshot'], { ...env, GATEWAY_PER_PAGE: '1' });
+    const done = collect(child);
+    const requestsBefore = sandbox.stats.requests;
+    await waitFor(() => sandbox.stats.requests >= requestsBefore + 3);
+    const sentAt = Date.now();
+    child.kill('SIGTERM');
+    const result = await done;
+    expect(Date.now() - sentAt).toBeLessThan(10_000);
+    expect(result.code).not.toBe(0);
+    const all = await runsOf();
+    expect(all).toHaveLength(1);
+    expect(all[0]).toMatchObject({ status: 'failed', error: 'interrupted' });
+    expect(await inspect((db) => db.selectFrom('balance_snapshots').selectAll().execute())).toEqual([]);
+  });
+
+  it('exits 2 naming the missing credentials, touching nothing', async () => {
+    const result = await runCliProcess(['snapshot'], { ...t.childEnv, GATEWAY_SANDBOX_URL: sandbox.url });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/GATEWAY_API_KEY is not set[\s\S]*GATEWAY_API_SECRET is not set/);
+    expect(await runsOf()).toEqual([]);
+  });
+});
+
+describe('wallet-recon demo', () => {
+  it('runs from nothing: emulator, embedded database, snapshot, balances printed', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'wr-demo-'));
+    try {
+      const result = await runCliProcess(['demo'], { RECON_DATA_DIR: path.join(dir, 'data') }, dir);
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stdout).toMatch(/Gateway emulator listening on http:\/\/127\.0\.0\.1:\d+/);
+      expect(result.stdout).toMatch(/default\s+succeeded/);
+      expect(result.stdout).toContain('9,007,199,254,740,993');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,185 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { runSnapshotJob } from '../../jobs/snapshot-job.js';
+import { listSnapshotRows } from '../../src/db/balance-snapshot.repository.js';
+import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { captureLogs } from '../helpers/capture-logs.js';
+import { createTestContext, sandboxEnv } from '../helpers/test-context.js';
+import { backend, createTestDatabase, type TestDatabase } from '../helpers/test-database.js';
+
+let t: TestDatabase;
+let sandbox: Sandbox;
+
+beforeAll(async () => {
+  t = await createTestDatabase();
+  sandbox = await startSandbox({ port: 0, wallets: 23, seed: 7 });
+});
+afterAll(async () => {
+  await sandbox?.close();
+  await t?.drop();
+});
+beforeEach(async () => {
+  sandbox.setFaults({ latencyMs: 0, failRate: 0, rateLimit: 0, dropRate: 0 });
+  // Each test starts from an empty ledger.
+  await t.handle.db.deleteFrom('balance_snapshots').execute();
+  await t.handle.db.deleteFrom('snapshot_runs').execute();
+});
+
+async function runs() {
+  return t.handle.db.selectFrom('snapshot_runs').selectAll().orderBy('id').execute();
+}
+async function snapshotRowCount() {
+  const row = await t.handle.db.selectFrom('balance_snapshots').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+describe(`snapshot run (${backend} database, emulator)`, () => {
+  it('writes exactly the emulator balances, 2^53+1 included, with one succeeded run', async () => {
+    const ctx = createTestContext(t, sandboxEnv(sandbox, { GATEWAY_PER_PAGE: '5' }));
+    const result = await runSnapshotJob(ctx, { trigger: 'manual' });
+    expect(result.exitCode).toBe(0);
+    const [run] = await runs();
+    expect(run).toMatchObject({ status: 'succeeded', trigger: 'manual', account: 'default', environment: 'sandbox', wallets_reported: 23, wallets_fetched: 23, pages_fetched: 5, error: null });
+    expect(run!.requests).toBeGreaterThanOrEqual(1 + 5 + 23);
+    const rows = await listSnapshotRows(t.handle.db, run!.id);
+    expect(rows.map((r) => [r.currency, r.balance])).toEqual(sandbox.wallets.map((w) => [w.currency, w.balance]));
+    expect(rows.every((r) => r.singleBalance === r.balance)).toBe(true);
+    expect(rows.some((r) => r.balance === 9007199254740993n)).toBe(true);
+  });
+
+  it.each([1, 7, 100])('captures the same balances whatever GATEWAY_PER_PAGE is (%i)', async (perPage) => {
+    const ctx = createTestContext(t, sandboxEnv(sandbox, { GATEWAY_PER_PAGE: String(perPage) }));
+    const result = await runSnapshotJob(ctx, { trigger: 'manual' });
+    expect(result.accounts[0]).toMatchObject({ status: 'succeeded', walletsFetched: 23, pagesFetched: Math.ceil(23 / perPage) });
+    const rows = await listSnapshotRows(t.handle.db, result.accounts[0]!.runId!);
+    expect(rows.map((r) => [r.currency, r.balance])).toEqual(sandbox.wallets.map((w) => [w.currency, w.balance]));
+  });
+
+  it('still captures exactly under 5xx bursts, dropped connections and rate limiting', async () => {
+    sandbox.setFaults({ failRate: 0.2, dropRate: 0.05, rateLimit: 200 });
+    const ctx = createTestContext(t, sandboxEnv(sandbox, { GATEWAY_PER_PAGE: '4', GATEWAY_RETRY_ATTEMPTS: '8', GATEWAY_MAX_RETRY_AFTER_MS: '2000' }));
+    const result = await runSnapshotJob(ctx, { trigger: 'manual' });
+    expect(result.accounts[0]?.error).toBeUndefined();
+    const rows = await listSnapshotRows(t.handle.db, result.accounts[0]!.runId!);
+    expect(rows.map((r) => [r.currency, r.balance])).toEqual(sandbox.wallets.map((w) => [w.currency, w.balance]));
+  });
+
+  it('a failed run leaves no rows, records the reason and never touches earlier snapshots', async () => {
+    const good = await runSnapshotJob(createTestContext(t, sandboxEnv(sandbox)), { trigger: 'manual' });
+    const before = await listSnapshotRows(t.handle.db, good.accounts[0]!.runId!);
+    const logs = captureLogs();
+    const ctx = createTestContext(t, { ...sandboxEnv(sandbox), GATEWAY_API_SECRET: 'wrong-secret-value' }, { logger: logs.logger });
+    const result = await runSnapshotJob(ctx, { trigger: 'manual' });
+    expect(result.exitCode).toBe(1);
+    const all = await runs();
+    expect(all.map((r) => r.status)).toEqual(['succeeded', 'failed']);
+    expect(all[1]!.error).toMatch(/refused/i);
+    expect(all[1]!.finished_at).not.toBeNull();
+    expect(await listSnapshotRows(t.handle.db, all[1]!.id)).toEqual([]);
+    expect(await listSnapshotRows(t.handle.db, good.accounts[0]!.runId!)).toEqual(before);
+    expect(logs.text()).not.toContain('wrong-secret-value');
+    expect(logs.text()).not.toContain(sandbox.apiSecret);
+  });
+
+  it('keeps one account failing from stopping the others', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'wr-accounts-'));
+    const file = path.join(dir, 'accounts.json');
+    writeFileSync(
+      file,
+      JSON.stringify({
+        accounts: [
+          { name: 'eu-main', environment: 'sandbox', apiKeyEnv: 'EU_KEY', apiSecretEnv: 'EU_SECRET' },
+          { name: 'us-broken', environment: 'sandbox', apiKeyEnv: 'US_KEY', apiSecretEnv: 'US_SECRET' },
+          { name: 'apac', environment: 'sandbox', apiKeyEnv: 'EU_KEY', apiSecretEnv: 'EU_SECRET' },
+        ],
+      }),
+    );
+    const multi = createTestContext(t, {
+      GATEWAY_SANDBOX_URL: sandbox.url,
+      RECON_ACCOUNTS_FILE: file,
+      EU_KEY: sandbox.apiKey,
+      EU_SECRET: sandbox.apiSecret,
+      US_KEY: sandbox.apiKey,
+      US_SECRET: 'not-the-secret',
+    });
+    const result = await runSnapshotJob(multi, { trigger: 'manual' });
+    expect(result.exitCode).toBe(1);
+    expect(Object.fromEntries(result.accounts.map((a) => [a.account, a.status]))).toEqual({ 'eu-main': 'succeeded', 'us-broken': 'failed', apac: 'succeeded' });
+    expect(await snapshotRowCount()).toBe(46);
+  });
+
+  it('marks a run interrupted when the stop signal comes mid-run, writing nothing', async () => {
+    sandbox.setFaults({ latencyMs: 50 });
+    const controller = new AbortController();
+    const ctx = createTestContext(t, sandboxEnv(sandbox, { GATEWAY_PER_PAGE: '1', GATEWAY_CONCURRENCY: '1' }));
+    const pending = runSnapshotJob(ctx, { trigger: 'manual', signal: controller.signal, onProgress: (p) => p.phase === 'listing' && p.page?.page === 3 && controller.abort() });
+    const result = await pending;
+    expect(result.accounts[0]).toMatchObject({ status: 'failed', error: 'interrupted' });
+    expect((await runs())[0]).toMatchObject({ status: 'failed', error: 'interrupted' });
+    expect(await snapshotRowCount()).toBe(0);
+  });
+});
+
+describe(`snapshot run against a misbehaving gateway (${backend})`, () => {
+  let server: Server;
+  let url: string;
+  type Answer = { status: number; body: string; headers?: Record<string, string> };
+  let respond: (path: string) => Answer;
+
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      if (req.method === 'POST' && req.url === '/v1/auth/token') {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ code: 200, status: 'success', message: 'ok', data: { access_token: 'tok-abc', expires_in: 3600 } }));
+        return;
+      }
+      const answer = respond(req.url ?? '/');
+      res.writeHead(answer.status, { 'content-type': 'application/json', ...answer.headers });
+      res.end(answer.body);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  const envelope = (data: string) => `{"code":200,"status":"success","message":"done","data":${data}}`;
+  const cases: Array<[string, (path: string) => Answer, RegExp]> = [
+    ['malformed JSON', () => ({ status: 200, body: '{"code":200,"status":"succ' }), /JSON|format/i],
+    ['a wrong envelope', () => ({ status: 200, body: '{"ok":true,"wallets":[]}' }), /format|envelope|status/i],
+    ['a bad currency', () => ({ status: 200, body: envelope('[{"currency":"usd","balance":1}]') }), /currency/i],
+    ['a non-integer balance', () => ({ status: 200, body: envelope('[{"currency":"USD","balance":1.5}]') }), /balance/i],
+    ['a conflicting duplicate', (p): Answer => (p.includes('page=2')
+      ? { status: 200, body: envelope('[{"currency":"USD","balance":2}]'), headers: { 'x-ph-total': '2', 'x-ph-totalpages': '2' } }
+      : { status: 200, body: envelope('[{"currency":"USD","balance":1}]'), headers: { 'x-ph-total': '2', 'x-ph-totalpages': '2', link: '</v1/data/wallets/balances?page=2>; rel="next"' } }), /USD/],
+    ['a foreign next link', () => ({ status: 200, body: envelope('[{"currency":"USD","balance":1}]'), headers: { link: '<https://evil.example.com/v1/data/wallets/balances?page=2>; rel="next"' } }), /origin|evil/i],
+    ['a cycle', () => ({ status: 200, body: envelope('[{"currency":"USD","balance":1}]'), headers: { link: '</v1/data/wallets/balances?per_page=100>; rel="next"' } }), /loops/],
+    ['a total that does not add up', () => ({ status: 200, body: envelope('[{"currency":"USD","balance":1}]'), headers: { 'x-ph-total': '5', 'x-ph-totalpages': '1' } }), /total|5/i],
+    ['a 404 on the list', () => ({ status: 404, body: '{"code":404,"status":"error","message":"no"}' }), /404/],
+  ];
+
+  it.each(cases)('leaves no rows and one failed run with a message on %s', async (_name, handler, message) => {
+    await t.handle.db.deleteFrom('balance_snapshots').execute();
+    await t.handle.db.deleteFrom('snapshot_runs').execute();
+    respond = handler;
+    const logs = captureLogs();
+    const ctx = createTestContext(t, { GATEWAY_SANDBOX_URL: url, GATEWAY_API_KEY: 'k', GATEWAY_API_SECRET: 'secret-xyz', GATEWAY_RETRY_ATTEMPTS: '0' }, { logger: logs.logger });
+    const result = await runSnapshotJob(ctx, { trigger: 'manual' });
+    expect(result.exitCode).toBe(1);
+    const all = await runs();
+    expect(all).toHaveLength(1);
+    expect(all[0]!.status).toBe('failed');
+    expect(all[0]!.error).toMatch(message);
+    expect(await snapshotRowCount()).toBe(0);
+    for (const secret of ['secret-xyz', 'tok-abc']) {
+      expect(all[0]!.error).not.toContain(secret);
+      expect(logs.text()).not.toContain(secret);
+    }
+  });
+});

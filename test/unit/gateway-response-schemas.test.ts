@@ -1,0 +1,64 @@
+import { describe, expect, it } from 'vitest';
+import { parseJsonLosslessly } from '../../src/gateway/lossless-json.js';
+import { parseBalanceList, parseSingleWallet } from '../../src/gateway/response-schemas.js';
+
+const envelope = (data: string) => `{"code":200,"status":"success","message":"Completed","data":${data}}`;
+const list = (json: string) => parseBalanceList(parseJsonLosslessly(json));
+
+describe('balance list schema', () => {
+  it('keeps integers beyond 2^53 exact', () => {
+    expect(list(envelope('[{"currency":"EUR","balance":9007199254740993},{"currency":"JPY","balance":-12}]'))).toEqual({
+      ok: true,
+      value: [
+        { currency: 'EUR', balance: 9007199254740993n },
+        { currency: 'JPY', balance: -12n },
+      ],
+    });
+  });
+
+  it.each([
+    ['1.5', 'a decimal number'],
+    ['100.0', 'a decimal number'],
+    ['1e3', 'a number in exponent notation'],
+    ['"100"', 'a string'],
+    ['null', 'null'],
+  ])('rejects balance %s as %s', (balance, kind) => {
+    const data = `[{"currency":"EUR","balance":1},{"currency":"USD","balance":1},{"currency":"GBP","balance":1},{"currency":"CHF","balance":1},{"currency":"JPY","balance":${balance}}]`;
+    expect(list(envelope(data))).toEqual({ ok: false, problem: `data[4].balance must be an integer (got ${kind})` });
+  });
+
+  it('names a missing field and a bad currency', () => {
+    expect(list(envelope('[{"currency":"EUR"}]'))).toEqual({ ok: false, problem: 'data[0].balance is missing' });
+    expect(list(envelope('[{"currency":"eur","balance":1}]'))).toEqual({
+      ok: false,
+      problem: 'data[0].currency must be a three-letter uppercase code such as EUR (got "eur")',
+    });
+  });
+
+  it('checks the envelope', () => {
+    expect(list('{"code":500,"status":"error","message":"x","data":[]}')).toEqual({ ok: false, problem: 'status must be "success" (got "error")' });
+    expect(list('{"code":200,"status":"success","message":"x","data":{}}')).toEqual({ ok: false, problem: 'data must be an array (got an object)' });
+    expect(list('[]')).toEqual({ ok: false, problem: 'the body must be an object (got an array)' });
+    expect(list('{"status":"success","message":"x","data":[]}')).toEqual({ ok: false, problem: 'code is missing' });
+  });
+
+  it('counts further problems', () => {
+    const result = list(envelope('[{"currency":"e","balance":1.5}]'));
+    expect(result).toEqual({ ok: false, problem: 'data[0].currency must be a three-letter uppercase code such as EUR (got "e") (and 1 more problem)' });
+  });
+});
+
+describe('single wallet schema', () => {
+  const one = (json: string, currency = 'EUR') => parseSingleWallet(parseJsonLosslessly(json), currency);
+
+  it('accepts an object or a one-element array', () => {
+    expect(one(envelope('{"currency":"EUR","balance":5}'))).toEqual({ ok: true, value: { currency: 'EUR', balance: 5n } });
+    expect(one(envelope('[{"currency":"EUR","balance":5}]'))).toEqual({ ok: true, value: { currency: 'EUR', balance: 5n } });
+  });
+
+  it('refuses another wallet, several wallets, and bad fields with their path', () => {
+    expect(one(envelope('{"currency":"USD","balance":5}'))).toEqual({ ok: false, problem: 'data.currency is "USD" but the wallet asked for was "EUR"' });
+    expect(one(envelope('[]'))).toMatchObject({ ok: false, problem: expect.stringContaining('got an array of 0') });
+    expect(one(envelope('[{"currency":"EUR","balance":5.5}]'))).toEqual({ ok: false, problem: 'data[0].balance must be an integer (got a decimal number)' });
+  });
+});
