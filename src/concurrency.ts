@@ -1,16 +1,27 @@
 /**
- * Runs `fn` over `items` with at most `limit` at once, keeping results in input order.
- * Only `limit` items are in flight, so memory stays flat however many items there are.
+ * Maps `items` through `fn` with at most `limit` calls in flight; results keep input order.
+ * On the first failure no new call starts, the running ones are awaited (so nothing is left
+ * dangling), then that first error is thrown.
  */
-export async function mapWithConcurrency<T, R>(items: readonly T[], limit: number, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
+export async function mapWithConcurrency<T, R>(
+  items: readonly T[],
+  limit: number,
+  fn: (item: T, index: number) => Promise<R>,
+): Promise<R[]> {
   const results = new Array<R>(items.length);
   let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
+  let failure: { error: unknown } | undefined;
+  const worker = async (): Promise<void> => {
+    while (failure === undefined && next < items.length) {
       const index = next++;
-      results[index] = await fn(items[index]!, index);
+      try {
+        results[index] = await fn(items[index]!, index);
+      } catch (error) {
+        failure ??= { error };
+      }
     }
   };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker));
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  if (failure) throw failure.error;
   return results;
 }

@@ -1,3 +1,4 @@
+import { getMaxListeners, setMaxListeners } from 'node:events';
 import { checkBaseUrl } from '../config.js';
 import { AuthError, ConfigError, HttpError, PaginationError, ProtocolError, ReconError } from '../errors.js';
 import { createSilentLogger, type Logger } from '../logger.js';
@@ -7,7 +8,7 @@ import { accountSuffix, bodyExcerpt, forAccount, requestLabel } from './gateway-
 import type { BalanceListing, BalancePage, GatewayClient, GatewayClientOptions, PageProgress, WalletBalance } from './gateway-types.js';
 import { HttpTransport, type HttpRequest, type HttpResponse } from './http-transport.js';
 import { parseJsonLosslessly } from './lossless-json.js';
-import { mapWithConcurrency } from './map-with-concurrency.js';
+import { mapWithConcurrency } from '../concurrency.js';
 import { DEFAULT_TOTAL_PAGES_SLACK, paginate } from './paginate.js';
 import { RateLimiter } from './rate-limiter.js';
 import { CURRENCY_PATTERN, parseBalanceList, parseSingleWallet } from './response-schemas.js';
@@ -47,6 +48,8 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
   const where = accountSuffix(account);
   const logger: Logger = (options.logger ?? createSilentLogger()).child({ component: 'gateway', ...(account === undefined ? {} : { account }) });
   const signal = options.signal;
+  // Each request in flight listens on the stop signal: that is concurrency, not a leak.
+  if (signal) setMaxListeners(Math.max(getMaxListeners(signal), settings.concurrency * 2 + 10), signal);
   const transport = new HttpTransport({
     timeoutMs: settings.timeoutMs,
     authScheme: settings.authScheme,

@@ -72,12 +72,14 @@ describe(`wallet-recon snapshot as a process (${backend})`, () => {
   });
 
   it('lets one of two processes run and the other exit 4 naming the holder', async () => {
-    sandbox.setFaults({ latencyMs: 60 });
+    // Slow enough (30 pages at 400 ms) that the first is still running whatever the machine's load.
+    sandbox.setFaults({ latencyMs: 400 });
     const first = spawnCli(['snapshot'], { ...env, GATEWAY_PER_PAGE: '1' });
     const firstDone = collect(first);
     const requestsBefore = sandbox.stats.requests;
-    await waitFor(() => sandbox.stats.requests >= requestsBefore + 3);
+    await waitFor(() => sandbox.stats.requests >= requestsBefore + 2);
     const second = await runCliProcess(['snapshot'], env);
+    sandbox.setFaults({ latencyMs: 0 });
     expect(second.code).toBe(4);
     expect(second.stderr + second.stdout).toMatch(backend === 'postgres' ? /another process holds the lock of account "default" \(run \d+/ : /in use by another wallet-recon process \(pid \d+/);
     const firstResult = await firstDone;
@@ -125,6 +127,26 @@ describe(`wallet-recon snapshot as a process (${backend})`, () => {
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/GATEWAY_API_KEY is not set[\s\S]*GATEWAY_API_SECRET is not set/);
     expect(await runsOf()).toEqual([]);
+  });
+});
+
+describe(`wallet-recon schedule as a process (${backend})`, () => {
+  it('catches up at start, logs the next run, and stops cleanly on SIGTERM', async () => {
+    sandbox.setFaults({ latencyMs: 0 });
+    const child = spawnCli(['schedule'], { ...env, LOG_LEVEL: 'info', RECON_SCHEDULE: '55 23 * * *' });
+    const done = collect(child);
+    let stdout = '';
+    child.stdout?.on('data', (d: Buffer) => (stdout += d.toString()));
+    await waitFor(() => stdout.includes('scheduled run finished'), 30_000);
+    child.kill('SIGTERM');
+    const result = await done;
+    expect(result.code, result.stderr).toBe(0);
+    const lines = result.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as { msg: string; nextRun?: string });
+    expect(lines.some((l) => l.msg === 'catching up the missed slot')).toBe(true);
+    expect(lines.filter((l) => l.nextRun).length).toBeGreaterThanOrEqual(2);
+    expect(lines.at(-1)?.msg).toBe('scheduler stopped');
+    const runs = await runsOf();
+    expect(runs.at(-1)).toMatchObject({ trigger: 'schedule', status: 'succeeded' });
   });
 });
 

@@ -1,0 +1,112 @@
+/**
+ * npm run bench — speed and memory of a snapshot against the bundled emulator.
+ *
+ * Scenarios: one account with many wallets, and many accounts with fewer wallets (memory must
+ * stay flat as accounts grow). Uses the embedded database in a temp folder, or BENCH_DATABASE_URL.
+ * Exits 1 when a target is missed. Sizes: BENCH_WALLETS (default 10000), BENCH_ACCOUNTS (default 20).
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { runSnapshotJob } from '../jobs/snapshot-job.js';
+import type { AppContext } from '../src/app-context.js';
+import { systemClock } from '../src/clock.js';
+import { loadConfig } from '../src/config.js';
+import { migrateToLatest } from '../src/db/migrate.js';
+import { openDatabase } from '../src/db/open-database.js';
+import { createSilentLogger } from '../src/logger.js';
+import { startSandbox } from '../src/sandbox/index.js';
+
+const WALLETS = Number(process.env.BENCH_WALLETS ?? 10_000);
+const ACCOUNTS = Number(process.env.BENCH_ACCOUNTS ?? 20);
+const TARGETS = {
+  /** Seconds for one account of WALLETS wallets (1 token + WALLETS/100 pages + WALLETS single reads). */
+  singleAccountSeconds: 60,
+  /** Peak heap growth while capturing, in MiB. */
+  peakHeapGrowthMiB: 150,
+};
+
+interface Measurement {
+  seconds: number;
+  peakHeapGrowthMiB: number;
+  peakRssMiB: number;
+  requests: number;
+  wallets: number;
+}
+
+async function measure(fn: () => Promise<{ requests: number; wallets: number }>): Promise<Measurement> {
+  global.gc?.();
+  const baseHeap = process.memoryUsage().heapUsed;
+  let peakHeap = baseHeap;
+  let peakRss = process.memoryUsage().rss;
+  const sampler = setInterval(() => {
+    const m = process.memoryUsage();
+    peakHeap = Math.max(peakHeap, m.heapUsed);
+    peakRss = Math.max(peakRss, m.rss);
+  }, 25);
+  const started = performance.now();
+  const outcome = await fn();
+  const seconds = (performance.now() - started) / 1000;
+  clearInterval(sampler);
+  return { seconds, peakHeapGrowthMiB: (peakHeap - baseHeap) / 2 ** 20, peakRssMiB: peakRss / 2 ** 20, ...outcome };
+}
+
+async function main(): Promise<void> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'wr-bench-'));
+  const sandbox = await startSandbox({ port: 0, wallets: WALLETS, seed: 11 });
+  const small = await startSandbox({ port: 0, wallets: Math.max(1, Math.floor(WALLETS / ACCOUNTS)), seed: 12 });
+  const database = await openDatabase({ databaseUrl: process.env.BENCH_DATABASE_URL, dataDir: path.join(dir, 'data'), command: 'bench' });
+  await migrateToLatest(database.db);
+  const contextFor = (env: Record<string, string>): AppContext => ({
+    config: loadConfig({ env: { GATEWAY_PER_PAGE: '100', GATEWAY_CONCURRENCY: '16', RECON_ACCOUNT_CONCURRENCY: '2', ...env }, ignoreDotEnv: true }),
+    database,
+    logger: createSilentLogger(),
+    clock: systemClock,
+    close: async () => undefined,
+  });
+
+  try {
+    const one = await measure(async () => {
+      const ctx = contextFor({ GATEWAY_SANDBOX_URL: sandbox.url, GATEWAY_API_KEY: sandbox.apiKey, GATEWAY_API_SECRET: sandbox.apiSecret });
+      const result = await runSnapshotJob(ctx, { trigger: 'manual' });
+      const run = result.accounts[0]!;
+      if (run.status !== 'succeeded') throw new Error(`bench run failed: ${run.error}`);
+      return { requests: run.requests ?? 0, wallets: run.walletsFetched ?? 0 };
+    });
+
+    const accountsFile = path.join(dir, 'accounts.json');
+    writeFileSync(
+      accountsFile,
+      JSON.stringify({ accounts: Array.from({ length: ACCOUNTS }, (_, i) => ({ name: `acct-${i}`, environment: 'sandbox', apiKeyEnv: 'K', apiSecretEnv: 'S' })) }),
+    );
+    const many = await measure(async () => {
+      const ctx = contextFor({ GATEWAY_SANDBOX_URL: small.url, RECON_ACCOUNTS_FILE: accountsFile, K: small.apiKey, S: small.apiSecret });
+      const result = await runSnapshotJob(ctx, { trigger: 'manual' });
+      const failed = result.accounts.filter((a) => a.status !== 'succeeded');
+      if (failed.length > 0) throw new Error(`bench runs failed: ${failed.map((f) => f.error).join('; ')}`);
+      return { requests: result.accounts.reduce((n, a) => n + (a.requests ?? 0), 0), wallets: result.accounts.reduce((n, a) => n + (a.walletsFetched ?? 0), 0) };
+    });
+
+    const row = (name: string, m: Measurement) =>
+      `${name.padEnd(34)} ${String(m.wallets).padStart(7)} ${String(m.requests).padStart(8)} ${m.seconds.toFixed(2).padStart(8)} ${(m.wallets / m.seconds).toFixed(0).padStart(10)} ${m.peakHeapGrowthMiB.toFixed(1).padStart(10)} ${m.peakRssMiB.toFixed(0).padStart(8)}`;
+    console.log(`database: ${database.description}; emulator in this process (its memory is included)`);
+    console.log(`${'scenario'.padEnd(34)} ${'wallets'.padStart(7)} ${'requests'.padStart(8)} ${'seconds'.padStart(8)} ${'wallets/s'.padStart(10)} ${'heap+ MiB'.padStart(10)} ${'rss MiB'.padStart(8)}`);
+    console.log(row(`1 account x ${WALLETS} wallets`, one));
+    console.log(row(`${ACCOUNTS} accounts x ${Math.floor(WALLETS / ACCOUNTS)} wallets`, many));
+
+    const misses: string[] = [];
+    if (one.seconds > TARGETS.singleAccountSeconds) misses.push(`single account took ${one.seconds.toFixed(1)} s (target ${TARGETS.singleAccountSeconds} s)`);
+    for (const [name, m] of [['single account', one], ['many accounts', many]] as const) {
+      if (m.peakHeapGrowthMiB > TARGETS.peakHeapGrowthMiB) misses.push(`${name} heap grew ${m.peakHeapGrowthMiB.toFixed(0)} MiB (target ${TARGETS.peakHeapGrowthMiB} MiB)`);
+    }
+    console.log(misses.length === 0 ? 'all targets met' : `targets missed:\n  ${misses.join('\n  ')}`);
+    process.exitCode = misses.length === 0 ? 0 : 1;
+  } finally {
+    await database.close();
+    await sandbox.close();
+    await small.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+await main();
