@@ -1,6 +1,6 @@
 import type { AppContext } from '../src/app-context.js';
 import { selectAccounts } from '../src/config.js';
-import { countConsecutiveScheduledFailures, hasSucceededSlot } from '../src/db/snapshot-run.repository.js';
+import { countConsecutiveFailedNights, hasSucceededSlot } from '../src/db/snapshot-run.repository.js';
 import { runSnapshotJob, type SnapshotJobOptions, type SnapshotJobResult } from './snapshot-job.js';
 
 export interface NightlyJobOptions {
@@ -25,11 +25,11 @@ export async function runNightlyJob(ctx: AppContext, options: NightlyJobOptions)
         ctx.logger.error({ err: error, account: account.account }, 'reconciliation after the snapshot failed');
       }
     }
-    const failures = await countConsecutiveScheduledFailures(ctx.database.db, account.account);
+    const failures = await countConsecutiveFailedNights(ctx.database.db, account.account);
     if (failures >= ctx.config.maxConsecutiveFailures) {
       ctx.logger.error(
         { account: account.account, consecutiveFailures: failures },
-        `account "${account.account}" has failed ${failures} scheduled runs in a row (last error: ${account.error ?? 'see the run ledger'})`,
+        `account "${account.account}" has failed ${failures} scheduled nights in a row (last error: ${account.error ?? 'see the run ledger'})`,
       );
     }
   }

@@ -5,6 +5,7 @@ import cron from 'node-cron';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { ConfigError } from './errors.js';
+import { maskUrlPasswords } from './logger.js';
 import { Secret } from './secret.js';
 
 /** Environment variables holding secrets: their values are never echoed in a message. */
@@ -59,6 +60,9 @@ export interface Config {
   readonly tolerance: { readonly default: bigint; readonly byCurrency: Readonly<Record<string, bigint>> };
 }
 
+/** A single word (Bearer, Token), or empty for a bare token. */
+export const AUTH_SCHEME_PATTERN = /^[A-Za-z][A-Za-z0-9._-]*$|^$/;
+
 const positiveInt = (max: number) => z.coerce.number().int().min(1).max(max);
 
 const envSchema = z.object({
@@ -78,7 +82,7 @@ const envSchema = z.object({
   GATEWAY_MAX_RPS: z.coerce.number().positive().optional(),
   GATEWAY_AUTH_SCHEME: z
     .string()
-    .regex(/^[A-Za-z][A-Za-z0-9._-]*$|^$/, 'must be a single word such as Bearer, Token or empty for a bare token')
+    .regex(AUTH_SCHEME_PATTERN, 'must be a single word such as Bearer, Token or empty for a bare token')
     .default('Bearer'),
   GATEWAY_RETRY_ATTEMPTS: z.coerce.number().int().min(0).max(20).default(4),
   GATEWAY_MAX_RETRY_AFTER_MS: positiveInt(3_600_000).default(60_000),
@@ -177,8 +181,12 @@ function readDotEnv(cwd: string): Record<string, string> {
 }
 
 function describeIssue(variable: string, value: string | undefined, message: string): string {
-  const shown = value === undefined ? '' : SECRET_VARIABLES.has(variable) ? ' (value hidden)' : ` (got "${value}")`;
+  const shown = value === undefined ? '' : SECRET_VARIABLES.has(variable) ? ' (value hidden)' : ` (got "${maskUrlPasswords(value)}")`;
   return `${variable} ${message}${shown}`;
+}
+
+function configProblems(problems: string[]): ConfigError {
+  return new ConfigError(`The configuration has ${problems.length} problem${problems.length === 1 ? '' : 's'}:\n${problems.map((p) => `  - ${p}`).join('\n')}`, problems);
 }
 
 export interface LoadConfigOptions {
@@ -232,7 +240,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
   problems.push(...accountsResult.problems);
 
   if (!parsed.success || problems.length > 0) {
-    throw new ConfigError(`The configuration has ${problems.length} problem${problems.length === 1 ? '' : 's'}:\n${problems.map((p) => `  - ${p}`).join('\n')}`, problems);
+    throw configProblems(problems);
   }
   const v = parsed.data;
   return deepFreeze({
@@ -358,9 +366,7 @@ export function selectAccounts(config: Config, name?: string): AccountConfig[] {
       problems.push((error as ConfigError).message);
     }
   }
-  if (problems.length > 0) {
-    throw new ConfigError(`The configuration has ${problems.length} problem${problems.length === 1 ? '' : 's'}:\n${problems.map((p) => `  - ${p}`).join('\n')}`, problems);
-  }
+  if (problems.length > 0) throw configProblems(problems);
   return chosen;
 }
 

@@ -10,7 +10,7 @@ const onSignal = (signal: NodeJS.Signals) => {
     process.stderr.write(`Second ${signal}: exiting now.\n`);
     process.exit(130);
   }
-  process.stderr.write(`${signal} received: stopping (no new requests; the running run is recorded as interrupted).\n`);
+  process.stderr.write(`${signal} received: stopping.\n`);
   controller.abort(new Error(signal));
   // The run must be recorded and the process gone in bounded time, whatever hangs.
   setTimeout(() => {

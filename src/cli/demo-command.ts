@@ -3,7 +3,8 @@ import type { Command } from 'commander';
 import { runSnapshotJob } from '../../jobs/snapshot-job.js';
 import { listSnapshotRows } from '../db/balance-snapshot.repository.js';
 import { migrateToLatest } from '../db/migrate.js';
-import { startSandbox } from '../sandbox/index.js';
+import { MAX_WALLETS, startSandbox } from '../sandbox/index.js';
+import { UsageError } from '../errors.js';
 import { formatTable } from './output.js';
 import type { CliRuntime } from './runtime.js';
 import { formatSnapshotSummary } from './snapshot-command.js';
@@ -23,9 +24,12 @@ export function registerDemoCommand(program: Command, runtime: CliRuntime): void
     .addHelpText('after', '\nUses the embedded database in .data/ unless DATABASE_URL is set.\n\nExample:\n  npx wallet-recon demo')
     .action(async (opts: { wallets: string }) => {
       const wallets = Number(opts.wallets);
+      if (!Number.isInteger(wallets) || wallets < 1 || wallets > MAX_WALLETS) {
+        throw new UsageError(`--wallets must be a whole number from 1 to ${MAX_WALLETS} (got "${opts.wallets}").`);
+      }
       // A fresh random secret: the emulator is only reachable on loopback for this one run.
       const apiSecret = randomBytes(16).toString('hex');
-      const sandbox = await startSandbox({ host: '127.0.0.1', port: 0, apiKey: 'demo-key', apiSecret, wallets: Number.isInteger(wallets) && wallets > 0 ? wallets : 12 });
+      const sandbox = await startSandbox({ host: '127.0.0.1', port: 0, apiKey: 'demo-key', apiSecret, wallets });
       try {
         runtime.output.out(`Gateway emulator listening on ${sandbox.url} with ${sandbox.wallets.length} wallets.`);
         const overrides = {

@@ -29,6 +29,8 @@ export function registerScheduleCommand(program: Command, runtime: CliRuntime): 
             await runNightlyJob(ctx, { slot, signal });
           },
         });
+        // A stop signal during start-up (opening the database takes seconds) means: never start.
+        if (runtime.signal.aborted) return 0;
         await scheduler.start();
         await new Promise<void>((resolve) => {
           if (runtime.signal.aborted) resolve();

@@ -1,4 +1,4 @@
-import { mkdirSync, openSync, readFileSync, rmSync, writeSync, closeSync, chmodSync } from 'node:fs';
+import { chmodSync, linkSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import path from 'node:path';
 import { LockHeldError } from '../errors.js';
@@ -24,52 +24,86 @@ function isAlive(pid: number): boolean {
 
 function readHolder(file: string): LockHolder | undefined {
   try {
-    return JSON.parse(readFileSync(file, 'utf8')) as LockHolder;
+    const holder = JSON.parse(readFileSync(file, 'utf8')) as LockHolder;
+    return typeof holder.pid === 'number' ? holder : undefined;
   } catch {
     return undefined;
   }
 }
 
+const unique = () => `${process.pid}.${Math.random().toString(36).slice(2)}`;
+
+/**
+ * Creates the lock file with its content in one step: a hard link of a filled temp file either
+ * appears whole or fails with EEXIST, so no reader ever sees an empty lock.
+ */
+function tryCreate(file: string, holder: LockHolder): boolean {
+  const temp = `${file}.${unique()}`;
+  writeFileSync(temp, JSON.stringify(holder), { mode: 0o600 });
+  try {
+    linkSync(temp, file);
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw error;
+  } finally {
+    rmSync(temp, { force: true });
+  }
+}
+
+/**
+ * Removes a lock left by a dead process. Renaming is atomic, so of two processes taking over
+ * the same stale lock one gets the stale file; a process that instead caught a fresh lock
+ * (written by the winner meanwhile) puts it back.
+ */
+function removeStale(file: string, stale: LockHolder | undefined): void {
+  const aside = `${file}.stale.${unique()}`;
+  try {
+    renameSync(file, aside);
+  } catch {
+    return;
+  }
+  const taken = readHolder(aside);
+  const wasStale = stale === undefined ? taken === undefined : taken?.pid === stale.pid && taken.since === stale.since;
+  if (!wasStale) {
+    try {
+      linkSync(aside, file);
+    } catch {
+      // Another process locked meanwhile; its lock stands.
+    }
+  }
+  rmSync(aside, { force: true });
+}
+
 /**
  * PGlite is a single process: two processes opening one data directory corrupt it.
- * An exclusive lock file names the holder; a lock left by a dead process on this host is taken over.
+ * The lock file names the holder; a lock left by a dead process on this host is taken over.
+ * Returns the release function.
  */
 export function acquireDataDirLock(dataDir: string, command: string): () => void {
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   chmodSync(dataDir, 0o700);
   const file = path.join(dataDir, LOCK_FILE);
-  for (let attempt = 0; attempt < 3; attempt++) {
-    try {
-      const fd = openSync(file, 'wx', 0o600);
-      const holder: LockHolder = { pid: process.pid, host: hostname(), command, since: new Date().toISOString() };
-      writeSync(fd, JSON.stringify(holder));
-      closeSync(fd);
+  const me: LockHolder = { pid: process.pid, host: hostname(), command, since: new Date().toISOString() };
+  for (let attempt = 0; attempt < 5; attempt++) {
+    if (tryCreate(file, me)) {
       let released = false;
       return () => {
         if (released) return;
         released = true;
-        const current = readHolder(file);
-        if (current?.pid === process.pid) rmSync(file, { force: true });
+        if (readHolder(file)?.pid === process.pid) rmSync(file, { force: true });
       };
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      const holder = readHolder(file);
-      if (holder && holder.host === hostname() && !isAlive(holder.pid)) {
-        rmSync(file, { force: true });
-        continue;
-      }
-      if (!holder) {
-        // Written but not yet filled by a process starting right now: give it a moment.
-        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 100);
-        if (readHolder(file) === undefined) rmSync(file, { force: true });
-        continue;
-      }
-      throw new LockHeldError(
-        `The embedded database in ${dataDir} is in use by another wallet-recon process ` +
-          `(pid ${holder.pid} on ${holder.host}, "${holder.command}", since ${holder.since}). ` +
-          `Wait for it to finish, or set DATABASE_URL to use a PostgreSQL server that several processes can share.`,
-      );
     }
+    const holder = readHolder(file);
+    if (holder === undefined || (holder.host === hostname() && !isAlive(holder.pid))) {
+      removeStale(file, holder);
+      continue;
+    }
+    throw new LockHeldError(
+      `The embedded database in ${dataDir} is in use by another wallet-recon process ` +
+        `(pid ${holder.pid} on ${holder.host}, "${holder.command}", since ${holder.since}). ` +
+        `Wait for it to finish, or set DATABASE_URL to use a PostgreSQL server that several processes can share.`,
+    );
   }
   throw new LockHeldError(`Could not lock the embedded database in ${dataDir}: the lock file ${file} keeps changing.`);
 }

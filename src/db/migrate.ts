@@ -42,12 +42,8 @@ async function executedMigrationNames(db: Kysely<Database>): Promise<string[]> {
   return rows.rows.map((r) => r.name);
 }
 
-/**
- * Brings the schema to the latest version. Idempotent; concurrent callers are serialized by
- * Kysely's advisory lock. Refuses a database migrated by a newer version of wallet-recon.
- */
-export async function migrateToLatest(db: Kysely<Database>): Promise<MigrateOutcome> {
-  const migrator = createMigrator(db);
+// Old code must never run against a schema it does not know.
+async function refuseUnknownMigrations(db: Kysely<Database>, migrator: Migrator): Promise<void> {
   const known = new Set((await migrator.getMigrations()).map((m) => m.name));
   const unknown = (await executedMigrationNames(db)).filter((name) => !known.has(name));
   if (unknown.length > 0) {
@@ -56,6 +52,15 @@ export async function migrateToLatest(db: Kysely<Database>): Promise<MigrateOutc
         `(${unknown.join(', ')}): it was migrated by a newer version. Run that version, or upgrade wallet-recon.`,
     );
   }
+}
+
+/**
+ * Brings the schema to the latest version. Idempotent; concurrent callers are serialized by
+ * Kysely's advisory lock. Refuses a database migrated by a newer version of wallet-recon.
+ */
+export async function migrateToLatest(db: Kysely<Database>): Promise<MigrateOutcome> {
+  const migrator = createMigrator(db);
+  await refuseUnknownMigrations(db, migrator);
   const before = (await executedMigrationNames(db)).length;
   const { error, results } = await migrator.migrateToLatest();
   if (error) {
@@ -72,6 +77,7 @@ export async function migrateToLatest(db: Kysely<Database>): Promise<MigrateOutc
 /** Fails with a clear message when the schema is behind: commands other than migrate need it current. */
 export async function assertSchemaCurrent(db: Kysely<Database>): Promise<void> {
   const migrator = createMigrator(db);
+  await refuseUnknownMigrations(db, migrator);
   const pending = (await migrator.getMigrations()).filter((m) => m.executedAt === undefined);
   if (pending.length > 0) {
     throw new MigrationError(`The database schema is not up to date (${pending.length} migration(s) pending). Run "wallet-recon migrate" first.`);

@@ -63,7 +63,8 @@ async function openPostgres(connectionString: string, poolSize: number): Promise
     kind: 'postgres',
     description,
     async connectDedicated() {
-      const client = new pg.Client({ connectionString, types });
+      // keepAlive notices a dead server; the timeout keeps a black-holed one from hanging a tick.
+      const client = new pg.Client({ connectionString, types, keepAlive: true, connectionTimeoutMillis: 15_000 });
       client.on('error', () => undefined);
       await client.connect();
       return client;
@@ -79,7 +80,7 @@ async function openEmbedded(dataDir: string, command: string): Promise<DatabaseH
   const release = inMemory ? () => undefined : acquireDataDirLock(dataDir, command);
   let pglite: PGlite;
   try {
-    pglite = await PGlite.create(inMemory ? dataDir : dataDir);
+    pglite = await PGlite.create(dataDir);
   } catch (error) {
     release();
     throw new DatabaseError(`Could not open the embedded database in ${dataDir}: ${(error as Error).message}`, { cause: error });

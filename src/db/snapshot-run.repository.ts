@@ -1,4 +1,5 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
+import { DatabaseError } from '../errors.js';
 import type { Database, RunTrigger, SnapshotRun } from './database.types.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
@@ -41,9 +42,12 @@ export interface RunCounts {
   requests: number;
 }
 
-/** Marks a running run succeeded with its counts. Only a `running` run changes. */
+/**
+ * Marks a running run succeeded with its counts. Throws if the run is no longer `running`
+ * (another process marked it abandoned), so the caller's transaction rolls back its rows.
+ */
 export async function markRunSucceeded(db: Db, id: number, finishedAt: Date, counts: RunCounts): Promise<void> {
-  await db
+  const result = await db
     .updateTable('snapshot_runs')
     .set({
       status: 'succeeded',
@@ -56,12 +60,13 @@ export async function markRunSucceeded(db: Db, id: number, finishedAt: Date, cou
     })
     .where('id', '=', id)
     .where('status', '=', 'running')
-    .execute();
+    .executeTakeFirst();
+  if (result.numUpdatedRows !== 1n) throw new RunNoLongerRunningError(id);
 }
 
 /** Marks a running run failed with a secret-free message and whatever counts are known. */
-export async function markRunFailed(db: Db, id: number, finishedAt: Date, error: string, counts: Partial<RunCounts> = {}): Promise<void> {
-  await db
+export async function markRunFailed(db: Db, id: number, finishedAt: Date, error: string, counts: Partial<RunCounts> = {}): Promise<boolean> {
+  const result = await db
     .updateTable('snapshot_runs')
     .set({
       status: 'failed',
@@ -74,7 +79,21 @@ export async function markRunFailed(db: Db, id: number, finishedAt: Date, error:
     })
     .where('id', '=', id)
     .where('status', '=', 'running')
-    .execute();
+    .executeTakeFirst();
+  return result.numUpdatedRows === 1n;
+}
+
+/** Locks a run's row for the rest of the transaction and fails unless it is still `running`. */
+export async function lockRunningRun(db: Transaction<Database>, id: number): Promise<void> {
+  const row = await db.selectFrom('snapshot_runs').select('status').where('id', '=', id).forUpdate().executeTakeFirst();
+  if (row?.status !== 'running') throw new RunNoLongerRunningError(id, row?.status);
+}
+
+/** The run was closed by someone else (marked abandoned while we lost our lock): its rows must not land. */
+export class RunNoLongerRunningError extends DatabaseError {
+  constructor(id: number, status?: string) {
+    super(`run ${id} is no longer running${status ? ` (it is marked ${status})` : ''}: another process took over this account, so this run's balances were not written`);
+  }
 }
 
 /**
@@ -125,21 +144,29 @@ export async function hasSucceededRunForDate(db: Db, account: string, businessDa
   return row !== undefined;
 }
 
-/** How many of the account's latest scheduled runs failed in a row. */
-export async function countConsecutiveScheduledFailures(db: Db, account: string): Promise<number> {
+/**
+ * How many of the account's latest scheduled nights (slots) failed in a row. A night counts
+ * once however many attempts it had (catch-up, a restarted worker), and any success ends it.
+ */
+export async function countConsecutiveFailedNights(db: Db, account: string): Promise<number> {
   const rows = await db
     .selectFrom('snapshot_runs')
-    .select('status')
+    .select(['slot', 'status'])
     .where('account', '=', account)
     .where('trigger', '=', 'schedule')
+    .where('slot', 'is not', null)
     .where('status', 'in', ['succeeded', 'failed', 'abandoned'])
-    .orderBy('started_at', 'desc')
-    .orderBy('id', 'desc')
+    .orderBy('slot', 'desc')
     .limit(1000)
     .execute();
-  let count = 0;
+  const nights = new Map<number, boolean>();
   for (const row of rows) {
-    if (row.status === 'succeeded') break;
+    const slot = row.slot!.getTime();
+    nights.set(slot, (nights.get(slot) ?? false) || row.status === 'succeeded');
+  }
+  let count = 0;
+  for (const succeeded of nights.values()) {
+    if (succeeded) break;
     count++;
   }
   return count;

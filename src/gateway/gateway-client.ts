@@ -1,5 +1,5 @@
 import { getMaxListeners, setMaxListeners } from 'node:events';
-import { checkBaseUrl } from '../config.js';
+import { AUTH_SCHEME_PATTERN, checkBaseUrl } from '../config.js';
 import { AuthError, ConfigError, HttpError, PaginationError, ProtocolError, ReconError } from '../errors.js';
 import { createSilentLogger, type Logger } from '../logger.js';
 import { Secret } from '../secret.js';
@@ -18,7 +18,6 @@ import { TokenStore } from './token-store.js';
 
 const TOKEN_PATH = '/v1/auth/token';
 const BALANCES_PATH = '/v1/data/wallets/balances';
-const AUTH_SCHEME_PATTERN = /^[A-Za-z][A-Za-z0-9._-]*$|^$/;
 
 interface ResolvedSettings {
   baseUrl: URL;
@@ -45,8 +44,12 @@ interface ResolvedSettings {
 export function createGatewayClient(options: GatewayClientOptions): GatewayClient {
   const settings = resolveSettings(options);
   const account = options.account;
+  const credentialNames = options.credentialNames ?? { apiKey: 'GATEWAY_API_KEY', apiSecret: 'GATEWAY_API_SECRET' };
   const where = accountSuffix(account);
-  const logger: Logger = (options.logger ?? createSilentLogger()).child({ component: 'gateway', ...(account === undefined ? {} : { account }) });
+  const parent = options.logger ?? createSilentLogger();
+  // A run's logger already carries the account; binding it twice would print the key twice.
+  const bindAccount = account !== undefined && parent.bindings().account === undefined;
+  const logger: Logger = parent.child({ component: 'gateway', ...(bindAccount ? { account } : {}) });
   const signal = options.signal;
   // Each request in flight listens on the stop signal: that is concurrency, not a leak.
   if (signal) setMaxListeners(Math.max(getMaxListeners(signal), settings.concurrency * 2 + 10), signal);
@@ -86,7 +89,12 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
     );
     if (response.status === 401 || response.status === 403) {
       throw new AuthError(
-        `the gateway refused the API key/secret${forAccount(account)} (${response.status} from ${label}). Check GATEWAY_API_KEY and GATEWAY_API_SECRET.`,
+        `the gateway refused the API key/secret${forAccount(account)} (${response.status} from ${label}). Check ${credentialNames.apiKey} and ${credentialNames.apiSecret}.`,
+      );
+    }
+    if (response.status === 400 || response.status === 415 || response.status === 422) {
+      throw new AuthError(
+        `the gateway rejected the token request${forAccount(account)} as malformed (${response.status} from ${label}): check that ${credentialNames.apiKey} holds the API key itself, with no spaces or quotes.`,
       );
     }
     if (response.status < 200 || response.status > 299) throw unexpectedStatus(response, label);

@@ -28,6 +28,8 @@ export interface GatewayClientOptions {
   logger?: Logger;
   /** Account name used in messages and logs. */
   account?: string;
+  /** Where the credentials come from, named in authentication errors. */
+  credentialNames?: { apiKey: string; apiSecret: string };
   /** Once aborted: no new requests start, in-flight ones are cancelled, InterruptedError is thrown. */
   signal?: AbortSignal;
 }

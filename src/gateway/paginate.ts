@@ -61,7 +61,7 @@ export async function* paginate<T>(options: PaginateOptions<T>): AsyncGenerator<
         `${capitalize(what)} offered page ${page} although X-PH-TotalPages said ${totalPages} (${options.totalPagesSlack} extra pages tolerated); stopped${where}.`,
       );
     }
-    visited.set(url.href, page);
+    visited.set(pageKey(url), page);
     const fetched = await options.fetchPage(url, page);
     const totalItems = readCountHeader(fetched.headers, 'x-ph-total', what, page, where);
     totalPages = readCountHeader(fetched.headers, 'x-ph-totalpages', what, page, where) ?? totalPages;
@@ -72,7 +72,7 @@ export async function* paginate<T>(options: PaginateOptions<T>): AsyncGenerator<
           `${capitalize(what)} (page ${page}) points its next link to ${next.origin}, not to the configured gateway ${options.origin}; it was not requested, so our credentials stayed with the gateway${where}.`,
         );
       }
-      const seenAt = visited.get(next.href);
+      const seenAt = visited.get(pageKey(next));
       if (seenAt !== undefined) {
         // The query is left out of the message: it is the gateway's and may carry a cursor.
         throw new PaginationError(
@@ -113,4 +113,12 @@ function headerName(name: string): string {
 
 function capitalize(text: string): string {
   return text.charAt(0).toUpperCase() + text.slice(1);
+}
+
+/** The same page whatever the order of its query parameters: `?page=1&per_page=5` is `?per_page=5&page=1`. */
+function pageKey(url: URL): string {
+  const normalized = new URL(url.href);
+  normalized.hash = '';
+  normalized.searchParams.sort();
+  return normalized.href;
 }

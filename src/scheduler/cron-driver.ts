@@ -15,6 +15,9 @@ export const nodeCronDriver: CronDriver = {
   start(expression, timezone, onTick) {
     // noOverlap is ours to handle (the scheduler logs a skipped tick); node-cron just calls.
     const task = cron.schedule(expression, (context) => onTick(context.date), { timezone, name: 'wallet-recon nightly' });
+    // A tick node-cron missed (the event loop was blocked past its tolerance) is run late rather
+    // than lost until the next restart's catch-up.
+    task.on('execution:missed', (context) => onTick(context.date));
     return {
       stop: () => void task.destroy(),
       nextRun: () => task.getNextRun(),

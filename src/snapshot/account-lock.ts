@@ -3,6 +3,8 @@ import type { DatabaseHandle } from '../db/open-database.js';
 
 /** A held per-account run lock; release it when the run is recorded. */
 export interface AccountLock {
+  /** Aborted if the lock's session dies mid-run: another process may then take the account. */
+  readonly lost: AbortSignal;
   release(): Promise<void>;
 }
 
@@ -15,6 +17,7 @@ function inProcessLock(key: string): AccountLock | undefined {
   heldInProcess.add(key);
   let released = false;
   return {
+    lost: new AbortController().signal,
     async release() {
       if (released) return;
       released = true;
@@ -56,8 +59,17 @@ export async function tryAcquireAccountLock(database: DatabaseHandle, account: s
     await local.release();
     throw error;
   }
+  const lost = new AbortController();
+  let releasing = false;
+  const onLost = () => {
+    if (!releasing) lost.abort(new Error(`the database session holding the lock of account "${account}" ended`));
+  };
+  client.on('error', onLost);
+  client.on('end', onLost);
   return {
+    lost: lost.signal,
     async release() {
+      releasing = true;
       // Closing the session releases the advisory lock even if the unlock query fails.
       await client.end().catch(() => undefined);
       await local.release();

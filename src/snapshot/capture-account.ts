@@ -4,8 +4,16 @@ import { businessDateOf } from '../clock.js';
 import type { AccountConfig } from '../config.js';
 import type { RunTrigger } from '../db/database.types.js';
 import { insertSnapshotRows } from '../db/balance-snapshot.repository.js';
-import { abandonRunningRuns, findRunningRun, hasSucceededSlot, insertRunningRun, markRunFailed, markRunSucceeded } from '../db/snapshot-run.repository.js';
-import { describeError, InterruptedError } from '../errors.js';
+import {
+  abandonRunningRuns,
+  findRunningRun,
+  hasSucceededSlot,
+  insertRunningRun,
+  lockRunningRun,
+  markRunFailed,
+  markRunSucceeded,
+} from '../db/snapshot-run.repository.js';
+import { describeError, InterruptedError, ProtocolError } from '../errors.js';
 import type { GatewayClient, PageProgress } from '../gateway/index.js';
 import { tryAcquireAccountLock } from './account-lock.js';
 import { createGatewayForAccount } from './gateway-for-account.js';
@@ -50,14 +58,25 @@ const HOLDER = `${hostname()}:${process.pid}`;
 
 /**
  * One snapshot run for one account: lock, record, fetch, write atomically, record the outcome.
- * Never throws for gateway or data problems: they become a `failed` run with a message.
+ * Never throws: gateway and data problems become a `failed` run with a message, and a database
+ * that fails before the run is recorded becomes a failed result for this account alone.
  */
 export async function captureAccount(ctx: AppContext, account: AccountConfig, options: CaptureOptions): Promise<AccountRunResult> {
   const started = ctx.clock.now();
   const startedMs = Date.now();
+  try {
+    return await lockAndCapture(ctx, account, options, started, startedMs);
+  } catch (error) {
+    // The database failed before the run could be recorded: report the account, keep the others going.
+    const message = describeError(error);
+    ctx.logger.child({ account: account.name }).error({ err: error }, `snapshot run could not start: ${message}`);
+    return { account: account.name, status: 'failed', durationMs: Date.now() - startedMs, error: message };
+  }
+}
+
+async function lockAndCapture(ctx: AppContext, account: AccountConfig, options: CaptureOptions, started: Date, startedMs: number): Promise<AccountRunResult> {
   const log = ctx.logger.child({ account: account.name });
   const { db } = ctx.database;
-
   const lock = await tryAcquireAccountLock(ctx.database, account.name);
   if (!lock) {
     const holder = await findRunningRun(db, account.name);
@@ -72,6 +91,9 @@ export async function captureAccount(ctx: AppContext, account: AccountConfig, op
     if (options.slot && (await hasSucceededSlot(db, account.name, options.slot))) {
       log.info({ slot: options.slot.toISOString() }, 'skipped: this slot was already captured by another worker');
       return { account: account.name, status: 'skipped', skipReason: 'already-captured', durationMs: Date.now() - startedMs };
+    }
+    if (options.signal?.aborted) {
+      return { account: account.name, status: 'failed', durationMs: Date.now() - startedMs, error: 'interrupted before it started' };
     }
     const abandoned = await abandonRunningRuns(db, account.name, started);
     if (abandoned.length > 0) log.warn({ abandonedRunIds: abandoned }, `marked ${abandoned.length} earlier run(s) abandoned: their process died`);
@@ -88,7 +110,7 @@ export async function captureAccount(ctx: AppContext, account: AccountConfig, op
     });
     const runLog = log.child({ runId });
     runLog.info({ trigger: options.trigger, businessDate }, 'snapshot run started');
-    return await fetchAndRecord(ctx, account, options, { runId, businessDate, startedMs, log: runLog });
+    return await fetchAndRecord(ctx, account, options, { runId, businessDate, startedMs, log: runLog, lockLost: lock.lost });
   } finally {
     await lock.release();
   }
@@ -98,13 +120,15 @@ async function fetchAndRecord(
   ctx: AppContext,
   account: AccountConfig,
   options: CaptureOptions,
-  run: { runId: number; businessDate: string; startedMs: number; log: AppContext['logger'] },
+  run: { runId: number; businessDate: string; startedMs: number; log: AppContext['logger']; lockLost: AbortSignal },
 ): Promise<AccountRunResult> {
   const { db } = ctx.database;
+  // One signal for the gateway: a stop request, or the loss of our account lock.
+  const stop = options.signal ? AbortSignal.any([options.signal, run.lockLost]) : run.lockLost;
   const controller = new AbortController();
-  const onAbort = () => controller.abort(options.signal?.reason);
-  options.signal?.addEventListener('abort', onAbort, { once: true });
-  if (options.signal?.aborted) controller.abort(options.signal.reason);
+  const onAbort = () => controller.abort(stop.reason);
+  stop.addEventListener('abort', onAbort, { once: true });
+  if (stop.aborted) controller.abort(stop.reason);
 
   const counts: { walletsReported: number | null; walletsFetched: number; pagesFetched: number; requests: number } = {
     walletsReported: null,
@@ -124,6 +148,11 @@ async function fetchAndRecord(
     counts.walletsReported = listing.totalReported ?? null;
     counts.pagesFetched = listing.pagesFetched;
     counts.walletsFetched = listing.wallets.length;
+    if (listing.wallets.length === 0 && listing.totalReported !== 0) {
+      // An empty answer without X-PH-Total: 0 is more likely a gateway fault than a merchant with
+      // no wallets, and a succeeded empty run would hide the day's real balances in daily_balances.
+      throw new ProtocolError('The gateway listed no wallets and did not confirm it with X-PH-Total: 0; an empty snapshot was not recorded.');
+    }
     run.log.info({ wallets: listing.wallets.length, pages: listing.pagesFetched }, 'wallet list fetched');
 
     const singles = await client.getWalletBalances(
@@ -131,12 +160,13 @@ async function fetchAndRecord(
       { onProgress: (done, total) => progress({ phase: 'reading', walletsRead: done, walletsTotal: total }) },
     );
     counts.requests = client.requestCount;
-    throwIfAborted(controller.signal);
+    if (controller.signal.aborted) throw new InterruptedError();
 
     progress({ phase: 'writing' });
     const capturedAt = ctx.clock.now();
     const rows = listing.wallets.map((wallet, i) => ({ currency: wallet.currency, balance: wallet.balance, singleBalance: singles[i]!.balance }));
     await db.transaction().execute(async (trx) => {
+      await lockRunningRun(trx, run.runId);
       await insertSnapshotRows(trx, run.runId, account.name, capturedAt, rows);
       await markRunSucceeded(trx, run.runId, ctx.clock.now(), counts);
     });
@@ -145,8 +175,13 @@ async function fetchAndRecord(
     run.log.info({ ...counts, durationMs: Date.now() - run.startedMs }, 'snapshot run succeeded');
     return { account: account.name, status: 'succeeded', runId: run.runId, businessDate: run.businessDate, ...counts, durationMs: Date.now() - run.startedMs };
   } catch (caught) {
-    const error = controller.signal.aborted && !(caught instanceof InterruptedError) ? new InterruptedError() : caught;
-    const message = error instanceof InterruptedError ? 'interrupted' : describeError(error);
+    const lockLost = run.lockLost.aborted;
+    const error = controller.signal.aborted && !lockLost && !(caught instanceof InterruptedError) ? new InterruptedError() : caught;
+    const message = lockLost
+      ? `the lock of account "${account.name}" was lost mid-run (${describeError(run.lockLost.reason)}); nothing was written`
+      : error instanceof InterruptedError
+        ? 'interrupted'
+        : describeError(error);
     counts.requests = gateway?.requestCount ?? counts.requests;
     await markRunFailed(db, run.runId, ctx.clock.now(), message, counts).catch((dbError: unknown) =>
       run.log.error({ err: dbError }, 'could not record the failed run'),
@@ -154,11 +189,7 @@ async function fetchAndRecord(
     run.log.error({ err: error }, `snapshot run failed: ${message}`);
     return { account: account.name, status: 'failed', runId: run.runId, businessDate: run.businessDate, ...counts, durationMs: Date.now() - run.startedMs, error: message };
   } finally {
-    options.signal?.removeEventListener('abort', onAbort);
+    stop.removeEventListener('abort', onAbort);
     gateway?.close();
   }
-}
-
-function throwIfAborted(signal: AbortSignal): void {
-  if (signal.aborted) throw new InterruptedError();
 }

@@ -24,6 +24,7 @@ export function createGatewayForAccount(config: Config, account: AccountConfig, 
     maxPages: g.maxPages,
     logger,
     account: account.name,
+    credentialNames: { apiKey: account.apiKeyEnv, apiSecret: account.apiSecretEnv },
     signal,
   });
 }

@@ -71,7 +71,7 @@ describe(`nightly job and scheduler on the ${backend} database`, () => {
     const ctx = createTestContext(t, { ...sandboxEnv(sandbox), GATEWAY_API_SECRET: 'wrong', RECON_MAX_CONSECUTIVE_FAILURES: '2' }, { logger: logs.logger });
     const nights = ['2026-11-18', '2026-11-19', '2026-11-20'].map((d) => new Date(`${d}T23:55:00Z`));
     for (const night of nights) await runNightlyJob(ctx, { slot: night, signal: new AbortController().signal });
-    const alarms = logs.lines().filter((l) => l.level === 50 && /failed \d+ scheduled runs in a row/.test(String(l.msg)));
+    const alarms = logs.lines().filter((l) => l.level === 50 && /failed \d+ scheduled nights in a row/.test(String(l.msg)));
     expect(alarms.map((l) => l.consecutiveFailures)).toEqual([2, 3]);
   });
 

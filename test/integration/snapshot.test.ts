@@ -3,6 +3,7 @@ import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { runSnapshotJob } from '../../jobs/snapshot-job.js';
 import { listSnapshotRows } from '../../src/db/balance-snapshot.repository.js';
@@ -112,6 +113,24 @@ describe(`snapshot run (${backend} database, emulator)`, () => {
     expect(await snapshotRowCount()).toBe(46);
   });
 
+  it.skipIf(backend !== 'postgres')('fails without writing when its lock session dies mid-run', async () => {
+    sandbox.setFaults({ latencyMs: 40 });
+    const ctx = createTestContext(t, sandboxEnv(sandbox, { GATEWAY_PER_PAGE: '1', GATEWAY_CONCURRENCY: '1' }));
+    let killed = false;
+    const result = await runSnapshotJob(ctx, {
+      trigger: 'manual',
+      onProgress: (p) => {
+        if (killed || p.phase !== 'listing' || p.page?.page !== 2) return;
+        killed = true;
+        // As if the network dropped the lock's session: the advisory lock is gone with it.
+        void sql`select pg_terminate_backend(pid) from pg_locks where locktype = 'advisory' and pid <> pg_backend_pid()`.execute(t.handle.db);
+      },
+    });
+    expect(result.accounts[0]).toMatchObject({ status: 'failed' });
+    expect(result.accounts[0]!.error).toMatch(/lock of account "default" was lost mid-run/);
+    expect(await snapshotRowCount()).toBe(0);
+  });
+
   it('marks a run interrupted when the stop signal comes mid-run, writing nothing', async () => {
     sandbox.setFaults({ latencyMs: 50 });
     const controller = new AbortController();
@@ -159,6 +178,10 @@ describe(`snapshot run against a misbehaving gateway (${backend})`, () => {
       ? { status: 200, body: envelope('[{"currency":"USD","balance":2}]'), headers: { 'x-ph-total': '2', 'x-ph-totalpages': '2' } }
       : { status: 200, body: envelope('[{"currency":"USD","balance":1}]'), headers: { 'x-ph-total': '2', 'x-ph-totalpages': '2', link: '</v1/data/wallets/balances?page=2>; rel="next"' } }), /USD/],
     ['a foreign next link', () => ({ status: 200, body: envelope('[{"currency":"USD","balance":1}]'), headers: { link: '<https://evil.example.com/v1/data/wallets/balances?page=2>; rel="next"' } }), /origin|evil/i],
+    ['an empty list without X-PH-Total', () => ({ status: 200, body: envelope('[]') }), /no wallets/],
+    ['a cycle through a reordered query', (p): Answer => (p.includes('page=2')
+      ? { status: 200, body: envelope('[{"currency":"EUR","balance":2}]'), headers: { link: '</v1/data/wallets/balances?page=1&per_page=100>; rel="next"' } }
+      : { status: 200, body: envelope('[{"currency":"USD","balance":1}]'), headers: { link: '</v1/data/wallets/balances?per_page=100&page=2>; rel="next"' } }), /loops/],
     ['a cycle', () => ({ status: 200, body: envelope('[{"currency":"USD","balance":1}]'), headers: { link: '</v1/data/wallets/balances?per_page=100>; rel="next"' } }), /loops/],
     ['a total that does not add up', () => ({ status: 200, body: envelope('[{"currency":"USD","balance":1}]'), headers: { 'x-ph-total': '5', 'x-ph-totalpages': '1' } }), /total|5/i],
     ['a 404 on the list', () => ({ status: 404, body: '{"code":404,"status":"error","message":"no"}' }), /404/],

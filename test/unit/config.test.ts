@@ -54,6 +54,12 @@ describe('loadConfig', () => {
     }
   });
 
+  it('never echoes a password written into a gateway URL', () => {
+    const problems = problemsOf({ GATEWAY_LIVE_URL: 'https://merchant:SuperS3cret@gw.example.com' });
+    expect(problems[0]).toMatch(/must not contain a user name or password/);
+    expect(problems.join('\n')).not.toContain('SuperS3cret');
+  });
+
   it('keeps secrets out of JSON and inspection', () => {
     const config = load({ GATEWAY_API_KEY: 'k', GATEWAY_API_SECRET: 's3cr3t-value', DATABASE_URL: 'postgres://u:pw-123@h/db' });
     const text = JSON.stringify(config, (_key, v: unknown) => (typeof v === 'bigint' ? v.toString() : v)) + inspect(config, { depth: 10 });

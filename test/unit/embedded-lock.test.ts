@@ -1,0 +1,37 @@
+import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { acquireDataDirLock } from '../../src/db/embedded-lock.js';
+import { LockHeldError } from '../../src/errors.js';
+
+const freshDir = () => mkdtempSync(path.join(tmpdir(), 'wr-lock-'));
+
+describe('embedded database lock', () => {
+  it('lets one holder in and names it to the next', () => {
+    const dir = freshDir();
+    const release = acquireDataDirLock(dir, 'wallet-recon snapshot');
+    // This process is alive, so even its own second attempt is refused.
+    expect(() => acquireDataDirLock(dir, 'wallet-recon migrate')).toThrow(LockHeldError);
+    expect(() => acquireDataDirLock(dir, 'wallet-recon migrate')).toThrow(new RegExp(`pid ${process.pid} on ${hostname()}, "wallet-recon snapshot"`));
+    release();
+    const again = acquireDataDirLock(dir, 'wallet-recon migrate');
+    again();
+    expect(readdirSync(dir)).toEqual([]);
+  });
+
+  it('takes over a lock left by a dead process, and an unreadable one', () => {
+    const dir = freshDir();
+    writeFileSync(path.join(dir, 'wallet-recon.lock'), JSON.stringify({ pid: 2 ** 22 + 12345, host: hostname(), command: 'x', since: '2026-01-01T00:00:00Z' }));
+    acquireDataDirLock(dir, 'a')();
+    writeFileSync(path.join(dir, 'wallet-recon.lock'), '{"pi');
+    acquireDataDirLock(dir, 'b')();
+    expect(readdirSync(dir)).toEqual([]);
+  });
+
+  it('never takes over a lock held on another host', () => {
+    const dir = freshDir();
+    writeFileSync(path.join(dir, 'wallet-recon.lock'), JSON.stringify({ pid: 1, host: 'other-host', command: 'wallet-recon schedule', since: '2026-01-01T00:00:00Z' }));
+    expect(() => acquireDataDirLock(dir, 'a')).toThrow(/pid 1 on other-host/);
+  });
+});
