@@ -7,7 +7,7 @@ export interface NightlyJobOptions {
   slot: Date;
   signal: AbortSignal;
   createGateway?: SnapshotJobOptions['createGateway'];
-  /** Reconciles the accounts that were captured; absent until reconciliation is configured. */
+  /** Reconciles an account's business date once it was captured (the scheduler passes reconcileAfterSnapshot). */
   reconcile?: (ctx: AppContext, account: string, businessDate: string) => Promise<void>;
 }
 

@@ -2,8 +2,12 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { ReconError } from '../errors.js';
+import { registerBackfillCommand } from './backfill-command.js';
 import { registerDemoCommand } from './demo-command.js';
+import { registerLedgerCommand } from './ledger-command.js';
 import { registerMigrateCommand } from './migrate-command.js';
+import { registerReconcileCommand } from './reconcile-command.js';
+import { registerReportCommand } from './report-command.js';
 import { registerRunsCommand } from './runs-command.js';
 import { registerSandboxCommand } from './sandbox-command.js';
 import { registerScheduleCommand } from './schedule-command.js';
@@ -17,6 +21,10 @@ Examples:
   wallet-recon migrate                               create or update the schema
   wallet-recon snapshot --account eu-main            capture one account's balances now
   wallet-recon runs --limit 5                        the latest runs and their outcome
+  wallet-recon ledger import books.csv               load the merchant's books (expected balances)
+  wallet-recon reconcile --date 2026-11-20           compare a business date with the books
+  wallet-recon report --from 2026-11-01 --to 2026-11-30 --format html --out nov.html
+  wallet-recon backfill --from 2026-11-18 --to 2026-11-20 --import statements.csv
   wallet-recon schedule                              the nightly worker
   wallet-recon sandbox --port 4010 --wallets 12      the gateway emulator on its own`;
 
@@ -49,10 +57,15 @@ export function buildProgram(runtime: ReturnType<typeof createCliRuntime>): Comm
     .addHelpText('after', `${EXAMPLES_HELP}\n${EXIT_CODES_HELP}\n\nConfiguration comes from the environment (and a .env file): see README.md.`)
     .exitOverride()
     .configureOutput({ writeOut: (s) => runtime.output.out(s.replace(/\n$/, '')), writeErr: (s) => runtime.output.err(s.replace(/\n$/, '')) });
+  // In the order a newcomer meets them: try it, set up, capture, reconcile, run nightly.
   registerDemoCommand(program, runtime);
   registerMigrateCommand(program, runtime);
   registerSnapshotCommand(program, runtime);
   registerRunsCommand(program, runtime);
+  registerLedgerCommand(program, runtime);
+  registerReconcileCommand(program, runtime);
+  registerReportCommand(program, runtime);
+  registerBackfillCommand(program, runtime);
   registerScheduleCommand(program, runtime);
   registerSandboxCommand(program);
   for (const command of program.commands) command.exitOverride();

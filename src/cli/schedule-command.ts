@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { runNightlyJob, slotNeedsCatchUp } from '../../jobs/nightly-job.js';
+import { reconcileAfterSnapshot } from '../../jobs/reconcile-job.js';
 import { selectAccounts } from '../config.js';
 import { nodeCronDriver } from '../scheduler/cron-driver.js';
 import { createScheduler } from '../scheduler/scheduler.js';
@@ -9,7 +10,7 @@ import type { CliRuntime } from './runtime.js';
 export function registerScheduleCommand(program: Command, runtime: CliRuntime): void {
   program
     .command('schedule')
-    .description('run as the nightly worker: snapshot every account on RECON_SCHEDULE, then reconcile')
+    .description('run as the nightly worker: snapshot every account on RECON_SCHEDULE, then reconcile it')
     .addHelpText('after', '\nLogs JSON lines on stdout. SIGTERM stops it gracefully (RECON_SHUTDOWN_GRACE_MS).\n\nExample:\n  RECON_SCHEDULE="55 23 * * *" RECON_TIMEZONE=Europe/Berlin wallet-recon schedule')
     .action(async () => {
       runtime.logFd = 1;
@@ -26,7 +27,7 @@ export function registerScheduleCommand(program: Command, runtime: CliRuntime): 
           catchUp: ctx.config.catchUp,
           needsCatchUp: (slot) => slotNeedsCatchUp(ctx, slot),
           runTick: async (slot, signal) => {
-            await runNightlyJob(ctx, { slot, signal });
+            await runNightlyJob(ctx, { slot, signal, reconcile: reconcileAfterSnapshot });
           },
         });
         // A stop signal during start-up (opening the database takes seconds) means: never start.

@@ -132,18 +132,6 @@ export async function hasSucceededSlot(db: Db, account: string, slot: Date): Pro
   return row !== undefined;
 }
 
-/** Whether the account has a succeeded run (any trigger) for a business date. */
-export async function hasSucceededRunForDate(db: Db, account: string, businessDate: string): Promise<boolean> {
-  const row = await db
-    .selectFrom('snapshot_runs')
-    .select('id')
-    .where('account', '=', account)
-    .where('business_date', '=', businessDate)
-    .where('status', '=', 'succeeded')
-    .executeTakeFirst();
-  return row !== undefined;
-}
-
 /**
  * How many of the account's latest scheduled nights (slots) failed in a row. A night counts
  * once however many attempts it had (catch-up, a restarted worker), and any success ends it.

@@ -1,0 +1,159 @@
+import path from 'node:path';
+import type { AppContext } from '../src/app-context.js';
+import { datesBetween } from '../src/clock.js';
+import { insertSnapshotRows } from '../src/db/balance-snapshot.repository.js';
+import { findDailyRun } from '../src/db/reconciliation-result.repository.js';
+import { insertRunningRun, markRunSucceeded } from '../src/db/snapshot-run.repository.js';
+import { UsageError } from '../src/errors.js';
+import { readBalanceFile, type BalanceFileRow } from '../src/reconciliation/books-file.js';
+import { countUnmatched, type StatusCounts } from '../src/reconciliation/reconciliation-result.js';
+import { parseBusinessDate, resolveAccountNames, todayOf } from '../src/reconciliation/reconciliation-service.js';
+import { runReconcileJob } from './reconcile-job.js';
+import { runSnapshotJob, type SnapshotJobOptions } from './snapshot-job.js';
+
+export interface BackfillJobOptions {
+  from: string;
+  to: string;
+  /** One configured account; all when absent. */
+  account?: string;
+  /** Balances exported from the gateway's statements (books format) for past dates. */
+  importFile?: string;
+  /** Print the plan, write nothing. */
+  dryRun?: boolean;
+  signal?: AbortSignal;
+  /** Called after each step (an import, a capture, a date reconciled). */
+  onProgress?: (done: number, total: number) => void;
+  createGateway?: SnapshotJobOptions['createGateway'];
+}
+
+/**
+ * How an account's date gets (or got) its snapshot:
+ * existing: a succeeded run was already there; capture: today, taken now from the gateway;
+ * import: a past date filled from the statements file; gap: a past date nobody can fill.
+ */
+export type BackfillAction = 'existing' | 'capture' | 'import' | 'gap';
+
+export interface BackfillAccountDay {
+  account: string;
+  action: BackfillAction;
+  /** The run holding the day's snapshot, once there is one. */
+  runId?: number;
+  /** Why a capture did not produce a snapshot. */
+  error?: string;
+}
+
+export interface BackfillDate {
+  businessDate: string;
+  accounts: BackfillAccountDay[];
+  /** Results per status after reconciling; absent in a dry run. */
+  summary?: StatusCounts;
+  /** Accounts without a snapshot for the date (planned gaps in a dry run). */
+  gaps: number;
+  /** Results other than matched, not counting missing snapshots. */
+  breaks: number;
+}
+
+export interface BackfillJobResult {
+  dryRun: boolean;
+  /** Today in RECON_TIMEZONE: the only date the gateway can still be asked about. */
+  today: string;
+  /** File name recorded as `source` of imported runs. */
+  source?: string;
+  dates: BackfillDate[];
+  /** 0 every date has a snapshot and reconciles clean, 3 gaps or breaks remain, 1 a capture failed. */
+  exitCode: 0 | 1 | 3;
+  /** Statement rows not used: outside the range's past dates, or for dates already captured. */
+  unusedStatementRows: number;
+}
+
+/**
+ * Fills what can honestly be filled over a range: today is captured now, past dates come from
+ * the statements file, and what is left is reported as a gap; then every date is reconciled.
+ * The gateway only reports current balances, so nothing here ever invents a past balance.
+ */
+export async function runBackfillJob(ctx: AppContext, options: BackfillJobOptions): Promise<BackfillJobResult> {
+  const from = parseBusinessDate(options.from, '--from');
+  const to = parseBusinessDate(options.to, '--to');
+  const today = todayOf(ctx);
+  if (from > to) throw new UsageError(`--from ${from} is after --to ${to}: give the earlier date first.`);
+  if (to > today) throw new UsageError(`--to ${to} is in the future (today is ${today} in ${ctx.config.timezone}): a balance cannot be captured before its day.`);
+  const accounts = resolveAccountNames(ctx.config, options.account);
+  const { db } = ctx.database;
+
+  const statements = options.importFile === undefined ? [] : await readBalanceFile(options.importFile, { account: options.account, knownAccounts: ctx.config.accounts.map((a) => a.name) });
+  const source = options.importFile === undefined ? undefined : path.basename(options.importFile);
+  const byAccountDay = new Map<string, BalanceFileRow[]>();
+  for (const row of statements) {
+    const key = `${row.account}|${row.businessDate}`;
+    byAccountDay.set(key, [...(byAccountDay.get(key) ?? []), row]);
+  }
+
+  const dates: BackfillDate[] = [];
+  const used = new Set<string>();
+  for (const businessDate of datesBetween(from, to)) {
+    const days: BackfillAccountDay[] = [];
+    for (const account of accounts) {
+      const run = await findDailyRun(db, account, businessDate);
+      const key = `${account}|${businessDate}`;
+      if (run !== undefined) days.push({ account, action: 'existing', runId: run.runId });
+      else if (businessDate === today) days.push({ account, action: 'capture' });
+      else if (byAccountDay.has(key)) {
+        used.add(key);
+        days.push({ account, action: 'import' });
+      } else days.push({ account, action: 'gap' });
+    }
+    dates.push({ businessDate, accounts: days, gaps: days.filter((d) => d.action === 'gap').length, breaks: 0 });
+  }
+  const unusedStatementRows = [...byAccountDay].filter(([key]) => !used.has(key)).reduce((n, [, rows]) => n + rows.length, 0);
+
+  if (options.dryRun) {
+    return { dryRun: true, today, source, dates, exitCode: dates.some((d) => d.gaps > 0) ? 3 : 0, unusedStatementRows };
+  }
+
+  const work = dates.flatMap((d) => d.accounts.filter((a) => a.action === 'import' || a.action === 'capture').map((a) => ({ date: d.businessDate, day: a })));
+  const total = work.length + dates.length;
+  let done = 0;
+  const step = () => options.onProgress?.(++done, total);
+  let captureFailed = false;
+
+  for (const { date, day } of work) {
+    if (day.action === 'import') {
+      day.runId = await importStatementDay(ctx, day.account, date, byAccountDay.get(`${day.account}|${date}`)!, source!);
+    } else {
+      const captured = await runSnapshotJob(ctx, { trigger: 'backfill', account: day.account, signal: options.signal, createGateway: options.createGateway });
+      const outcome = captured.accounts[0];
+      if (outcome?.status === 'succeeded' && outcome.runId !== undefined) day.runId = outcome.runId;
+      else {
+        captureFailed = true;
+        day.error = outcome?.error ?? `the snapshot was ${outcome?.status ?? 'not run'}`;
+      }
+    }
+    step();
+  }
+
+  for (const date of dates) {
+    const reconciled = await runReconcileJob(ctx, { date: date.businessDate, account: options.account });
+    date.summary = reconciled.summary;
+    date.gaps = reconciled.summary.no_snapshot;
+    date.breaks = countUnmatched(reconciled.summary) - reconciled.summary.no_snapshot;
+    step();
+  }
+
+  const exitCode = captureFailed ? 1 : dates.some((d) => d.gaps > 0 || d.breaks > 0) ? 3 : 0;
+  const gapDates = dates.filter((d) => d.gaps > 0).map((d) => d.businessDate);
+  ctx.logger.info({ from, to, accounts, gapDates, exitCode }, `backfill of ${from} to ${to} finished`);
+  return { dryRun: false, today, source, dates, exitCode, unusedStatementRows };
+}
+
+/** Records one past date from the statements as a succeeded `backfill` run, all or nothing. */
+async function importStatementDay(ctx: AppContext, account: string, businessDate: string, rows: readonly BalanceFileRow[], source: string): Promise<number> {
+  const environment = ctx.config.accounts.find((a) => a.name === account)!.environment;
+  const now = ctx.clock.now();
+  return ctx.database.db.transaction().execute(async (trx) => {
+    const runId = await insertRunningRun(trx, { account, environment, trigger: 'backfill', businessDate, startedAt: now, source });
+    // The statements carry one balance per wallet: there is no single-wallet reading to compare.
+    await insertSnapshotRows(trx, runId, account, now, rows.map((r) => ({ currency: r.currency, balance: r.balance, singleBalance: null })));
+    await markRunSucceeded(trx, runId, now, { walletsReported: null, walletsFetched: rows.length, pagesFetched: 0, requests: 0 });
+    return runId;
+  });
+}

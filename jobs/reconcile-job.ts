@@ -1,0 +1,41 @@
+import type { AppContext } from '../src/app-context.js';
+import { countByStatus, reconciliationExitCode, type ReconciliationResult, type StatusCounts } from '../src/reconciliation/reconciliation-result.js';
+import { reconcileBusinessDate, resolveAccountNames } from '../src/reconciliation/reconciliation-service.js';
+
+export interface ReconcileJobOptions {
+  /** Business date, YYYY-MM-DD. */
+  date: string;
+  /** One configured account; all configured accounts when absent. */
+  account?: string;
+}
+
+export interface ReconcileJobResult {
+  businessDate: string;
+  /** 0 everything matched, 3 any break, missing side, endpoint mismatch, disappeared wallet or missing snapshot. */
+  exitCode: 0 | 3;
+  /** Results per status over all accounts. */
+  summary: StatusCounts;
+  accounts: Array<{ account: string; summary: StatusCounts }>;
+  results: ReconciliationResult[];
+}
+
+/**
+ * The reconcile job shared by the CLI, the scheduler (after each nightly snapshot) and backfill:
+ * reconciles one business date, stores the results and logs the summary.
+ */
+export async function runReconcileJob(ctx: AppContext, options: ReconcileJobOptions): Promise<ReconcileJobResult> {
+  const accounts = resolveAccountNames(ctx.config, options.account);
+  const results = await reconcileBusinessDate(ctx, accounts, options.date);
+  const summary = countByStatus(results);
+  const exitCode = reconciliationExitCode(summary);
+  const perAccount = accounts.map((account) => ({ account, summary: countByStatus(results.filter((r) => r.account === account)) }));
+  const log = { businessDate: options.date, accounts, ...summary };
+  if (exitCode === 0) ctx.logger.info(log, `reconciliation of ${options.date}: all ${results.length} results matched`);
+  else ctx.logger.warn(log, `reconciliation of ${options.date}: ${results.length - summary.matched} of ${results.length} results need attention`);
+  return { businessDate: options.date, exitCode, summary, accounts: perAccount, results };
+}
+
+/** Adapter for the nightly job's `reconcile` hook: one account, the business date just captured. */
+export async function reconcileAfterSnapshot(ctx: AppContext, account: string, businessDate: string): Promise<void> {
+  await runReconcileJob(ctx, { date: businessDate, account });
+}

@@ -1,0 +1,84 @@
+import type { Command } from 'commander';
+import { runBackfillJob, type BackfillAccountDay, type BackfillDate, type BackfillJobResult } from '../../jobs/backfill-job.js';
+import type { CliRuntime } from './runtime.js';
+
+function describeDay(day: BackfillAccountDay, result: Pick<BackfillJobResult, 'dryRun' | 'source'>): string {
+  const run = day.runId === undefined ? '' : ` (run ${day.runId})`;
+  switch (day.action) {
+    case 'existing':
+      return `already captured${run}`;
+    case 'capture':
+      if (result.dryRun) return 'would capture now (today)';
+      return day.error === undefined ? `captured now${run}` : `capture failed: ${day.error}`;
+    case 'import':
+      return result.dryRun ? `would import from ${result.source}` : `imported from ${result.source}${run}`;
+    case 'gap':
+      return result.source === undefined ? 'GAP (past date: the gateway cannot report it; use --import)' : `GAP (not in ${result.source})`;
+  }
+}
+
+/** One line per business date: where its snapshot comes from, then matched, breaks and gaps. */
+export function formatBackfillLine(date: BackfillDate, result: Pick<BackfillJobResult, 'dryRun' | 'source'>): string {
+  const sources =
+    date.accounts.length === 1 ? describeDay(date.accounts[0]!, result) : date.accounts.map((d) => `${d.account}: ${describeDay(d, result)}`).join('; ');
+  const counts = date.summary === undefined ? `gaps ${date.gaps}` : `matched ${date.summary.matched}  breaks ${date.breaks}  gaps ${date.gaps}`;
+  return `${date.businessDate}  ${sources}  ${counts}`;
+}
+
+/** A one-line progress bar on a terminal's stderr; nothing at all elsewhere. */
+function createProgressBar(stream: NodeJS.WriteStream = process.stderr): { update(done: number, total: number): void; done(): void } {
+  if (!stream.isTTY) return { update: () => undefined, done: () => undefined };
+  let drawn = false;
+  return {
+    update(done, total) {
+      const width = 30;
+      const filled = total === 0 ? width : Math.round((done / total) * width);
+      stream.write(`\r\x1b[2K[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${done}/${total}`);
+      drawn = true;
+    },
+    done() {
+      if (drawn) stream.write('\r\x1b[2K');
+    },
+  };
+}
+
+/** `wallet-recon backfill`: fills what can be filled over a range, reports the gaps, reconciles every date. */
+export function registerBackfillCommand(program: Command, runtime: CliRuntime): void {
+  program
+    .command('backfill')
+    .description("fill missing snapshots over a range (today live, past dates from the gateway's statements), then reconcile every date")
+    .requiredOption('--from <date>', 'first business date YYYY-MM-DD')
+    .requiredOption('--to <date>', 'last business date YYYY-MM-DD (today at the latest)')
+    .option('--account <name>', 'only this account')
+    .option('--import <file>', "balances from the gateway's statements for past dates (same format as the books)")
+    .option('--dry-run', 'print the plan and write nothing')
+    .addHelpText(
+      'after',
+      "\nThe gateway reports only current balances: a past day cannot be captured after the fact. Past dates\nwithout a snapshot are filled from --import, or reported as gaps.\n\nExample:\n  wallet-recon backfill --from 2026-11-18 --to 2026-11-20 --import statements.csv\n\nExit codes: 0 every date has a snapshot and reconciles clean, 3 gaps or breaks remain, 1 error, 2 usage error.",
+    )
+    .action(async (opts: { from: string; to: string; account?: string; import?: string; dryRun?: boolean }) => {
+      await runtime.withContext('wallet-recon backfill', {}, async (ctx) => {
+        const progress = createProgressBar();
+        const result = await runBackfillJob(ctx, {
+          from: opts.from,
+          to: opts.to,
+          account: opts.account,
+          importFile: opts.import,
+          dryRun: opts.dryRun,
+          signal: runtime.signal,
+          onProgress: (done, total) => progress.update(done, total),
+        });
+        progress.done();
+        const out = runtime.output;
+        if (result.dryRun) out.out('Dry run: nothing will be written. The plan:');
+        for (const date of result.dates) out.out(formatBackfillLine(date, result));
+        if (result.unusedStatementRows > 0) out.out(`${result.unusedStatementRows} row(s) of ${result.source} were not used: their dates are outside the range's past gaps.`);
+        const gaps = result.dates.filter((d) => d.gaps > 0).map((d) => d.businessDate);
+        const breaks = result.dates.filter((d) => d.breaks > 0).map((d) => d.businessDate);
+        if (gaps.length > 0) out.out(`${result.dryRun ? 'Would leave gaps' : 'Gaps remain'} on ${gaps.join(', ')}: import the gateway's statements for them with --import FILE.`);
+        if (breaks.length > 0) out.out(`Breaks on ${breaks.join(', ')}: see "wallet-recon report --from ${opts.from} --to ${opts.to}".`);
+        if (!result.dryRun && result.exitCode === 0) out.out('Every date has a snapshot and reconciles clean.');
+        return result.exitCode;
+      });
+    });
+}

@@ -1,0 +1,27 @@
+import type { Command } from 'commander';
+import { importBooksFile } from '../reconciliation/books-import-service.js';
+import type { CliRuntime } from './runtime.js';
+
+/** `wallet-recon ledger import FILE`: loads the merchant's expected balances (the books). */
+export function registerLedgerCommand(program: Command, runtime: CliRuntime): void {
+  const ledger = program.command('ledger').description("the merchant's own books: expected balances per account, business date and currency");
+  ledger
+    .command('import')
+    .description('import expected balances from CSV (business_date,currency,balance[,account]) or JSON lines; all rows or none')
+    .argument('<file>', 'a .csv file with a header line, or .jsonl with one object per line')
+    .option('--account <name>', 'the account of rows without an account column (default: the only configured account)')
+    .addHelpText(
+      'after',
+      '\nRe-importing a key (account, business date, currency) replaces its balance and records the file name as its source.\n\nExample:\n  wallet-recon ledger import books-2026-11.csv --account eu-main\n\nExit codes: 0 imported, 1 the file has bad rows (each listed with its line; nothing imported), 2 usage or configuration error.',
+    )
+    .action(async (file: string, opts: { account?: string }) => {
+      await runtime.withContext('wallet-recon ledger import', {}, async (ctx) => {
+        const result = await importBooksFile(ctx, file, { account: opts.account });
+        const period = result.firstDate === result.lastDate ? result.firstDate : `${result.firstDate} to ${result.lastDate}`;
+        runtime.output.out(
+          `Imported ${result.rows} expected balance${result.rows === 1 ? '' : 's'} from ${result.source} for ${result.accounts.join(', ')}, ${period}: ${result.inserted} new, ${result.replaced} replaced.`,
+        );
+        return 0;
+      });
+    });
+}

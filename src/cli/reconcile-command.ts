@@ -1,0 +1,28 @@
+import type { Command } from 'commander';
+import { runReconcileJob } from '../../jobs/reconcile-job.js';
+import { parseBusinessDate, todayOf } from '../reconciliation/reconciliation-service.js';
+import { summarizeResults } from '../reconciliation/report-data.js';
+import { renderTable } from '../reconciliation/render-table.js';
+import type { CliRuntime } from './runtime.js';
+
+/** `wallet-recon reconcile`: compares a business date's snapshot with the books and stores the results. */
+export function registerReconcileCommand(program: Command, runtime: CliRuntime): void {
+  program
+    .command('reconcile')
+    .description("compare a business date's snapshot with the books and store the results (re-running replaces them)")
+    .option('--date <date>', 'business date YYYY-MM-DD (default: today in RECON_TIMEZONE)')
+    .option('--account <name>', 'only this account (default: every configured account)')
+    .addHelpText(
+      'after',
+      '\nExample:\n  wallet-recon reconcile --date 2026-11-20 --account eu-main\n\nExit codes: 0 everything matched, 3 a break, a missing side, an endpoint mismatch, a disappeared wallet or no snapshot, 1 error, 2 usage or configuration error.',
+    )
+    .action(async (opts: { date?: string; account?: string }) => {
+      const date = opts.date === undefined ? undefined : parseBusinessDate(opts.date, '--date');
+      await runtime.withContext('wallet-recon reconcile', {}, async (ctx) => {
+        const businessDate = date ?? todayOf(ctx);
+        const result = await runReconcileJob(ctx, { date: businessDate, account: opts.account });
+        runtime.output.out(renderTable(summarizeResults({ from: businessDate, to: businessDate, account: opts.account }, result.results)));
+        return result.exitCode;
+      });
+    });
+}

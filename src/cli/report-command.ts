@@ -1,0 +1,83 @@
+import { Option, type Command } from 'commander';
+import { describeError, ReconError, UsageError } from '../errors.js';
+import { renderCsv } from '../reconciliation/render-csv.js';
+import { renderHtml } from '../reconciliation/render-html.js';
+import { renderJson } from '../reconciliation/render-json.js';
+import { renderTable } from '../reconciliation/render-table.js';
+import { parseBusinessDate } from '../reconciliation/reconciliation-service.js';
+import { loadCurrencyHistories, loadReport, type ReportRange } from '../reconciliation/report-data.js';
+import { writeFileAtomically } from '../reconciliation/write-file-atomically.js';
+import type { CliRuntime } from './runtime.js';
+
+export const REPORT_FORMATS = ['table', 'csv', 'json', 'html'] as const;
+type ReportFormat = (typeof REPORT_FORMATS)[number];
+
+interface ReportOptions {
+  date?: string;
+  from?: string;
+  to?: string;
+  account?: string;
+  format: ReportFormat;
+  out?: string;
+}
+
+/** The date range the flags ask for; contradictory or incomplete flags are a UsageError naming them. */
+export function rangeFromFlags(opts: Pick<ReportOptions, 'date' | 'from' | 'to' | 'account'>): ReportRange {
+  if (opts.date !== undefined && (opts.from !== undefined || opts.to !== undefined)) {
+    throw new UsageError(`--date and ${opts.from !== undefined ? '--from' : '--to'} contradict each other: give one business date with --date, or a range with --from and --to.`);
+  }
+  if (opts.date !== undefined) {
+    const date = parseBusinessDate(opts.date, '--date');
+    return { from: date, to: date, account: opts.account };
+  }
+  if (opts.from === undefined || opts.to === undefined) {
+    throw new UsageError(opts.from === undefined && opts.to === undefined ? 'Give --date D, or --from D1 --to D2.' : `${opts.from === undefined ? '--to' : '--from'} needs ${opts.from === undefined ? '--from' : '--to'} as well.`);
+  }
+  const from = parseBusinessDate(opts.from, '--from');
+  const to = parseBusinessDate(opts.to, '--to');
+  if (from > to) throw new UsageError(`--from ${from} is after --to ${to}: give the earlier date first.`);
+  return { from, to, account: opts.account };
+}
+
+/** `wallet-recon report`: the stored results as a table, CSV, JSON or a self-contained HTML page. */
+export function registerReportCommand(program: Command, runtime: CliRuntime): void {
+  program
+    .command('report')
+    .description('print or write the stored reconciliation results of a date or range (table, csv, json, html)')
+    .option('--date <date>', 'one business date YYYY-MM-DD')
+    .option('--from <date>', 'first business date of a range')
+    .option('--to <date>', 'last business date of a range')
+    .option('--account <name>', 'only this account')
+    .addOption(new Option('--format <format>', 'output format').choices(REPORT_FORMATS).default('table'))
+    .option('--out <file>', 'write to this file (mode 0600, replaced atomically) instead of stdout')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  wallet-recon report --date 2026-11-20\n  wallet-recon report --from 2026-11-01 --to 2026-11-30 --format html --out november.html\n  wallet-recon report --date 2026-11-20 --format csv > results.csv\n\nExit codes: 0 written, 1 error, 2 usage error.',
+    )
+    .action(async (opts: ReportOptions) => {
+      const range = rangeFromFlags(opts);
+      await runtime.withContext('wallet-recon report', {}, async (ctx) => {
+        const { db } = ctx.database;
+        const report = await loadReport(db, range);
+        const text =
+          opts.format === 'csv'
+            ? renderCsv(report)
+            : opts.format === 'json'
+              ? renderJson(report)
+              : opts.format === 'html'
+                ? renderHtml(report, await loadCurrencyHistories(db, range), ctx.clock.now())
+                : renderTable(report);
+        if (opts.out === undefined) {
+          runtime.output.out(text);
+          return 0;
+        }
+        try {
+          await writeFileAtomically(opts.out, text);
+        } catch (error) {
+          throw new ReconError(`Could not write the report to ${opts.out}: ${describeError(error)}`, { cause: error });
+        }
+        runtime.output.err(`Wrote the ${opts.format} report (${report.results.length} results) to ${opts.out}.`);
+        return 0;
+      });
+    });
+}

@@ -1,0 +1,77 @@
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type { Database } from './database.types.js';
+
+type Db = Kysely<Database> | Transaction<Database>;
+
+export interface ExpectedBalanceInput {
+  account: string;
+  businessDate: string;
+  currency: string;
+  balance: bigint;
+}
+
+export interface ExpectedBalance {
+  account: string;
+  businessDate: string;
+  currency: string;
+  balance: bigint;
+  source: string;
+}
+
+// One parameter per column (unnest), as for snapshot rows: a year of books is a few statements.
+const BATCH_ROWS = 5_000;
+
+/**
+ * Inserts or replaces expected balances by (account, business date, currency), recording the
+ * file they came from. Returns how many keys were new and how many were replaced.
+ */
+export async function upsertExpectedBalances(
+  db: Db,
+  rows: readonly ExpectedBalanceInput[],
+  source: string,
+  importedAt: Date,
+): Promise<{ inserted: number; replaced: number }> {
+  let inserted = 0;
+  let replaced = 0;
+  for (let start = 0; start < rows.length; start += BATCH_ROWS) {
+    const batch = rows.slice(start, start + BATCH_ROWS);
+    // xmax = 0 only on a freshly inserted tuple: it tells a new key from a replaced one.
+    const result = await sql<{ inserted: boolean }>`
+      insert into expected_balances (account, business_date, currency, balance, source, imported_at)
+      select u.account, u.business_date, u.currency, u.balance, ${source}, ${importedAt}
+      from unnest(
+        ${batch.map((r) => r.account)}::text[],
+        ${batch.map((r) => r.businessDate)}::date[],
+        ${batch.map((r) => r.currency)}::text[],
+        ${batch.map((r) => r.balance.toString())}::numeric[]
+      ) as u(account, business_date, currency, balance)
+      on conflict (account, business_date, currency)
+      do update set balance = excluded.balance, source = excluded.source, imported_at = excluded.imported_at
+      returning (xmax = 0) as inserted`.execute(db);
+    for (const row of result.rows) {
+      if (row.inserted) inserted++;
+      else replaced++;
+    }
+  }
+  return { inserted, replaced };
+}
+
+/** The books of one account for one business date, by currency. */
+export async function listExpectedBalances(db: Db, account: string, businessDate: string): Promise<ExpectedBalance[]> {
+  return listExpectedBalancesBetween(db, { from: businessDate, to: businessDate, account });
+}
+
+/** The books over a date range (one account or all), ordered by account, currency and date. */
+export async function listExpectedBalancesBetween(db: Db, range: { from: string; to: string; account?: string }): Promise<ExpectedBalance[]> {
+  let query = db
+    .selectFrom('expected_balances')
+    .select(['account', 'business_date', 'currency', 'balance', 'source'])
+    .where('business_date', '>=', range.from)
+    .where('business_date', '<=', range.to)
+    .orderBy('account')
+    .orderBy('currency')
+    .orderBy('business_date');
+  if (range.account !== undefined) query = query.where('account', '=', range.account);
+  const rows = await query.execute();
+  return rows.map((r) => ({ account: r.account, businessDate: r.business_date, currency: r.currency, balance: BigInt(r.balance), source: r.source }));
+}

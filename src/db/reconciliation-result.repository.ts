@@ -1,0 +1,126 @@
+import type { Kysely, Transaction } from 'kysely';
+import type { StoredReconciliationResult, ReconciliationResult } from '../reconciliation/reconciliation-result.js';
+import type { Database, ReconciliationResultRow } from './database.types.js';
+
+type Db = Kysely<Database> | Transaction<Database>;
+
+// 12 bind parameters per row: 2,000 rows stay well under PostgreSQL's 65,535.
+const BATCH_ROWS = 2_000;
+
+const toText = (v: bigint | null): string | null => (v === null ? null : v.toString());
+const toBigInt = (v: string | null): bigint | null => (v === null ? null : BigInt(v));
+
+/** Replaces the results of some accounts for one business date (call inside a transaction). */
+export async function replaceResultsForDate(
+  db: Db,
+  accounts: readonly string[],
+  businessDate: string,
+  results: readonly ReconciliationResult[],
+  computedAt: Date,
+): Promise<void> {
+  if (accounts.length > 0) {
+    await db.deleteFrom('reconciliation_results').where('business_date', '=', businessDate).where('account', 'in', [...accounts]).execute();
+  }
+  for (let start = 0; start < results.length; start += BATCH_ROWS) {
+    const batch = results.slice(start, start + BATCH_ROWS);
+    await db
+      .insertInto('reconciliation_results')
+      .values(
+        batch.map((r) => ({
+          account: r.account,
+          business_date: r.businessDate,
+          currency: r.currency,
+          gateway_balance: toText(r.gatewayBalance),
+          single_balance: toText(r.singleBalance),
+          expected_balance: toText(r.expectedBalance),
+          previous_balance: toText(r.previousBalance),
+          movement: toText(r.movement),
+          difference: toText(r.difference),
+          status: r.status,
+          run_id: r.runId,
+          computed_at: computedAt,
+        })),
+      )
+      .execute();
+  }
+}
+
+/** Stored results over a date range (one account or all), by date, account and currency. */
+export async function listResults(db: Db, range: { from: string; to: string; account?: string }): Promise<StoredReconciliationResult[]> {
+  let query = db
+    .selectFrom('reconciliation_results')
+    .selectAll()
+    .where('business_date', '>=', range.from)
+    .where('business_date', '<=', range.to)
+    .orderBy('business_date')
+    .orderBy('account')
+    .orderBy('currency', (o) => o.nullsFirst());
+  if (range.account !== undefined) query = query.where('account', '=', range.account);
+  return (await query.execute()).map(fromRow);
+}
+
+function fromRow(r: ReconciliationResultRow): StoredReconciliationResult {
+  return {
+    account: r.account,
+    businessDate: r.business_date,
+    currency: r.currency,
+    gatewayBalance: toBigInt(r.gateway_balance),
+    singleBalance: toBigInt(r.single_balance),
+    expectedBalance: toBigInt(r.expected_balance),
+    previousBalance: toBigInt(r.previous_balance),
+    movement: toBigInt(r.movement),
+    difference: toBigInt(r.difference),
+    status: r.status,
+    runId: r.run_id,
+    computedAt: r.computed_at,
+  };
+}
+
+// What reconciliation reads of the snapshots. These follow the `daily_balances` view (latest
+// succeeded run per account and date) but find the run in snapshot_runs first, because a run
+// that captured no wallet is still a snapshot: every wallet gone, not "no snapshot".
+
+/** The run that is the day's truth for an account (latest succeeded), if any. */
+export async function findDailyRun(db: Db, account: string, businessDate: string): Promise<{ runId: number } | undefined> {
+  const row = await db
+    .selectFrom('snapshot_runs')
+    .select('id')
+    .where('account', '=', account)
+    .where('business_date', '=', businessDate)
+    .where('status', '=', 'succeeded')
+    .orderBy('started_at', 'desc')
+    .orderBy('id', 'desc')
+    .executeTakeFirst();
+  return row === undefined ? undefined : { runId: row.id };
+}
+
+/** The latest business date before `businessDate` on which the account has a succeeded run. */
+export async function findPreviousSnapshotDate(db: Db, account: string, businessDate: string): Promise<string | undefined> {
+  const row = await db
+    .selectFrom('snapshot_runs')
+    .select('business_date')
+    .where('account', '=', account)
+    .where('business_date', '<', businessDate)
+    .where('status', '=', 'succeeded')
+    .orderBy('business_date', 'desc')
+    .executeTakeFirst();
+  return row?.business_date;
+}
+
+/** Daily balances with movement from the `balance_history` view over a range (one account or all). */
+export async function listBalanceHistory(
+  db: Db,
+  range: { from: string; to: string; account?: string },
+): Promise<Array<{ account: string; businessDate: string; currency: string; balance: bigint; movement: bigint | null }>> {
+  let query = db
+    .selectFrom('balance_history')
+    .select(['account', 'business_date', 'currency', 'balance', 'movement'])
+    .where('business_date', '>=', range.from)
+    .where('business_date', '<=', range.to)
+    .orderBy('currency')
+    .orderBy('account')
+    .orderBy('business_date');
+  if (range.account !== undefined) query = query.where('account', '=', range.account);
+  const rows = await query.execute();
+  return rows.map((r) => ({ account: r.account, businessDate: r.business_date, currency: r.currency, balance: BigInt(r.balance), movement: toBigInt(r.movement) }));
+}

@@ -1,0 +1,136 @@
+import { escapeHtml } from './escape-html.js';
+import type { CurrencyHistory } from './report-data.js';
+
+const WIDTH = 760;
+const HEIGHT = 300;
+const MARGIN = { right: 44, top: 36, bottom: 56 };
+const PLOT_H = HEIGHT - MARGIN.top - MARGIN.bottom;
+// 11px labels are about 6.6px per character; beyond this width labels switch to scientific notation.
+const CHAR_PX = 6.6;
+const MAX_LABEL_PX = 210;
+const COLORS = ['#1f77b4', '#d62728', '#2ca02c', '#9467bd', '#ff7f0e', '#17becf', '#8c564b', '#e377c2'];
+// Fractions are taken in BigInt with this many steps, then turned into a float in [0, 1]:
+// a 38-digit balance never passes through a JS number on its way to a pixel.
+const STEPS = 1_000_000n;
+
+/** Where a balance falls between min and max, as a number from 0 to 1, computed exactly in BigInt. */
+export function scaleBigInt(value: bigint, min: bigint, max: bigint): number {
+  if (max === min) return 0.5;
+  return Number(((value - min) * STEPS) / (max - min)) / Number(STEPS);
+}
+
+/**
+ * An axis label: grouped digits, or scientific notation with `significant` digits for numbers
+ * too long to fit (tooltips always keep the exact value).
+ */
+export function formatAxisAmount(value: bigint, significant?: number): string {
+  const sign = value < 0n ? '-' : '';
+  const digits = (value < 0n ? -value : value).toString();
+  if (significant === undefined || digits.length <= significant) return `${sign}${digits.replace(/\B(?=(\d{3})+(?!\d))/g, ',')}`;
+  return `${sign}${digits[0]}.${digits.slice(1, significant)}e${digits.length - 1}`;
+}
+
+/** Tick labels that fit the margin and still differ from one another. */
+function tickLabels(ticks: readonly bigint[], step: bigint): string[] {
+  const exact = ticks.map((v) => formatAxisAmount(v));
+  if (Math.max(...exact.map((l) => l.length)) * CHAR_PX <= MAX_LABEL_PX) return exact;
+  // Enough significant digits to tell neighbouring ticks apart.
+  const longest = Math.max(...ticks.map((v) => (v < 0n ? -v : v).toString().length));
+  const significant = Math.max(3, longest - step.toString().length + 2);
+  return ticks.map((v) => formatAxisAmount(v, significant));
+}
+
+const px = (n: number): string => n.toFixed(1);
+
+/**
+ * A hand-written inline SVG line chart of one currency: one solid line per account's gateway
+ * balance and a dashed one for its books, a point per day with its exact value as a tooltip,
+ * gaps left open (a day without a snapshot is not drawn as anything).
+ */
+export function renderBalanceChartSvg(history: CurrencyHistory): string {
+  const { currency, dates, series } = history;
+  const values = series.flatMap((s) => s.points.map((p) => p.balance));
+  if (values.length === 0 || dates.length === 0) return '';
+  let min = values.reduce((a, b) => (b < a ? b : a));
+  let max = values.reduce((a, b) => (b > a ? b : a));
+  if (min === max) {
+    min -= 1n;
+    max += 1n;
+  }
+  const ticks = [0n, 1n, 2n, 3n, 4n].map((k) => min + ((max - min) * k) / 4n);
+  const labels = tickLabels(ticks, (max - min) / 4n || 1n);
+  // The left margin grows with the longest label so big balances are not cut off.
+  const left = Math.ceil(Math.max(60, ...labels.map((l) => l.length * CHAR_PX + 16)));
+  const plotW = WIDTH - left - MARGIN.right;
+  const index = new Map(dates.map((d, i) => [d, i]));
+  const x = (date: string) => left + (dates.length === 1 ? plotW / 2 : (plotW * index.get(date)!) / (dates.length - 1));
+  const y = (v: bigint) => MARGIN.top + PLOT_H * (1 - scaleBigInt(v, min, max));
+
+  const parts: string[] = [];
+  const title = `${currency} balance history, ${dates[0]} to ${dates[dates.length - 1]}`;
+  parts.push(`<svg class="balance-chart" data-currency="${escapeHtml(currency)}" viewBox="0 0 ${WIDTH} ${HEIGHT}" width="${WIDTH}" height="${HEIGHT}" role="img" aria-label="${escapeHtml(title)}">`);
+  parts.push(`<title>${escapeHtml(title)}</title>`);
+  parts.push(`<text x="${left}" y="20" class="chart-title">${escapeHtml(`${currency} (minor units)`)}</text>`);
+
+  // Axes, with five horizontal grid lines labelled from the exact BigInt range.
+  const bottom = MARGIN.top + PLOT_H;
+  parts.push(`<line class="axis" x1="${left}" y1="${MARGIN.top}" x2="${left}" y2="${bottom}" stroke="#333"/>`);
+  parts.push(`<line class="axis" x1="${left}" y1="${bottom}" x2="${left + plotW}" y2="${bottom}" stroke="#333"/>`);
+  ticks.forEach((v, k) => {
+    const ty = px(y(v));
+    parts.push(`<line x1="${left}" y1="${ty}" x2="${left + plotW}" y2="${ty}" stroke="#ddd"/>`);
+    parts.push(`<text class="y-label" x="${left - 8}" y="${ty}" text-anchor="end" dominant-baseline="middle">${escapeHtml(labels[k]!)}</text>`);
+  });
+  const labelEvery = Math.max(1, Math.ceil(dates.length / 6));
+  dates.forEach((date, i) => {
+    if (i % labelEvery !== 0 && i !== dates.length - 1) return;
+    const tx = px(x(date));
+    parts.push(`<line x1="${tx}" y1="${bottom}" x2="${tx}" y2="${bottom + 5}" stroke="#333"/>`);
+    parts.push(`<text class="x-label" x="${tx}" y="${bottom + 20}" text-anchor="middle">${escapeHtml(date)}</text>`);
+  });
+
+  const accounts = [...new Set(series.map((s) => s.account))];
+  // Points go on top of every line, the gateway's last so a matching book never hides it.
+  const bookPoints: string[] = [];
+  const gatewayPoints: string[] = [];
+  series.forEach((s) => {
+    const color = COLORS[accounts.indexOf(s.account) % COLORS.length]!;
+    const dash = s.kind === 'books' ? ' stroke-dasharray="6 4"' : '';
+    const label = `${s.account} ${s.kind === 'gateway' ? 'gateway' : 'books'}`;
+    // Consecutive days form one polyline; a missing day starts a new one.
+    let segment: string[] = [];
+    let lastIndex = -2;
+    const flush = () => {
+      if (segment.length > 1) parts.push(`<polyline class="series ${s.kind}" data-series="${escapeHtml(label)}" fill="none" stroke="${color}" stroke-width="2"${dash} points="${segment.join(' ')}"/>`);
+      segment = [];
+    };
+    for (const p of s.points) {
+      const i = index.get(p.date);
+      if (i === undefined) continue;
+      if (i !== lastIndex + 1) flush();
+      segment.push(`${px(x(p.date))},${px(y(p.balance))}`);
+      lastIndex = i;
+    }
+    flush();
+    for (const p of s.points) {
+      if (!index.has(p.date)) continue;
+      (s.kind === 'books' ? bookPoints : gatewayPoints).push(
+        `<circle cx="${px(x(p.date))}" cy="${px(y(p.balance))}" r="${s.kind === 'books' ? 2.5 : 3.5}" fill="${s.kind === 'books' ? '#fff' : color}" stroke="${color}"><title>${escapeHtml(`${label} ${p.date}: ${p.balance.toString()}`)}</title></circle>`,
+      );
+    }
+  });
+
+  parts.push(...bookPoints, ...gatewayPoints);
+
+  // Legend under the x labels.
+  series.forEach((s, i) => {
+    const color = COLORS[accounts.indexOf(s.account) % COLORS.length]!;
+    const lx = left + i * 170;
+    const ly = HEIGHT - 12;
+    const dash = s.kind === 'books' ? ' stroke-dasharray="6 4"' : '';
+    parts.push(`<line x1="${lx}" y1="${ly - 4}" x2="${lx + 24}" y2="${ly - 4}" stroke="${color}" stroke-width="2"${dash}/>`);
+    parts.push(`<text class="legend" x="${lx + 30}" y="${ly}">${escapeHtml(`${s.account} ${s.kind}`)}</text>`);
+  });
+  parts.push('</svg>');
+  return parts.join('\n');
+}

@@ -1,0 +1,120 @@
+import type { ReconciliationResult, ReconciliationStatus } from './reconciliation-result.js';
+
+/** One wallet as the snapshot holds it: the list endpoint's balance and the single-wallet endpoint's. */
+export interface SnapshotBalance {
+  currency: string;
+  balance: bigint;
+  singleBalance: bigint | null;
+}
+
+/** One expected balance from the books. */
+export interface BookBalance {
+  currency: string;
+  balance: bigint;
+}
+
+/** Everything the rules need for one account and business date, already read from the database. */
+export interface ReconcileInput {
+  account: string;
+  businessDate: string;
+  /** The day's snapshot, or null when no run succeeded for the date. */
+  snapshot: { runId: number; balances: readonly SnapshotBalance[] } | null;
+  /** The snapshot of the previous business date that has one, for movement and disappeared wallets. */
+  previous: { businessDate: string; balances: readonly Pick<SnapshotBalance, 'currency' | 'balance'>[] } | null;
+  books: readonly BookBalance[];
+  /** Allowed absolute difference, in minor units, per currency. */
+  toleranceFor: (currency: string) => bigint;
+}
+
+const abs = (v: bigint): bigint => (v < 0n ? -v : v);
+
+/**
+ * The reconciliation rules: a pure function from one account-day's inputs to its results,
+ * one per currency seen on either side (sorted), or a single `no_snapshot` row.
+ *
+ * Precedence for a currency the gateway reports: `endpoint_mismatch` (the snapshot itself is
+ * in doubt, so it is reported even when the books match), then `missing_in_ledger`, then
+ * `break` or `matched`. For one it does not: `disappeared` when the previous snapshot had it
+ * (an absent wallet is never read as zero), else `missing_in_gateway`.
+ */
+export function reconcileAccountDay(input: ReconcileInput): ReconciliationResult[] {
+  const { account, businessDate, snapshot } = input;
+  if (snapshot === null) {
+    return [
+      {
+        account,
+        businessDate,
+        currency: null,
+        gatewayBalance: null,
+        singleBalance: null,
+        expectedBalance: null,
+        previousBalance: null,
+        movement: null,
+        difference: null,
+        status: 'no_snapshot',
+        runId: null,
+      },
+    ];
+  }
+  const gateway = new Map(snapshot.balances.map((b) => [b.currency, b]));
+  const books = new Map(input.books.map((b) => [b.currency, b.balance]));
+  const previous = new Map((input.previous?.balances ?? []).map((b) => [b.currency, b.balance]));
+  const currencies = [...new Set([...gateway.keys(), ...books.keys(), ...previous.keys()])].sort();
+
+  const results: ReconciliationResult[] = [];
+  for (const currency of currencies) {
+    const wallet = gateway.get(currency);
+    const expected = books.get(currency) ?? null;
+    const previousBalance = previous.get(currency) ?? null;
+    if (wallet === undefined) {
+      // A wallet that was there yesterday and is gone today: not a zero balance, a question.
+      if (previousBalance !== null) {
+        results.push(row(input, currency, 'disappeared', { expectedBalance: expected, previousBalance }));
+      } else if (expected !== null) {
+        results.push(row(input, currency, 'missing_in_gateway', { expectedBalance: expected }));
+      }
+      continue;
+    }
+    const difference = expected === null ? null : wallet.balance - expected;
+    const status: ReconciliationStatus =
+      wallet.singleBalance !== null && wallet.singleBalance !== wallet.balance
+        ? 'endpoint_mismatch'
+        : difference === null
+          ? 'missing_in_ledger'
+          : abs(difference) <= input.toleranceFor(currency)
+            ? 'matched'
+            : 'break';
+    results.push(
+      row(input, currency, status, {
+        gatewayBalance: wallet.balance,
+        singleBalance: wallet.singleBalance,
+        expectedBalance: expected,
+        previousBalance,
+        movement: previousBalance === null ? null : wallet.balance - previousBalance,
+        difference,
+      }),
+    );
+  }
+  return results;
+}
+
+function row(
+  input: ReconcileInput,
+  currency: string,
+  status: ReconciliationStatus,
+  amounts: Partial<Pick<ReconciliationResult, 'gatewayBalance' | 'singleBalance' | 'expectedBalance' | 'previousBalance' | 'movement' | 'difference'>>,
+): ReconciliationResult {
+  return {
+    account: input.account,
+    businessDate: input.businessDate,
+    currency,
+    gatewayBalance: amounts.gatewayBalance ?? null,
+    singleBalance: amounts.singleBalance ?? null,
+    expectedBalance: amounts.expectedBalance ?? null,
+    previousBalance: amounts.previousBalance ?? null,
+    movement: amounts.movement ?? null,
+    difference: amounts.difference ?? null,
+    status,
+    runId: input.snapshot?.runId ?? null,
+  };
+}

@@ -1,0 +1,65 @@
+import type { ReconciliationStatus } from '../db/database.types.js';
+
+export type { ReconciliationStatus } from '../db/database.types.js';
+
+/**
+ * Glossary. A *snapshot* is the latest succeeded run of an account for a business date; the
+ * *books* are the merchant's expected balances; a *result* is the verdict for one account,
+ * business date and currency (or one `no_snapshot` row per account and date, currency null).
+ */
+export const RECONCILIATION_STATUSES: readonly ReconciliationStatus[] = [
+  'matched',
+  'break',
+  'missing_in_ledger',
+  'missing_in_gateway',
+  'endpoint_mismatch',
+  'no_snapshot',
+  'disappeared',
+];
+
+/** One reconciliation verdict; amounts are exact integers in minor units. */
+export interface ReconciliationResult {
+  account: string;
+  businessDate: string;
+  /** Null only for `no_snapshot`. */
+  currency: string | null;
+  gatewayBalance: bigint | null;
+  singleBalance: bigint | null;
+  expectedBalance: bigint | null;
+  previousBalance: bigint | null;
+  /** Gateway balance minus the balance on the previous business date that has a snapshot. */
+  movement: bigint | null;
+  /** Gateway minus books, when both sides exist. */
+  difference: bigint | null;
+  status: ReconciliationStatus;
+  runId: number | null;
+}
+
+/** A result as stored, with the time it was computed. */
+export interface StoredReconciliationResult extends ReconciliationResult {
+  computedAt: Date;
+}
+
+export type StatusCounts = Record<ReconciliationStatus, number>;
+
+/** Counts of results per status, every status present (zero when absent). */
+export function countByStatus(results: readonly Pick<ReconciliationResult, 'status'>[]): StatusCounts {
+  const counts = Object.fromEntries(RECONCILIATION_STATUSES.map((s) => [s, 0])) as StatusCounts;
+  for (const r of results) counts[r.status]++;
+  return counts;
+}
+
+/** Adds status counts together. */
+export function addCounts(a: StatusCounts, b: StatusCounts): StatusCounts {
+  return Object.fromEntries(RECONCILIATION_STATUSES.map((s) => [s, a[s] + b[s]])) as StatusCounts;
+}
+
+/** Exit code a set of results implies: 0 when everything matched, 3 otherwise. */
+export function reconciliationExitCode(counts: StatusCounts): 0 | 3 {
+  return RECONCILIATION_STATUSES.every((s) => s === 'matched' || counts[s] === 0) ? 0 : 3;
+}
+
+/** How many results are not `matched`. */
+export function countUnmatched(counts: StatusCounts): number {
+  return RECONCILIATION_STATUSES.reduce((sum, s) => (s === 'matched' ? sum : sum + counts[s]), 0);
+}

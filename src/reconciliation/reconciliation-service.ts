@@ -1,0 +1,57 @@
+import type { AppContext } from '../app-context.js';
+import { businessDateOf, isCalendarDate } from '../clock.js';
+import { toleranceFor, type Config } from '../config.js';
+import { listSnapshotRows } from '../db/balance-snapshot.repository.js';
+import { listExpectedBalances } from '../db/expected-balance.repository.js';
+import { findDailyRun, findPreviousSnapshotDate, replaceResultsForDate } from '../db/reconciliation-result.repository.js';
+import { UsageError } from '../errors.js';
+import { reconcileAccountDay } from './reconcile-rules.js';
+import type { ReconciliationResult } from './reconciliation-result.js';
+
+/** The account names a command works on: all configured, or the one named (which must be configured). */
+export function resolveAccountNames(config: Config, name?: string): string[] {
+  const configured = config.accounts.map((a) => a.name);
+  if (name === undefined) return configured;
+  if (!configured.includes(name)) throw new UsageError(`There is no account named "${name}". Configured accounts: ${configured.join(', ')}.`);
+  return [name];
+}
+
+/** Today's business date in RECON_TIMEZONE, from the context's clock. */
+export function todayOf(ctx: Pick<AppContext, 'clock' | 'config'>): string {
+  return businessDateOf(ctx.clock.now(), ctx.config.timezone);
+}
+
+/** Checks a business date given on the command line; `flag` names it in the message. */
+export function parseBusinessDate(value: string, flag: string): string {
+  if (!isCalendarDate(value)) throw new UsageError(`${flag} ${JSON.stringify(value)} is not a real date: use YYYY-MM-DD, for example 2026-11-20.`);
+  return value;
+}
+
+/**
+ * Reconciles the given accounts on one business date and stores the results, replacing that
+ * date's earlier results in the same transaction, so a re-run is idempotent and a reader
+ * never sees half a day.
+ */
+export async function reconcileBusinessDate(ctx: AppContext, accounts: readonly string[], businessDate: string): Promise<ReconciliationResult[]> {
+  const computedAt = ctx.clock.now();
+  return ctx.database.db.transaction().execute(async (trx) => {
+    const all: ReconciliationResult[] = [];
+    for (const account of accounts) {
+      const run = await findDailyRun(trx, account, businessDate);
+      const previousDate = run === undefined ? undefined : await findPreviousSnapshotDate(trx, account, businessDate);
+      const previousRun = previousDate === undefined ? undefined : await findDailyRun(trx, account, previousDate);
+      all.push(
+        ...reconcileAccountDay({
+          account,
+          businessDate,
+          snapshot: run === undefined ? null : { runId: run.runId, balances: await listSnapshotRows(trx, run.runId) },
+          previous: previousDate === undefined || previousRun === undefined ? null : { businessDate: previousDate, balances: await listSnapshotRows(trx, previousRun.runId) },
+          books: await listExpectedBalances(trx, account, businessDate),
+          toleranceFor: (currency) => toleranceFor(ctx.config, currency),
+        }),
+      );
+    }
+    await replaceResultsForDate(trx, accounts, businessDate, all, computedAt);
+    return all;
+  });
+}

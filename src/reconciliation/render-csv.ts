@@ -1,0 +1,48 @@
+import type { StoredReconciliationResult } from './reconciliation-result.js';
+import type { Report } from './report-data.js';
+
+/** The CSV columns, in the order of the reconciliation_results table. */
+export const CSV_COLUMNS = [
+  'account',
+  'business_date',
+  'currency',
+  'gateway_balance',
+  'single_balance',
+  'expected_balance',
+  'previous_balance',
+  'movement',
+  'difference',
+  'status',
+  'run_id',
+  'computed_at',
+] as const;
+
+/** Quotes one field per RFC 4180: only when it holds a comma, a quote, CR or LF; quotes are doubled. */
+export function quoteCsvField(value: string): string {
+  return /[",\r\n]/.test(value) ? `"${value.replaceAll('"', '""')}"` : value;
+}
+
+const text = (v: bigint | number | string | null): string => (v === null ? '' : String(v));
+
+/** One header line and one line per result; CRLF line ends as RFC 4180 and spreadsheets expect. */
+export function renderCsv(report: Report<StoredReconciliationResult>): string {
+  const lines = [CSV_COLUMNS.join(',')];
+  for (const r of report.results) {
+    const fields = [
+      r.account,
+      r.businessDate,
+      text(r.currency),
+      text(r.gatewayBalance),
+      text(r.singleBalance),
+      text(r.expectedBalance),
+      text(r.previousBalance),
+      text(r.movement),
+      text(r.difference),
+      r.status,
+      text(r.runId),
+      r.computedAt.toISOString(),
+    ];
+    lines.push(fields.map(quoteCsvField).join(','));
+  }
+  return `${lines.join('\r\n')}\r\n`;
+}

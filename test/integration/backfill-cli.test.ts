@@ -1,0 +1,100 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { Kysely } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../../src/cli/main.js';
+import type { Output } from '../../src/cli/output.js';
+import { businessDateOf, previousDate } from '../../src/clock.js';
+import type { Database } from '../../src/db/database.types.js';
+import { openDatabase } from '../../src/db/open-database.js';
+import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { sandboxEnv } from '../helpers/test-context.js';
+import { backend, createTestDatabase, type TestDatabase } from '../helpers/test-database.js';
+
+let t: TestDatabase;
+let sandbox: Sandbox;
+let dir: string;
+let env: Record<string, string>;
+// The command runs on the real clock: its "today" in UTC.
+const today = businessDateOf(new Date(), 'UTC');
+const yesterday = previousDate(today);
+const dayBefore = previousDate(yesterday);
+
+async function withDb<T>(fn: (db: Kysely<Database>) => Promise<T>): Promise<T> {
+  if (backend === 'postgres') return fn(t.handle.db);
+  const handle = await openDatabase({ dataDir: t.childEnv.RECON_DATA_DIR!, command: 'test' });
+  try {
+    return await fn(handle.db);
+  } finally {
+    await handle.close();
+  }
+}
+
+async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const out: string[] = [];
+  const err: string[] = [];
+  const output: Output = { out: (s) => void out.push(s), err: (s) => void err.push(s), isTTY: false };
+  const code = await runCli(['node', 'wallet-recon', ...args], { output, env });
+  return { code, stdout: out.join('\n'), stderr: err.join('\n') };
+}
+
+function balanceFile(name: string, dates: readonly string[]): string {
+  const file = path.join(dir, name);
+  writeFileSync(file, `business_date,currency,balance\n${dates.flatMap((d) => sandbox.wallets.map((w) => `${d},${w.currency},${w.balance}`)).join('\n')}\n`);
+  return file;
+}
+
+beforeAll(async () => {
+  t = await createTestDatabase({ onDisk: true });
+  if (backend === 'embedded') await t.handle.close();
+  sandbox = await startSandbox({ port: 0, wallets: 3, seed: 9 });
+  dir = mkdtempSync(path.join(tmpdir(), 'wr-backfill-cli-'));
+  env = { DATABASE_URL: '', ...t.childEnv, ...sandboxEnv(sandbox), LOG_LEVEL: 'silent', RECON_TIMEZONE: 'UTC' };
+});
+afterAll(async () => {
+  await sandbox?.close();
+  await t?.drop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe(`wallet-recon backfill (${backend})`, () => {
+  it('prints the plan with --dry-run and writes nothing', async () => {
+    const result = await cli('backfill', '--from', dayBefore, '--to', today, '--dry-run');
+    expect(result.code).toBe(3);
+    expect(result.stdout.split('\n')).toEqual([
+      'Dry run: nothing will be written. The plan:',
+      `${dayBefore}  GAP (past date: the gateway cannot report it; use --import)  gaps 1`,
+      `${yesterday}  GAP (past date: the gateway cannot report it; use --import)  gaps 1`,
+      `${today}  would capture now (today)  gaps 0`,
+      `Would leave gaps on ${dayBefore}, ${yesterday}: import the gateway's statements for them with --import FILE.`,
+    ]);
+    expect(await withDb((db) => db.selectFrom('snapshot_runs').selectAll().execute())).toEqual([]);
+  });
+
+  it('over three days with two past gaps exits 3 naming them; with the statements it exits 0 and daily_balances covers all three', async () => {
+    expect((await cli('ledger', 'import', balanceFile('books.csv', [dayBefore, yesterday, today]))).code).toBe(0);
+
+    const gaps = await cli('backfill', '--from', dayBefore, '--to', today);
+    expect(gaps.code, gaps.stderr).toBe(3);
+    expect(gaps.stdout).toMatch(new RegExp(`^${dayBefore}  GAP .*  matched 0  breaks 0  gaps 1$`, 'm'));
+    expect(gaps.stdout).toMatch(new RegExp(`^${today}  captured now \\(run \\d+\\)  matched 3  breaks 0  gaps 0$`, 'm'));
+    expect(gaps.stdout).toContain(`Gaps remain on ${dayBefore}, ${yesterday}`);
+
+    const filled = await cli('backfill', '--from', dayBefore, '--to', today, '--import', balanceFile('statements.csv', [dayBefore, yesterday]));
+    expect(filled.code, filled.stdout + filled.stderr).toBe(0);
+    expect(filled.stdout).toMatch(new RegExp(`^${dayBefore}  imported from statements.csv \\(run \\d+\\)  matched 3  breaks 0  gaps 0$`, 'm'));
+    expect(filled.stdout).toMatch(new RegExp(`^${today}  already captured \\(run \\d+\\)  matched 3  breaks 0  gaps 0$`, 'm'));
+    expect(filled.stdout).toMatch(/Every date has a snapshot and reconciles clean\.$/);
+    const covered = await withDb((db) => db.selectFrom('daily_balances').select('business_date').distinct().orderBy('business_date').execute());
+    expect(covered.map((r) => r.business_date)).toEqual([dayBefore, yesterday, today]);
+  });
+
+  it('refuses a future date and a missing --to with exit code 2', async () => {
+    const future = await cli('backfill', '--from', today, '--to', '2999-01-01');
+    expect(future.code).toBe(2);
+    expect(future.stderr).toMatch(/--to 2999-01-01 is in the future/);
+    const missing = await cli('backfill', '--from', today);
+    expect(missing.code).toBe(2);
+  });
+});

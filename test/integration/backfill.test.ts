@@ -1,0 +1,140 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { runBackfillJob } from '../../jobs/backfill-job.js';
+import type { AppContext } from '../../src/app-context.js';
+import { FixedClock } from '../../src/clock.js';
+import { upsertExpectedBalances } from '../../src/db/expected-balance.repository.js';
+import { UsageError } from '../../src/errors.js';
+import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { createTestContext, sandboxEnv } from '../helpers/test-context.js';
+import { backend, createTestDatabase, type TestDatabase } from '../helpers/test-database.js';
+
+const TODAY = '2026-11-21';
+const PAST = ['2026-11-19', '2026-11-20'];
+
+let t: TestDatabase;
+let sandbox: Sandbox;
+let ctx: AppContext;
+let dir: string;
+
+beforeAll(async () => {
+  t = await createTestDatabase();
+  sandbox = await startSandbox({ port: 0, wallets: 4, seed: 5 });
+  ctx = createTestContext(t, sandboxEnv(sandbox), { clock: new FixedClock(`${TODAY}T12:00:00Z`) });
+  dir = mkdtempSync(path.join(tmpdir(), 'wr-backfill-'));
+});
+afterAll(async () => {
+  await sandbox?.close();
+  await t?.drop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** Statement or books lines for the sandbox's wallets on the given dates. */
+function balanceLines(dates: readonly string[]): string[] {
+  return dates.flatMap((date) => sandbox.wallets.map((w) => `${date},${w.currency},${w.balance}`));
+}
+
+function writeStatements(name: string, dates: readonly string[]): string {
+  const file = path.join(dir, name);
+  writeFileSync(file, `business_date,currency,balance\n${balanceLines(dates).join('\n')}\n`);
+  return file;
+}
+
+describe(`backfill (${backend})`, () => {
+  beforeEach(async () => {
+    const db = ctx.database.db;
+    await db.deleteFrom('reconciliation_results').execute();
+    await db.deleteFrom('balance_snapshots').execute();
+    await db.deleteFrom('snapshot_runs').execute();
+    await db.deleteFrom('expected_balances').execute();
+    // The books agree with the gateway on every day of the range.
+    await upsertExpectedBalances(
+      db,
+      [...PAST, TODAY].flatMap((businessDate) => sandbox.wallets.map((w) => ({ account: 'default', businessDate, currency: w.currency, balance: w.balance }))),
+      'books.csv',
+      new Date(),
+    );
+  });
+
+  it('captures today, reports the two past days as gaps and exits 3', async () => {
+    const result = await runBackfillJob(ctx, { from: PAST[0]!, to: TODAY });
+    expect(result.exitCode).toBe(3);
+    expect(result.dates.map((d) => [d.businessDate, d.accounts[0]!.action, d.gaps, d.breaks])).toEqual([
+      ['2026-11-19', 'gap', 1, 0],
+      ['2026-11-20', 'gap', 1, 0],
+      ['2026-11-21', 'capture', 0, 0],
+    ]);
+    expect(result.dates[2]!.summary!.matched).toBe(4);
+    const runs = await ctx.database.db.selectFrom('snapshot_runs').select(['business_date', 'trigger', 'status']).execute();
+    expect(runs).toEqual([{ business_date: TODAY, trigger: 'backfill', status: 'succeeded' }]);
+    const noSnapshot = await ctx.database.db.selectFrom('reconciliation_results').select('business_date').where('status', '=', 'no_snapshot').orderBy('business_date').execute();
+    expect(noSnapshot.map((r) => r.business_date)).toEqual(PAST);
+  });
+
+  it('fills past days from statements as succeeded backfill runs, so daily_balances covers every day and it exits 0', async () => {
+    const statements = writeStatements('statements-nov.csv', PAST);
+    const result = await runBackfillJob(ctx, { from: PAST[0]!, to: TODAY, importFile: statements });
+    expect(result.exitCode).toBe(0);
+    expect(result.dates.map((d) => d.accounts[0]!.action)).toEqual(['import', 'import', 'capture']);
+
+    const covered = await ctx.database.db.selectFrom('daily_balances').select('business_date').distinct().orderBy('business_date').execute();
+    expect(covered.map((r) => r.business_date)).toEqual([...PAST, TODAY]);
+    const imported = await ctx.database.db
+      .selectFrom('snapshot_runs')
+      .select(['business_date', 'trigger', 'status', 'source', 'wallets_fetched'])
+      .where('business_date', 'in', PAST)
+      .orderBy('business_date')
+      .execute();
+    expect(imported).toEqual(PAST.map((business_date) => ({ business_date, trigger: 'backfill', status: 'succeeded', source: 'statements-nov.csv', wallets_fetched: 4 })));
+    const singles = await ctx.database.db.selectFrom('daily_balances').select('single_balance').where('business_date', 'in', PAST).execute();
+    expect(singles.every((r) => r.single_balance === null)).toBe(true);
+    const balances = await ctx.database.db.selectFrom('daily_balances').select(['currency', 'balance']).where('business_date', '=', PAST[0]!).orderBy('currency').execute();
+    expect(balances).toEqual(sandbox.wallets.map((w) => ({ currency: w.currency, balance: w.balance.toString() })));
+
+    // Run again: everything is already there, nothing is captured or imported twice.
+    const again = await runBackfillJob(ctx, { from: PAST[0]!, to: TODAY, importFile: statements });
+    expect(again.exitCode).toBe(0);
+    expect(again.dates.map((d) => d.accounts[0]!.action)).toEqual(['existing', 'existing', 'existing']);
+    expect(again.unusedStatementRows).toBe(8);
+    expect(await ctx.database.db.selectFrom('snapshot_runs').select('id').execute()).toHaveLength(3);
+  });
+
+  it('exits 3 for a break in a filled day, and leaves a day the statements lack as a gap', async () => {
+    const file = path.join(dir, 'statements-partial.jsonl');
+    const [first, ...rest] = sandbox.wallets;
+    writeFileSync(
+      file,
+      [{ ...first!, balance: first!.balance + 1n }, ...rest]
+        .map((w) => JSON.stringify({ business_date: PAST[1], currency: w.currency, balance: w.balance.toString() }))
+        .join('\n'),
+    );
+    const result = await runBackfillJob(ctx, { from: PAST[0]!, to: PAST[1]!, importFile: file });
+    expect(result.exitCode).toBe(3);
+    expect(result.dates.map((d) => [d.businessDate, d.accounts[0]!.action, d.gaps, d.breaks])).toEqual([
+      ['2026-11-19', 'gap', 1, 0],
+      ['2026-11-20', 'import', 0, 1],
+    ]);
+  });
+
+  it('with --dry-run plans the same and writes nothing', async () => {
+    const statements = writeStatements('statements-dry.csv', [PAST[1]!]);
+    const result = await runBackfillJob(ctx, { from: PAST[0]!, to: TODAY, importFile: statements, dryRun: true });
+    expect(result).toMatchObject({ dryRun: true, exitCode: 3, source: 'statements-dry.csv' });
+    expect(result.dates.map((d) => d.accounts[0]!.action)).toEqual(['gap', 'import', 'capture']);
+    expect(await ctx.database.db.selectFrom('snapshot_runs').selectAll().execute()).toEqual([]);
+    expect(await ctx.database.db.selectFrom('reconciliation_results').selectAll().execute()).toEqual([]);
+  });
+
+  it('refuses a future date, a reversed range and a bad statements file before writing anything', async () => {
+    await expect(runBackfillJob(ctx, { from: TODAY, to: '2026-11-22' })).rejects.toThrow(
+      new UsageError('--to 2026-11-22 is in the future (today is 2026-11-21 in UTC): a balance cannot be captured before its day.'),
+    );
+    await expect(runBackfillJob(ctx, { from: '2026-11-20', to: '2026-11-19' })).rejects.toThrow(/--from 2026-11-20 is after --to 2026-11-19/);
+    const bad = path.join(dir, 'statements-bad.csv');
+    writeFileSync(bad, 'business_date,currency,balance\n2026-11-19,EUR,1\n2026-11-19,EUR,2\n');
+    await expect(runBackfillJob(ctx, { from: PAST[0]!, to: TODAY, importFile: bad })).rejects.toThrow(/line 3: duplicate of line 2/);
+    expect(await ctx.database.db.selectFrom('snapshot_runs').selectAll().execute()).toEqual([]);
+  });
+});

@@ -1,0 +1,59 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AppContext } from '../../src/app-context.js';
+import { datesBetween } from '../../src/clock.js';
+import { listExpectedBalances } from '../../src/db/expected-balance.repository.js';
+import { InputFileError } from '../../src/errors.js';
+import { importBooksFile } from '../../src/reconciliation/books-import-service.js';
+import { createTestContext } from '../helpers/test-context.js';
+import { backend, createTestDatabase, type TestDatabase } from '../helpers/test-database.js';
+
+let t: TestDatabase;
+let ctx: AppContext;
+let dir: string;
+
+beforeAll(async () => {
+  t = await createTestDatabase();
+  ctx = createTestContext(t, {});
+  dir = mkdtempSync(path.join(tmpdir(), 'wr-ledger-'));
+});
+afterAll(async () => {
+  await t?.drop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function write(name: string, text: string): string {
+  const file = path.join(dir, name);
+  writeFileSync(file, text);
+  return file;
+}
+
+describe(`ledger import (${backend})`, () => {
+  it('imports a year of books for many currencies in batches, exactly', async () => {
+    const dates = datesBetween('2025-01-01', '2025-12-31');
+    const currencies = ['AUD', 'CAD', 'CHF', 'EUR', 'GBP', 'JPY', 'NOK', 'SEK', 'USD', 'ZAR', 'XAU', 'XAG', 'HKD', 'SGD', 'NZD'];
+    const lines = dates.flatMap((d, i) => currencies.map((c, j) => `${d},${c},${9_007_199_254_740_993n * BigInt(i + 1) + BigInt(j)}`));
+    const result = await importBooksFile(ctx, write('books-2025.csv', `business_date,currency,balance\n${lines.join('\n')}\n`));
+    expect(result).toMatchObject({ source: 'books-2025.csv', rows: 5475, inserted: 5475, replaced: 0, accounts: ['default'], firstDate: '2025-01-01', lastDate: '2025-12-31' });
+    const lastDay = await listExpectedBalances(ctx.database.db, 'default', '2025-12-31');
+    expect(lastDay.find((b) => b.currency === 'USD')!.balance).toBe(9_007_199_254_740_993n * 365n + 8n);
+  });
+
+  it('replaces a re-imported key and records the new file as its source', async () => {
+    const result = await importBooksFile(ctx, write('fix.jsonl', '{"business_date":"2025-12-31","currency":"USD","balance":"-1"}\n{"business_date":"2026-01-01","currency":"USD","balance":0}\n'));
+    expect(result).toMatchObject({ inserted: 1, replaced: 1 });
+    const usd = (await listExpectedBalances(ctx.database.db, 'default', '2025-12-31')).find((b) => b.currency === 'USD');
+    expect(usd).toMatchObject({ balance: -1n, source: 'fix.jsonl' });
+  });
+
+  it('imports nothing when any row is bad', async () => {
+    const before = await ctx.database.db.selectFrom('expected_balances').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
+    const error = await importBooksFile(ctx, write('half.csv', 'business_date,currency,balance\n2027-01-01,EUR,1\n2027-01-02,EUR,one\n')).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(InputFileError);
+    expect((error as InputFileError).problems).toEqual([expect.stringMatching(/^half\.csv line 3: balance "one"/)]);
+    const after = await ctx.database.db.selectFrom('expected_balances').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
+    expect(Number(after.n)).toBe(Number(before.n));
+  });
+});

@@ -1,0 +1,187 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { reconcileAfterSnapshot, runReconcileJob } from '../../jobs/reconcile-job.js';
+import type { AppContext } from '../../src/app-context.js';
+import { insertSnapshotRows } from '../../src/db/balance-snapshot.repository.js';
+import { upsertExpectedBalances } from '../../src/db/expected-balance.repository.js';
+import { listResults } from '../../src/db/reconciliation-result.repository.js';
+import { insertRunningRun, markRunFailed, markRunSucceeded } from '../../src/db/snapshot-run.repository.js';
+import { UsageError } from '../../src/errors.js';
+import { createTestContext } from '../helpers/test-context.js';
+import { backend, createTestDatabase, type TestDatabase } from '../helpers/test-database.js';
+
+let t: TestDatabase;
+let ctx: AppContext;
+let dir: string;
+
+beforeAll(async () => {
+  t = await createTestDatabase();
+  dir = mkdtempSync(path.join(tmpdir(), 'wr-reconcile-'));
+  const accountsFile = path.join(dir, 'accounts.json');
+  writeFileSync(
+    accountsFile,
+    JSON.stringify({
+      accounts: [
+        { name: 'eu-main', environment: 'sandbox', apiKeyEnv: 'EU_KEY', apiSecretEnv: 'EU_SECRET' },
+        { name: 'us-main', environment: 'sandbox', apiKeyEnv: 'US_KEY', apiSecretEnv: 'US_SECRET' },
+      ],
+    }),
+  );
+  ctx = createTestContext(t, { RECON_ACCOUNTS_FILE: accountsFile, RECON_TOLERANCE_JPY: '100' });
+});
+afterAll(async () => {
+  await t?.drop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** Records a succeeded run with its wallets, as a snapshot would. */
+async function snapshot(account: string, businessDate: string, wallets: Record<string, bigint | [bigint, bigint | null]>, startedAt = `${businessDate}T23:55:00Z`): Promise<number> {
+  const db = ctx.database.db;
+  const runId = await insertRunningRun(db, { account, environment: 'sandbox', trigger: 'manual', businessDate, startedAt: new Date(startedAt) });
+  const rows = Object.entries(wallets).map(([currency, v]) => (Array.isArray(v) ? { currency, balance: v[0], singleBalance: v[1] } : { currency, balance: v, singleBalance: v }));
+  await insertSnapshotRows(db, runId, account, new Date(startedAt), rows);
+  await markRunSucceeded(db, runId, new Date(startedAt), { walletsReported: rows.length, walletsFetched: rows.length, pagesFetched: 1, requests: 1 + rows.length });
+  return runId;
+}
+
+async function books(account: string, businessDate: string, balances: Record<string, bigint>, source = 'books.csv'): Promise<void> {
+  await upsertExpectedBalances(ctx.database.db, Object.entries(balances).map(([currency, balance]) => ({ account, businessDate, currency, balance })), source, new Date());
+}
+
+const statusByCurrency = (results: Array<{ currency: string | null; status: string }>) => Object.fromEntries(results.map((r) => [r.currency ?? '-', r.status]));
+
+describe(`reconciliation on ${backend}`, () => {
+  beforeEach(async () => {
+    const db = ctx.database.db;
+    await db.deleteFrom('reconciliation_results').execute();
+    await db.deleteFrom('expected_balances').execute();
+    await db.deleteFrom('balance_snapshots').execute();
+    await db.deleteFrom('snapshot_runs').execute();
+  });
+
+  it('finds the break, both missing sides and the matches; corrected books reconcile clean, one result per currency', async () => {
+    await snapshot('eu-main', '2026-11-20', { EUR: 1000n, USD: 500n, GBP: 70n, CHF: 5n });
+    await snapshot('us-main', '2026-11-20', { USD: 1n });
+    await books('us-main', '2026-11-20', { USD: 1n });
+    // Omits GBP, misstates USD by 100, adds JPY the gateway lacks.
+    await books('eu-main', '2026-11-20', { EUR: 1000n, USD: 400n, CHF: 5n, JPY: 9n });
+
+    const first = await runReconcileJob(ctx, { date: '2026-11-20' });
+    expect(first.exitCode).toBe(3);
+    expect(statusByCurrency(first.results.filter((r) => r.account === 'eu-main'))).toEqual({ CHF: 'matched', EUR: 'matched', GBP: 'missing_in_ledger', JPY: 'missing_in_gateway', USD: 'break' });
+    expect(first.results.find((r) => r.status === 'break')!.difference).toBe(100n);
+    expect(first.summary).toMatchObject({ matched: 3, break: 1, missing_in_ledger: 1, missing_in_gateway: 1 });
+    expect(first.accounts).toEqual([
+      { account: 'eu-main', summary: expect.objectContaining({ matched: 2, break: 1 }) },
+      { account: 'us-main', summary: expect.objectContaining({ matched: 1, break: 0 }) },
+    ]);
+
+    await books('eu-main', '2026-11-20', { USD: 500n, GBP: 70n }, 'books-corrected.csv');
+    await ctx.database.db.deleteFrom('expected_balances').where('currency', '=', 'JPY').execute();
+    const second = await runReconcileJob(ctx, { date: '2026-11-20', account: 'eu-main' });
+    expect(second.exitCode).toBe(0);
+    const stored = await listResults(ctx.database.db, { from: '2026-11-20', to: '2026-11-20', account: 'eu-main' });
+    expect(stored.map((r) => [r.currency, r.status])).toEqual([
+      ['CHF', 'matched'],
+      ['EUR', 'matched'],
+      ['GBP', 'matched'],
+      ['USD', 'matched'],
+    ]);
+    // The other account's results for the date are left alone.
+    expect(await listResults(ctx.database.db, { from: '2026-11-20', to: '2026-11-20', account: 'us-main' })).toHaveLength(1);
+  });
+
+  it('is idempotent: a re-run replaces the date, it never adds to it', async () => {
+    await snapshot('eu-main', '2026-11-20', { EUR: 1n });
+    await runReconcileJob(ctx, { date: '2026-11-20' });
+    await runReconcileJob(ctx, { date: '2026-11-20' });
+    const rows = await ctx.database.db.selectFrom('reconciliation_results').select(['account', 'currency', 'status']).orderBy('account').execute();
+    expect(rows).toEqual([
+      { account: 'eu-main', currency: 'EUR', status: 'missing_in_ledger' },
+      { account: 'us-main', currency: null, status: 'no_snapshot' },
+    ]);
+  });
+
+  it('reads the latest succeeded run of the date and measures movement from the previous date that has a snapshot', async () => {
+    await snapshot('eu-main', '2026-11-17', { EUR: 100n, USD: 7n });
+    // Nothing on the 18th; a failed run on the 19th is no snapshot.
+    const failed = await insertRunningRun(ctx.database.db, { account: 'eu-main', environment: 'sandbox', trigger: 'schedule', businessDate: '2026-11-19', startedAt: new Date('2026-11-19T23:55:00Z') });
+    await markRunFailed(ctx.database.db, failed, new Date('2026-11-19T23:56:00Z'), 'boom');
+    await snapshot('eu-main', '2026-11-20', { EUR: 1n }, '2026-11-20T08:00:00Z');
+    const latest = await snapshot('eu-main', '2026-11-20', { EUR: 250n }, '2026-11-20T23:55:00Z');
+    await books('eu-main', '2026-11-20', { EUR: 250n, USD: 7n });
+
+    const result = await runReconcileJob(ctx, { date: '2026-11-20', account: 'eu-main' });
+    expect(result.results).toEqual([
+      expect.objectContaining({ currency: 'EUR', status: 'matched', gatewayBalance: 250n, previousBalance: 100n, movement: 150n, runId: latest }),
+      expect.objectContaining({ currency: 'USD', status: 'disappeared', gatewayBalance: null, previousBalance: 7n, expectedBalance: 7n }),
+    ]);
+    const noSnapshot = await runReconcileJob(ctx, { date: '2026-11-19', account: 'eu-main' });
+    expect(noSnapshot.results).toEqual([expect.objectContaining({ currency: null, status: 'no_snapshot', runId: null })]);
+  });
+
+  it('reports an endpoint mismatch even when the books match, and applies per-currency tolerance', async () => {
+    await snapshot('eu-main', '2026-11-20', { EUR: [100n, 99n], JPY: 10_100n, USD: 10_001n });
+    await books('eu-main', '2026-11-20', { EUR: 100n, JPY: 10_000n, USD: 10_000n });
+    const result = await runReconcileJob(ctx, { date: '2026-11-20', account: 'eu-main' });
+    expect(statusByCurrency(result.results)).toEqual({ EUR: 'endpoint_mismatch', JPY: 'matched', USD: 'break' });
+  });
+
+  it('stores and compares amounts exactly across 2^53', async () => {
+    const big = 2n ** 53n;
+    await snapshot('eu-main', '2026-11-19', { EUR: big - 1n });
+    await snapshot('eu-main', '2026-11-20', { EUR: big + 1n });
+    await books('eu-main', '2026-11-20', { EUR: big });
+    await runReconcileJob(ctx, { date: '2026-11-20', account: 'eu-main' });
+    const row = await ctx.database.db.selectFrom('reconciliation_results').selectAll().where('account', '=', 'eu-main').executeTakeFirstOrThrow();
+    expect(row).toMatchObject({ status: 'break', gateway_balance: '9007199254740993', expected_balance: '9007199254740992', difference: '1', previous_balance: '9007199254740991', movement: '2' });
+  });
+
+  it('refuses an account that is not configured, listing the configured ones', async () => {
+    await expect(runReconcileJob(ctx, { date: '2026-11-20', account: 'asia' })).rejects.toThrow(new UsageError('There is no account named "asia". Configured accounts: eu-main, us-main.'));
+  });
+
+  it('offers the nightly job a hook that reconciles the account just captured', async () => {
+    await snapshot('eu-main', '2026-11-20', { EUR: 1n });
+    await books('eu-main', '2026-11-20', { EUR: 1n });
+    await reconcileAfterSnapshot(ctx, 'eu-main', '2026-11-20');
+    const rows = await ctx.database.db.selectFrom('reconciliation_results').select(['account', 'status']).execute();
+    expect(rows).toEqual([{ account: 'eu-main', status: 'matched' }]);
+  });
+
+  describe('SQL views for accounting queries', () => {
+    it('reconciliation_breaks holds exactly the results that did not match', async () => {
+      await snapshot('eu-main', '2026-11-20', { EUR: 1n, USD: 2n });
+      await books('eu-main', '2026-11-20', { EUR: 1n, USD: 3n });
+      await runReconcileJob(ctx, { date: '2026-11-20' });
+      const breaks = await ctx.database.db.selectFrom('reconciliation_breaks').select(['account', 'currency', 'status', 'difference']).orderBy('account').execute();
+      expect(breaks).toEqual([
+        { account: 'eu-main', currency: 'USD', status: 'break', difference: '-1' },
+        { account: 'us-main', currency: null, status: 'no_snapshot', difference: null },
+      ]);
+    });
+
+    it('balance_history gives each day its balance and the movement since the previous snapshot day', async () => {
+      const big = 2n ** 53n;
+      await snapshot('eu-main', '2026-11-17', { EUR: big, USD: 5n });
+      await snapshot('eu-main', '2026-11-19', { EUR: big + 3n });
+      await snapshot('eu-main', '2026-11-20', { EUR: 10n, USD: 6n });
+      const rows = await ctx.database.db
+        .selectFrom('balance_history')
+        .select(['business_date', 'currency', 'balance', 'previous_balance', 'previous_business_date', 'movement'])
+        .where('account', '=', 'eu-main')
+        .orderBy('currency')
+        .orderBy('business_date')
+        .execute();
+      expect(rows).toEqual([
+        { business_date: '2026-11-17', currency: 'EUR', balance: '9007199254740992', previous_balance: null, previous_business_date: null, movement: null },
+        { business_date: '2026-11-19', currency: 'EUR', balance: '9007199254740995', previous_balance: '9007199254740992', previous_business_date: '2026-11-17', movement: '3' },
+        { business_date: '2026-11-20', currency: 'EUR', balance: '10', previous_balance: '9007199254740995', previous_business_date: '2026-11-19', movement: '-9007199254740985' },
+        { business_date: '2026-11-17', currency: 'USD', balance: '5', previous_balance: null, previous_business_date: null, movement: null },
+        { business_date: '2026-11-20', currency: 'USD', balance: '6', previous_balance: '5', previous_business_date: '2026-11-17', movement: '1' },
+      ]);
+    });
+  });
+});

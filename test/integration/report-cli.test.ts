@@ -1,0 +1,180 @@
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
+import type { Kysely } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../../src/cli/main.js';
+import type { Output } from '../../src/cli/output.js';
+import { insertSnapshotRows } from '../../src/db/balance-snapshot.repository.js';
+import type { Database } from '../../src/db/database.types.js';
+import { openDatabase } from '../../src/db/open-database.js';
+import { insertRunningRun, markRunSucceeded } from '../../src/db/snapshot-run.repository.js';
+import { backend, createTestDatabase, type TestDatabase } from '../helpers/test-database.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+const run = promisify(execFile);
+
+let t: TestDatabase;
+let dir: string;
+let env: Record<string, string>;
+
+async function withDb<T>(fn: (db: Kysely<Database>) => Promise<T>): Promise<T> {
+  if (backend === 'postgres') return fn(t.handle.db);
+  const handle = await openDatabase({ dataDir: t.childEnv.RECON_DATA_DIR!, command: 'test' });
+  try {
+    return await fn(handle.db);
+  } finally {
+    await handle.close();
+  }
+}
+
+async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const out: string[] = [];
+  const err: string[] = [];
+  const output: Output = { out: (s) => void out.push(s), err: (s) => void err.push(s), isTTY: false };
+  const code = await runCli(['node', 'wallet-recon', ...args], { output, env });
+  return { code, stdout: out.join('\n'), stderr: err.join('\n') };
+}
+
+beforeAll(async () => {
+  t = await createTestDatabase({ onDisk: true });
+  if (backend === 'embedded') await t.handle.close();
+  dir = mkdtempSync(path.join(tmpdir(), 'wr-report-'));
+  env = { DATABASE_URL: '', ...t.childEnv, LOG_LEVEL: 'silent' };
+
+  // Five days of EUR and USD; no snapshot on the 18th; USD breaks on the 19th.
+  const days: Array<[string, bigint, bigint] | [string]> = [
+    ['2026-11-16', 9_007_199_254_740_000n, 1_000n],
+    ['2026-11-17', 9_007_199_254_740_993n, 1_500n],
+    ['2026-11-18'],
+    ['2026-11-19', 9_007_199_254_741_100n, 1_200n],
+    ['2026-11-20', 9_007_199_254_740_500n, 2_000n],
+  ];
+  await withDb(async (db) => {
+    for (const [date, eur, usd] of days) {
+      if (eur === undefined || usd === undefined) continue;
+      const at = new Date(`${date}T23:55:00Z`);
+      const runId = await insertRunningRun(db, { account: 'default', environment: 'sandbox', trigger: 'schedule', businessDate: date, startedAt: at });
+      await insertSnapshotRows(db, runId, 'default', at, [
+        { currency: 'EUR', balance: eur, singleBalance: eur },
+        { currency: 'USD', balance: usd, singleBalance: usd },
+      ]);
+      await markRunSucceeded(db, runId, at, { walletsReported: 2, walletsFetched: 2, pagesFetched: 1, requests: 3 });
+    }
+  });
+  const books = days
+    .filter((d) => d.length === 3)
+    .flatMap(([date, eur, usd]) => [`${date},EUR,${eur}`, `${date},USD,${date === '2026-11-19' ? usd! + 50n : usd}`]);
+  writeFileSync(path.join(dir, 'books.csv'), `business_date,currency,balance\n${books.join('\n')}\n`);
+  expect((await cli('ledger', 'import', path.join(dir, 'books.csv'))).code).toBe(0);
+  for (const [date] of days) await cli('reconcile', '--date', date);
+});
+afterAll(async () => {
+  await t?.drop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe(`wallet-recon report (${backend})`, () => {
+  it('prints the table by default: summary per account, then every result that did not match', async () => {
+    const result = await cli('report', '--from', '2026-11-16', '--to', '2026-11-20');
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toMatch(/^Reconciliation 2026-11-16 to 2026-11-20\n/);
+    expect(result.stdout).toMatch(/default\s+7\s+1\s+0\s+0\s+0\s+1/);
+    expect(result.stdout).toMatch(/2026-11-18\s+default\s+no_snapshot/);
+    expect(result.stdout).toMatch(/2026-11-19\s+default\s+USD\s+break\s+1200\s+1200\s+1250\s+-50/);
+  });
+
+  it('writes CSV with one header and one line per result, to a 0600 file replaced atomically', async () => {
+    const out = path.join(dir, 'results.csv');
+    writeFileSync(out, 'old content', { mode: 0o644 });
+    const result = await cli('report', '--from', '2026-11-16', '--to', '2026-11-20', '--format', 'csv', '--out', out);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toMatch(/Wrote the csv report \(9 results\) to /);
+    expect(statSync(out).mode & 0o777).toBe(0o600);
+    const lines = readFileSync(out, 'utf8').split('\r\n');
+    expect(lines[0]).toBe('account,business_date,currency,gateway_balance,single_balance,expected_balance,previous_balance,movement,difference,status,run_id,computed_at');
+    expect(lines).toHaveLength(11);
+    expect(lines[3]).toMatch(/^default,2026-11-17,EUR,9007199254740993,9007199254740993,9007199254740993,9007199254740000,993,0,matched,\d+,/);
+    expect(readdirSync(dir).filter((f) => f.endsWith('.tmp'))).toEqual([]);
+  });
+
+  it('prints JSON with amounts as strings, limited to one account when asked', async () => {
+    const result = await cli('report', '--date', '2026-11-19', '--format', 'json', '--account', 'default');
+    const parsed = JSON.parse(result.stdout) as { summary: { account: string; total: Record<string, number> }; results: Array<{ gateway_balance: string }> };
+    expect(parsed.summary).toMatchObject({ account: 'default', total: { matched: 1, break: 1 } });
+    expect(parsed.results.map((r) => r.gateway_balance)).toEqual(['9007199254741100', '1200']);
+  });
+
+  it('refuses contradictory or unknown flags with exit code 2', async () => {
+    const both = await cli('report', '--date', '2026-11-19', '--from', '2026-11-01', '--to', '2026-11-30');
+    expect(both.code).toBe(2);
+    expect(both.stderr).toMatch(/UsageError: --date and --from contradict each other/);
+    const format = await cli('report', '--date', '2026-11-19', '--format', 'xml');
+    expect(format.code).toBe(2);
+    expect(format.stderr).toMatch(/Allowed choices are table, csv, json, html/);
+  });
+
+  it('says where it could not write', async () => {
+    const result = await cli('report', '--date', '2026-11-19', '--out', path.join(dir, 'no-such-folder', 'r.txt'));
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/Could not write the report to .*no-such-folder/);
+  });
+
+  describe('html', () => {
+    let htmlFile: string;
+    beforeAll(async () => {
+      htmlFile = path.join(dir, 'report.html');
+      const result = await cli('report', '--from', '2026-11-16', '--to', '2026-11-20', '--format', 'html', '--out', htmlFile);
+      expect(result.code, result.stderr).toBe(0);
+    });
+
+    it('is one self-contained file with a chart per currency and the breaks table', () => {
+      const html = readFileSync(htmlFile, 'utf8');
+      expect(statSync(htmlFile).mode & 0o777).toBe(0o600);
+      expect(html).not.toMatch(/\b(src|href)=|url\(|@import|https?:/);
+      expect(html.match(/<svg class="balance-chart"/g)).toHaveLength(2);
+      // The 18th has no snapshot, so each gateway line is two polylines, not one through a gap.
+      expect(html.match(/<polyline class="series gateway"/g)).toHaveLength(4);
+      expect(html).toContain('<title>default gateway 2026-11-17: 9007199254740993</title>');
+    });
+
+    it.skipIf(!existsSync(CHROMIUM))('renders in headless Chromium with the chart and the table in the DOM', async () => {
+      // A copy with a probe script: the report itself has no script. The probe asks the
+      // browser what it laid out: real SVG elements with a size, table rows.
+      const probe = path.join(dir, 'probe.html');
+      const script = `<script>
+        const chart = document.querySelector('svg.balance-chart[data-currency="USD"]');
+        const line = chart && chart.querySelector('polyline');
+        const box = line ? line.getBBox() : { width: 0, height: 0 };
+        document.body.setAttribute('data-probe', JSON.stringify({
+          svg: chart instanceof SVGSVGElement,
+          polyline: line instanceof SVGPolylineElement,
+          width: box.width, height: box.height,
+          breakRows: document.querySelectorAll('#breaks tbody tr').length,
+          summaryRows: document.querySelectorAll('#summary tbody tr').length,
+        }));
+      </script>`;
+      writeFileSync(probe, readFileSync(htmlFile, 'utf8').replace('</body>', `${script}</body>`));
+      const profile = mkdtempSync(path.join(tmpdir(), 'wr-chromium-'));
+      try {
+        const args = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', `--user-data-dir=${profile}`];
+        const { stdout } = await run(CHROMIUM, [...args, '--dump-dom', pathToFileURL(probe).href], { timeout: 60_000, maxBuffer: 20 * 1024 * 1024 });
+        const probeJson = /data-probe="([^"]*)"/.exec(stdout)?.[1]?.replaceAll('&quot;', '"');
+        expect(JSON.parse(probeJson ?? 'null')).toMatchObject({ svg: true, polyline: true, breakRows: 2, summaryRows: 1 });
+        const { width, height } = JSON.parse(probeJson!) as { width: number; height: number };
+        expect(width).toBeGreaterThan(50);
+        expect(height).toBeGreaterThan(10);
+        expect(stdout).toMatch(/<td>2026-11-19<\/td><td>default<\/td><td>USD<\/td><td>break<\/td>/);
+
+        const png = path.join(dir, 'report.png');
+        await run(CHROMIUM, [...args, `--screenshot=${png}`, '--window-size=1000,1600', pathToFileURL(htmlFile).href], { timeout: 60_000 });
+        expect(statSync(png).size).toBeGreaterThan(10_000);
+      } finally {
+        rmSync(profile, { recursive: true, force: true });
+      }
+    }, 120_000);
+  });
+});

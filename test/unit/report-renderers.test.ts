@@ -1,0 +1,174 @@
+import { describe, expect, it } from 'vitest';
+import { formatAxisAmount, renderBalanceChartSvg, scaleBigInt } from '../../src/reconciliation/balance-chart-svg.js';
+import { CSV_COLUMNS, quoteCsvField, renderCsv } from '../../src/reconciliation/render-csv.js';
+import { renderHtml } from '../../src/reconciliation/render-html.js';
+import { renderJson } from '../../src/reconciliation/render-json.js';
+import { renderTable } from '../../src/reconciliation/render-table.js';
+import type { StoredReconciliationResult } from '../../src/reconciliation/reconciliation-result.js';
+import { summarizeResults } from '../../src/reconciliation/report-data.js';
+import { rangeFromFlags } from '../../src/cli/report-command.js';
+import { UsageError } from '../../src/errors.js';
+
+const computedAt = new Date('2026-11-21T06:00:00Z');
+function result(overrides: Partial<StoredReconciliationResult>): StoredReconciliationResult {
+  return {
+    account: 'acme',
+    businessDate: '2026-11-20',
+    currency: 'EUR',
+    gatewayBalance: 100n,
+    singleBalance: 100n,
+    expectedBalance: 100n,
+    previousBalance: null,
+    movement: null,
+    difference: 0n,
+    status: 'matched',
+    runId: 3,
+    computedAt,
+    ...overrides,
+  };
+}
+
+const big = 2n ** 53n + 1n;
+const results = [
+  result({}),
+  result({ currency: 'USD', gatewayBalance: big, singleBalance: big, expectedBalance: big - 100n, difference: 100n, status: 'break', previousBalance: 1n, movement: big - 1n }),
+  result({ account: 'zeta', currency: null, gatewayBalance: null, singleBalance: null, expectedBalance: null, difference: null, status: 'no_snapshot', runId: null }),
+];
+const report = summarizeResults({ from: '2026-11-20', to: '2026-11-20' }, results);
+
+describe('report summary', () => {
+  it('counts every status per account and in total, and implies the exit code', () => {
+    expect(report.summary.accounts.map((a) => [a.account, a.counts.matched, a.counts.break, a.counts.no_snapshot])).toEqual([
+      ['acme', 1, 1, 0],
+      ['zeta', 0, 0, 1],
+    ]);
+    expect(report.summary.total).toMatchObject({ matched: 1, break: 1, no_snapshot: 1, missing_in_ledger: 0 });
+    expect(report.summary.exitCode).toBe(3);
+  });
+});
+
+describe('table', () => {
+  it('prints a summary per account and then only the rows that did not match', () => {
+    const text = renderTable(report);
+    expect(text).toMatch(/^Reconciliation 2026-11-20\n/);
+    expect(text).toMatch(/acme\s+1\s+1\s+0/);
+    expect(text).toMatch(/2 result\(s\) need attention/);
+    expect(text).toMatch(/2026-11-20\s+acme\s+USD\s+break\s+9007199254740993\s+9007199254740993\s+9007199254740893\s+100/);
+    expect(text).toMatch(/zeta\s+no_snapshot/);
+    expect(text).not.toMatch(/acme\s+EUR\s+matched/);
+  });
+
+  it('says so when nothing is stored or everything matched', () => {
+    expect(renderTable(summarizeResults({ from: '2026-11-20', to: '2026-11-20' }, []))).toMatch(/no results stored. Run "wallet-recon reconcile --date 2026-11-20"/);
+    expect(renderTable(summarizeResults({ from: '2026-11-20', to: '2026-11-20' }, [result({})]))).toMatch(/Every result matched\.$/);
+  });
+});
+
+describe('csv', () => {
+  it('quotes per RFC 4180 only when needed', () => {
+    expect(quoteCsvField('plain')).toBe('plain');
+    expect(quoteCsvField('a,b')).toBe('"a,b"');
+    expect(quoteCsvField('say "hi"')).toBe('"say ""hi"""');
+    expect(quoteCsvField('two\nlines')).toBe('"two\nlines"');
+  });
+
+  it('writes one header line and one CRLF line per result with every column, amounts exact', () => {
+    const lines = renderCsv(report).split('\r\n');
+    expect(lines).toHaveLength(results.length + 2);
+    expect(lines.at(-1)).toBe('');
+    expect(lines[0]).toBe(CSV_COLUMNS.join(','));
+    expect(lines[2]).toBe('acme,2026-11-20,USD,9007199254740993,9007199254740993,9007199254740893,1,9007199254740992,100,break,3,2026-11-21T06:00:00.000Z');
+    expect(lines[3]).toBe('zeta,2026-11-20,,,,,,,,no_snapshot,,2026-11-21T06:00:00.000Z');
+  });
+});
+
+describe('json', () => {
+  it('gives a summary and results with amounts as strings of digits', () => {
+    const parsed = JSON.parse(renderJson(report)) as { summary: { total: Record<string, number> }; results: Array<Record<string, unknown>> };
+    expect(parsed.summary.total.break).toBe(1);
+    expect(parsed.results[1]).toEqual({
+      account: 'acme',
+      business_date: '2026-11-20',
+      currency: 'USD',
+      gateway_balance: '9007199254740993',
+      single_balance: '9007199254740993',
+      expected_balance: '9007199254740893',
+      previous_balance: '1',
+      movement: '9007199254740992',
+      difference: '100',
+      status: 'break',
+      run_id: 3,
+      computed_at: '2026-11-21T06:00:00.000Z',
+    });
+  });
+});
+
+describe('chart', () => {
+  it('scales BigInt balances to a fraction without losing the order of values 1 apart beyond 2^53', () => {
+    const min = 10n ** 30n;
+    expect(scaleBigInt(min, min, min + 2n)).toBe(0);
+    expect(scaleBigInt(min + 1n, min, min + 2n)).toBe(0.5);
+    expect(scaleBigInt(min + 2n, min, min + 2n)).toBe(1);
+    expect(scaleBigInt(5n, 5n, 5n)).toBe(0.5);
+  });
+
+  it('labels axes with grouped digits, or scientific notation for numbers too long for the margin', () => {
+    expect(formatAxisAmount(-1234567n)).toBe('-1,234,567');
+    expect(formatAxisAmount(12345678901234567890n, 4)).toBe('1.234e19');
+    const svg = renderBalanceChartSvg({ currency: 'XAU', dates: ['2026-11-20', '2026-11-21'], series: [{ account: 'a', kind: 'gateway', points: [{ date: '2026-11-20', balance: 10n ** 37n }, { date: '2026-11-21', balance: 10n ** 37n + 4n * 10n ** 30n }] }] });
+    // Ticks 10^30 apart at 10^37 need enough significant digits to differ.
+    expect(svg).toContain('>1.00000000e37</text>');
+    expect(svg).toContain('>1.00000010e37</text>');
+  });
+
+  it('draws one polyline per run of consecutive days, a point per day, axes and labels', () => {
+    const svg = renderBalanceChartSvg({
+      currency: 'EUR',
+      dates: ['2026-11-18', '2026-11-19', '2026-11-20', '2026-11-21'],
+      series: [
+        { account: 'acme', kind: 'gateway', points: [{ date: '2026-11-18', balance: big }, { date: '2026-11-19', balance: big + 2n }, { date: '2026-11-21', balance: big + 1n }] },
+        { account: 'acme', kind: 'books', points: [{ date: '2026-11-18', balance: big }] },
+      ],
+    });
+    expect(svg.match(/<polyline/g)).toHaveLength(1);
+    expect(svg.match(/<circle/g)).toHaveLength(4);
+    // Lowest balance on the bottom edge of the plot (y 244), highest on the top edge (y 36).
+    expect(svg).toMatch(/<polyline class="series gateway"[^>]*points="\d+\.\d,244\.0 \d+\.\d,36\.0"/);
+    expect(svg).toContain('<title>acme gateway 2026-11-21: 9007199254740994</title>');
+    expect(svg).toContain('class="axis"');
+    expect(svg).toContain('>2026-11-18</text>');
+  });
+});
+
+describe('html', () => {
+  it('escapes every value it prints', () => {
+    const hostile = summarizeResults({ from: '2026-11-20', to: '2026-11-20', account: '<script>alert(1)</script>' }, [
+      result({ account: '<script>alert(1)</script>', status: 'break', difference: 1n }),
+    ]);
+    const html = renderHtml(hostile, [{ currency: 'EUR', dates: ['2026-11-20'], series: [{ account: '"><img src=x>', kind: 'gateway', points: [{ date: '2026-11-20', balance: 1n }] }] }], computedAt);
+    expect(html).not.toContain('<script>');
+    expect(html).not.toContain('<img');
+    expect(html).toContain('&lt;script&gt;alert(1)&lt;/script&gt;');
+    expect(html).toContain('&quot;&gt;&lt;img src=x&gt;');
+  });
+
+  it('refers to nothing outside the file', () => {
+    const html = renderHtml(report, [], computedAt);
+    expect(html).not.toMatch(/\b(src|href)=|url\(|@import|https?:/);
+  });
+});
+
+describe('report flags', () => {
+  it('refuses --date together with --from or --to, naming both', () => {
+    expect(() => rangeFromFlags({ date: '2026-11-20', from: '2026-11-01' })).toThrow(new UsageError('--date and --from contradict each other: give one business date with --date, or a range with --from and --to.'));
+    expect(() => rangeFromFlags({ date: '2026-11-20', to: '2026-11-21' })).toThrow(/--date and --to contradict/);
+  });
+
+  it('needs a date or a whole, ordered range of real dates', () => {
+    expect(() => rangeFromFlags({})).toThrow(/Give --date D, or --from D1 --to D2/);
+    expect(() => rangeFromFlags({ from: '2026-11-01' })).toThrow(/--from needs --to as well/);
+    expect(() => rangeFromFlags({ from: '2026-11-02', to: '2026-11-01' })).toThrow(/--from 2026-11-02 is after --to 2026-11-01/);
+    expect(() => rangeFromFlags({ date: '2026-11-31' })).toThrow(/--date "2026-11-31" is not a real date/);
+    expect(rangeFromFlags({ from: '2026-11-01', to: '2026-11-30', account: 'acme' })).toEqual({ from: '2026-11-01', to: '2026-11-30', account: 'acme' });
+  });
+});
