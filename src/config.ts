@@ -49,6 +49,8 @@ export interface Config {
   readonly sandboxUrl: string;
   readonly gateway: GatewaySettings;
   readonly logLevel: string;
+  /** Whether LOG_LEVEL was set, rather than defaulted (the demo is quieter by default). */
+  readonly logLevelSet: boolean;
   readonly timezone: string;
   readonly schedule: string;
   readonly accounts: readonly AccountConfig[];
@@ -261,6 +263,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
       maxPages: v.GATEWAY_MAX_PAGES,
     },
     logLevel: v.LOG_LEVEL,
+    logLevelSet: env.LOG_LEVEL !== undefined,
     timezone: v.RECON_TIMEZONE,
     schedule: v.RECON_SCHEDULE,
     accounts: accountsResult.accounts,

@@ -23,6 +23,8 @@ export function registerDemoCommand(program: Command, runtime: CliRuntime): void
     .option('--wallets <n>', 'how many wallets the emulator holds', '12')
     .addHelpText('after', '\nUses the embedded database in .data/ unless DATABASE_URL is set.\n\nExample:\n  npx wallet-recon demo')
     .action(async (opts: { wallets: string }) => {
+      // The demo prints what matters itself; run-by-run log lines would drown it.
+      runtime.defaultLogLevel = 'warn';
       const wallets = Number(opts.wallets);
       if (!Number.isInteger(wallets) || wallets < 1 || wallets > MAX_WALLETS) {
         throw new UsageError(`--wallets must be a whole number from 1 to ${MAX_WALLETS} (got "${opts.wallets}").`);

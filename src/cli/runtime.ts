@@ -13,6 +13,8 @@ export interface CliRuntime {
   exitCode: number;
   /** Where logs go: stderr for commands that print results, stdout for the long-running worker. */
   logFd: 1 | 2;
+  /** Log level when LOG_LEVEL is not set: info, or warn for commands whose output is the point. */
+  defaultLogLevel: string;
   /** Aborted when the process receives SIGINT or SIGTERM. */
   readonly signal: AbortSignal;
   /** How long after a stop signal the process may take before it is ended by force. */
@@ -35,6 +37,7 @@ export function createCliRuntime(
     output,
     exitCode: 0,
     logFd: 2,
+    defaultLogLevel: 'info',
     signal,
     shutdown,
     config() {
@@ -43,7 +46,8 @@ export function createCliRuntime(
     },
     logger() {
       // Logs go to stderr so a command's stdout (tables, JSON, CSV) stays clean to pipe.
-      logger ??= createLogger({ level: runtime.config().logLevel, fd: runtime.logFd });
+      const config = runtime.config();
+      logger ??= createLogger({ level: config.logLevelSet ? config.logLevel : runtime.defaultLogLevel, fd: runtime.logFd });
       return logger;
     },
     async withContext(command, options, fn) {

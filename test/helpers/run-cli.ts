@@ -2,6 +2,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { runCli } from '../../src/cli/main.js';
+import type { Output } from '../../src/cli/output.js';
 
 const root = path.join(import.meta.dirname, '..', '..');
 const entry = path.join(root, 'src', 'cli', 'bin.ts');
@@ -40,4 +42,13 @@ export function collect(child: ChildProcess): Promise<CliResult> {
     child.on('error', reject);
     child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
   });
+}
+
+/** Runs the CLI in this process with a collecting output: fast, for commands that need no signals. */
+export async function runCliInProcess(args: string[], env: Record<string, string | undefined>): Promise<{ code: number; stdout: string; stderr: string }> {
+  const out: string[] = [];
+  const err: string[] = [];
+  const output: Output = { out: (s) => void out.push(s), err: (s) => void err.push(s), isTTY: false };
+  const code = await runCli(['node', 'wallet-recon', ...args], { output, env });
+  return { code, stdout: out.join('\n'), stderr: err.join('\n') };
 }

@@ -2,7 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import type { Kysely } from 'kysely';
 import pg from 'pg';
+import type { Database } from '../../src/db/database.types.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { openDatabase, type DatabaseHandle } from '../../src/db/open-database.js';
 
@@ -17,7 +19,7 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
-function withDatabase(url: string, database: string): string {
+function urlWithDatabase(url: string, database: string): string {
   const u = new URL(url);
   u.pathname = `/${database}`;
   return u.toString();
@@ -36,7 +38,7 @@ export async function createTestDatabase(options: { migrate?: boolean; onDisk?: 
     await admin.connect();
     await admin.query(`create database "${name}"`);
     await admin.end();
-    const url = withDatabase(adminUrl, name);
+    const url = urlWithDatabase(adminUrl, name);
     const handle = await openDatabase({ databaseUrl: url, dataDir: 'memory://', command: 'test', poolSize: 5 });
     if (migrate) await migrateToLatest(handle.db);
     return {
@@ -62,4 +64,18 @@ export async function createTestDatabase(options: { migrate?: boolean; onDisk?: 
       if (dir) rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * Runs `fn` on the test database while CLI children own it: on PostgreSQL through the open
+ * handle; embedded, by opening the folder for the call only (after the file closed its handle).
+ */
+export async function withDatabase<T>(t: TestDatabase, fn: (db: Kysely<Database>) => Promise<T>): Promise<T> {
+  if (backend === 'postgres') return fn(t.handle.db);
+  const handle = await openDatabase({ dataDir: t.childEnv.RECON_DATA_DIR!, command: 'test inspection' });
+  try {
+    return await fn(handle.db);
+  } finally {
+    await handle.close();
+  }
 }

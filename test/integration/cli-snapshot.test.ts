@@ -4,10 +4,9 @@ import path from 'node:path';
 import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.types.js';
-import { openDatabase } from '../../src/db/open-database.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { collect, runCliProcess, spawnCli } from '../helpers/run-cli.js';
-import { backend, createTestDatabase, type TestDatabase } from '../helpers/test-database.js';
+import { backend, createTestDatabase, withDatabase, type TestDatabase } from '../helpers/test-database.js';
 
 let t: TestDatabase;
 let sandbox: Sandbox;
@@ -32,16 +31,7 @@ afterAll(async () => {
   await t?.drop();
 });
 
-async function inspect<T>(fn: (db: Kysely<Database>) => Promise<T>): Promise<T> {
-  if (backend === 'postgres') return fn(t.handle.db);
-  const handle = await openDatabase({ dataDir: t.childEnv.RECON_DATA_DIR!, command: 'test inspection' });
-  try {
-    return await fn(handle.db);
-  } finally {
-    await handle.close();
-  }
-}
-
+const inspect = <T>(fn: (db: Kysely<Database>) => Promise<T>) => withDatabase(t, fn);
 const runsOf = () => inspect((db) => db.selectFrom('snapshot_runs').selectAll().orderBy('id').execute());
 
 async function waitFor(condition: () => boolean, timeoutMs = 15_000): Promise<void> {

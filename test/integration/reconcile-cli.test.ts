@@ -3,13 +3,11 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Output } from '../../src/cli/output.js';
-import { runCli } from '../../src/cli/main.js';
 import { insertSnapshotRows } from '../../src/db/balance-snapshot.repository.js';
 import type { Database } from '../../src/db/database.types.js';
-import { openDatabase } from '../../src/db/open-database.js';
 import { insertRunningRun, markRunSucceeded } from '../../src/db/snapshot-run.repository.js';
-import { backend, createTestDatabase, type TestDatabase } from '../helpers/test-database.js';
+import { runCliInProcess } from '../helpers/run-cli.js';
+import { backend, createTestDatabase, withDatabase, type TestDatabase } from '../helpers/test-database.js';
 
 let t: TestDatabase;
 let dir: string;
@@ -28,23 +26,8 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function withDb<T>(fn: (db: Kysely<Database>) => Promise<T>): Promise<T> {
-  if (backend === 'postgres') return fn(t.handle.db);
-  const handle = await openDatabase({ dataDir: t.childEnv.RECON_DATA_DIR!, command: 'test' });
-  try {
-    return await fn(handle.db);
-  } finally {
-    await handle.close();
-  }
-}
-
-async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const output: Output = { out: (s) => void out.push(s), err: (s) => void err.push(s), isTTY: false };
-  const code = await runCli(['node', 'wallet-recon', ...args], { output, env });
-  return { code, stdout: out.join('\n'), stderr: err.join('\n') };
-}
+const withDb = <T>(fn: (db: Kysely<Database>) => Promise<T>) => withDatabase(t, fn);
+const cli = (...args: string[]) => runCliInProcess(args, env);
 
 function file(name: string, text: string): string {
   const p = path.join(dir, name);
