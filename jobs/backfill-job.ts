@@ -4,10 +4,10 @@ import { datesBetween } from '../src/clock.js';
 import { insertSnapshotRows } from '../src/db/balance-snapshot.repository.js';
 import { findDailyRun } from '../src/db/reconciliation-result.repository.js';
 import { insertRunningRun, markRunSucceeded } from '../src/db/snapshot-run.repository.js';
-import { UsageError } from '../src/errors.js';
 import { readBalanceFile, type BalanceFileRow } from '../src/reconciliation/books-file.js';
 import { countUnmatched, type StatusCounts } from '../src/reconciliation/reconciliation-result.js';
-import { parseBusinessDate, resolveAccountNames, todayOf } from '../src/reconciliation/reconciliation-service.js';
+import { parseDateRange, todayOf } from '../src/reconciliation/business-dates.js';
+import { resolveAccountNames } from '../src/reconciliation/reconciliation-service.js';
 import { runReconcileJob } from './reconcile-job.js';
 import { runSnapshotJob, type SnapshotJobOptions } from './snapshot-job.js';
 
@@ -49,18 +49,16 @@ export interface BackfillDate {
   summary?: StatusCounts;
   /** Accounts without a snapshot for the date (planned gaps in a dry run). */
   gaps: number;
-  /** Results other than matched, not counting missing snapshots. */
-  breaks: number;
+  /** Results other than matched, not counting missing snapshots (gaps): breaks, missing sides, mismatches, disappeared wallets. */
+  unmatched: number;
 }
 
 export interface BackfillJobResult {
   dryRun: boolean;
-  /** Today in RECON_TIMEZONE: the only date the gateway can still be asked about. */
-  today: string;
   /** File name recorded as `source` of imported runs. */
   source?: string;
   dates: BackfillDate[];
-  /** 0 every date has a snapshot and reconciles clean, 3 gaps or breaks remain, 1 a capture failed. */
+  /** 0 every date has a snapshot and reconciles clean, 3 gaps or unmatched results remain, 1 a capture failed. */
   exitCode: 0 | 1 | 3;
   /** Statement rows not used: outside the range's past dates, or for dates already captured. */
   unusedStatementRows: number;
@@ -72,11 +70,9 @@ export interface BackfillJobResult {
  * The gateway only reports current balances, so nothing here ever invents a past balance.
  */
 export async function runBackfillJob(ctx: AppContext, options: BackfillJobOptions): Promise<BackfillJobResult> {
-  const from = parseBusinessDate(options.from, '--from');
-  const to = parseBusinessDate(options.to, '--to');
+  // Today in RECON_TIMEZONE: the only date the gateway can still be asked about.
   const today = todayOf(ctx);
-  if (from > to) throw new UsageError(`--from ${from} is after --to ${to}: give the earlier date first.`);
-  if (to > today) throw new UsageError(`--to ${to} is in the future (today is ${today} in ${ctx.config.timezone}): a balance cannot be captured before its day.`);
+  const { from, to } = parseDateRange(options.from, options.to, today);
   const accounts = resolveAccountNames(ctx.config, options.account);
   const { db } = ctx.database;
 
@@ -96,18 +92,18 @@ export async function runBackfillJob(ctx: AppContext, options: BackfillJobOption
       const run = await findDailyRun(db, account, businessDate);
       const key = `${account}|${businessDate}`;
       if (run !== undefined) days.push({ account, action: 'existing', runId: run.runId });
-      else if (businessDate === today) days.push({ account, action: 'capture' });
+      else if (businessDate === today.date) days.push({ account, action: 'capture' });
       else if (byAccountDay.has(key)) {
         used.add(key);
         days.push({ account, action: 'import' });
       } else days.push({ account, action: 'gap' });
     }
-    dates.push({ businessDate, accounts: days, gaps: days.filter((d) => d.action === 'gap').length, breaks: 0 });
+    dates.push({ businessDate, accounts: days, gaps: days.filter((d) => d.action === 'gap').length, unmatched: 0 });
   }
   const unusedStatementRows = [...byAccountDay].filter(([key]) => !used.has(key)).reduce((n, [, rows]) => n + rows.length, 0);
 
   if (options.dryRun) {
-    return { dryRun: true, today, source, dates, exitCode: dates.some((d) => d.gaps > 0) ? 3 : 0, unusedStatementRows };
+    return { dryRun: true, source, dates, exitCode: dates.some((d) => d.gaps > 0) ? 3 : 0, unusedStatementRows };
   }
 
   const work = dates.flatMap((d) => d.accounts.filter((a) => a.action === 'import' || a.action === 'capture').map((a) => ({ date: d.businessDate, day: a })));
@@ -135,14 +131,14 @@ export async function runBackfillJob(ctx: AppContext, options: BackfillJobOption
     const reconciled = await runReconcileJob(ctx, { date: date.businessDate, account: options.account });
     date.summary = reconciled.summary;
     date.gaps = reconciled.summary.no_snapshot;
-    date.breaks = countUnmatched(reconciled.summary) - reconciled.summary.no_snapshot;
+    date.unmatched = countUnmatched(reconciled.summary) - reconciled.summary.no_snapshot;
     step();
   }
 
-  const exitCode = captureFailed ? 1 : dates.some((d) => d.gaps > 0 || d.breaks > 0) ? 3 : 0;
+  const exitCode = captureFailed ? 1 : dates.some((d) => d.gaps > 0 || d.unmatched > 0) ? 3 : 0;
   const gapDates = dates.filter((d) => d.gaps > 0).map((d) => d.businessDate);
   ctx.logger.info({ from, to, accounts, gapDates, exitCode }, `backfill of ${from} to ${to} finished`);
-  return { dryRun: false, today, source, dates, exitCode, unusedStatementRows };
+  return { dryRun: false, source, dates, exitCode, unusedStatementRows };
 }
 
 /** Records one past date from the statements as a succeeded `backfill` run, all or nothing. */

@@ -27,15 +27,32 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     from reconciliation_results
     where status <> 'matched'`.execute(db);
 
+  // Movement is measured from the account's previous business date that has a snapshot (the
+  // same day reconciliation compares with), not from the currency's own previous row: a
+  // currency absent on that day has no previous balance, as a new wallet has none. The day's
+  // snapshot is its latest succeeded run, as in daily_balances; a run with no wallet still counts.
   await sql`
     create view balance_history as
-    select account, business_date, currency, balance,
-      lag(balance) over w as previous_balance,
-      lag(business_date) over w as previous_business_date,
-      balance - lag(balance) over w as movement,
-      run_id
-    from daily_balances
-    window w as (partition by account, currency order by business_date)`.execute(db);
+    with days as (
+      select distinct on (account, business_date) id, account, business_date
+      from snapshot_runs
+      where status = 'succeeded'
+      order by account, business_date, started_at desc, id desc
+    ), chained as (
+      select id, account, business_date,
+        lag(business_date) over w as previous_business_date,
+        lag(id) over w as previous_run_id
+      from days
+      window w as (partition by account order by business_date)
+    )
+    select c.account, c.business_date, s.currency, s.balance,
+      p.balance as previous_balance,
+      c.previous_business_date,
+      s.balance - p.balance as movement,
+      s.run_id
+    from chained c
+    join balance_snapshots s on s.run_id = c.id
+    left join balance_snapshots p on p.run_id = c.previous_run_id and p.currency = s.currency`.execute(db);
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { runBackfillJob, type BackfillAccountDay, type BackfillDate, type BackfillJobResult } from '../../jobs/backfill-job.js';
+import { createProgressBar } from './progress-line.js';
 import type { CliRuntime } from './runtime.js';
 
 function describeDay(day: BackfillAccountDay, result: Pick<BackfillJobResult, 'dryRun' | 'source'>): string {
@@ -17,29 +18,12 @@ function describeDay(day: BackfillAccountDay, result: Pick<BackfillJobResult, 'd
   }
 }
 
-/** One line per business date: where its snapshot comes from, then matched, breaks and gaps. */
+/** One line per business date: where its snapshot comes from, then matched, not matched (of which breaks) and gaps. */
 export function formatBackfillLine(date: BackfillDate, result: Pick<BackfillJobResult, 'dryRun' | 'source'>): string {
   const sources =
     date.accounts.length === 1 ? describeDay(date.accounts[0]!, result) : date.accounts.map((d) => `${d.account}: ${describeDay(d, result)}`).join('; ');
-  const counts = date.summary === undefined ? `gaps ${date.gaps}` : `matched ${date.summary.matched}  breaks ${date.breaks}  gaps ${date.gaps}`;
+  const counts = date.summary === undefined ? `gaps ${date.gaps}` : `matched ${date.summary.matched}  not matched ${date.unmatched} (breaks ${date.summary.break})  gaps ${date.gaps}`;
   return `${date.businessDate}  ${sources}  ${counts}`;
-}
-
-/** A one-line progress bar on a terminal's stderr; nothing at all elsewhere. */
-function createProgressBar(stream: NodeJS.WriteStream = process.stderr): { update(done: number, total: number): void; done(): void } {
-  if (!stream.isTTY) return { update: () => undefined, done: () => undefined };
-  let drawn = false;
-  return {
-    update(done, total) {
-      const width = 30;
-      const filled = total === 0 ? width : Math.round((done / total) * width);
-      stream.write(`\r\x1b[2K[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${done}/${total}`);
-      drawn = true;
-    },
-    done() {
-      if (drawn) stream.write('\r\x1b[2K');
-    },
-  };
 }
 
 /** `wallet-recon backfill`: fills what can be filled over a range, reports the gaps, reconciles every date. */
@@ -54,11 +38,11 @@ export function registerBackfillCommand(program: Command, runtime: CliRuntime): 
     .option('--dry-run', 'print the plan and write nothing')
     .addHelpText(
       'after',
-      "\nThe gateway reports only current balances: a past day cannot be captured after the fact. Past dates\nwithout a snapshot are filled from --import, or reported as gaps.\n\nExample:\n  wallet-recon backfill --from 2026-11-18 --to 2026-11-20 --import statements.csv\n\nExit codes: 0 every date has a snapshot and reconciles clean, 3 gaps or breaks remain, 1 error, 2 usage error.",
+      "\nThe gateway reports only current balances: a past day cannot be captured after the fact. Past dates\nwithout a snapshot are filled from --import, or reported as gaps. Each date prints matched,\nnot matched (of which breaks) and gaps.\n\nExample:\n  wallet-recon backfill --from 2026-11-18 --to 2026-11-20 --import statements.csv\n\nExit codes: 0 every date has a snapshot and reconciles clean, 3 gaps or results that did not match remain, 1 error, 2 usage error.",
     )
     .action(async (opts: { from: string; to: string; account?: string; import?: string; dryRun?: boolean }) => {
       await runtime.withContext('wallet-recon backfill', {}, async (ctx) => {
-        const progress = createProgressBar();
+        const progress = createProgressBar(runtime.output.progress);
         const result = await runBackfillJob(ctx, {
           from: opts.from,
           to: opts.to,
@@ -74,9 +58,9 @@ export function registerBackfillCommand(program: Command, runtime: CliRuntime): 
         for (const date of result.dates) out.out(formatBackfillLine(date, result));
         if (result.unusedStatementRows > 0) out.out(`${result.unusedStatementRows} row(s) of ${result.source} were not used: their dates are outside the range's past gaps.`);
         const gaps = result.dates.filter((d) => d.gaps > 0).map((d) => d.businessDate);
-        const breaks = result.dates.filter((d) => d.breaks > 0).map((d) => d.businessDate);
+        const unmatched = result.dates.filter((d) => d.unmatched > 0).map((d) => d.businessDate);
         if (gaps.length > 0) out.out(`${result.dryRun ? 'Would leave gaps' : 'Gaps remain'} on ${gaps.join(', ')}: import the gateway's statements for them with --import FILE.`);
-        if (breaks.length > 0) out.out(`Breaks on ${breaks.join(', ')}: see "wallet-recon report --from ${opts.from} --to ${opts.to}".`);
+        if (unmatched.length > 0) out.out(`Results that did not match on ${unmatched.join(', ')}: see "wallet-recon report --from ${opts.from} --to ${opts.to}".`);
         if (!result.dryRun && result.exitCode === 0) out.out('Every date has a snapshot and reconciles clean.');
         return result.exitCode;
       });

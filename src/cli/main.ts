@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Command, CommanderError } from 'commander';
+import type { Clock } from '../clock.js';
 import { ReconError } from '../errors.js';
 import { registerBackfillCommand } from './backfill-command.js';
 import { registerDemoCommand } from './demo-command.js';
@@ -75,9 +76,9 @@ export function buildProgram(runtime: ReturnType<typeof createCliRuntime>): Comm
 /** Runs the CLI and returns the exit code; never calls process.exit itself. */
 export async function runCli(
   argv: string[],
-  options: { output?: Output; env?: NodeJS.ProcessEnv; signal?: AbortSignal; shutdown?: ShutdownBudget } = {},
+  options: { output?: Output; env?: NodeJS.ProcessEnv; signal?: AbortSignal; shutdown?: ShutdownBudget; clock?: Clock } = {},
 ): Promise<number> {
-  const runtime = createCliRuntime(options.output ?? processOutput, options.env, options.signal, options.shutdown);
+  const runtime = createCliRuntime(options.output ?? processOutput, options.env, options.signal, options.shutdown, options.clock);
   const program = buildProgram(runtime);
   try {
     await program.parseAsync(argv);

@@ -1,16 +1,22 @@
+import type { ProgressStream } from './progress-line.js';
+
 /** Where commands print for people: stdout for results, stderr for problems. Injected in tests. */
 export interface Output {
   out(text: string): void;
   err(text: string): void;
   readonly isTTY: boolean;
+  /** Where live progress bars are drawn (stderr, so stdout stays clean to pipe); none when absent. */
+  readonly progress?: ProgressStream;
 }
 
+/** The process's own stdout and stderr. */
 export const processOutput: Output = {
   out: (text) => void process.stdout.write(text.endsWith('\n') ? text : `${text}\n`),
   err: (text) => void process.stderr.write(text.endsWith('\n') ? text : `${text}\n`),
   get isTTY() {
     return Boolean(process.stdout.isTTY);
   },
+  progress: process.stderr,
 };
 
 /** Pads columns of a plain-text table; numbers (amounts) are right-aligned. */

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { runReconcileJob } from '../../jobs/reconcile-job.js';
-import { parseBusinessDate, todayOf } from '../reconciliation/reconciliation-service.js';
+import { parseBusinessDate, todayOf } from '../reconciliation/business-dates.js';
 import { summarizeResults } from '../reconciliation/report-data.js';
 import { renderTable } from '../reconciliation/render-table.js';
 import type { CliRuntime } from './runtime.js';
@@ -14,12 +14,14 @@ export function registerReconcileCommand(program: Command, runtime: CliRuntime):
     .option('--account <name>', 'only this account (default: every configured account)')
     .addHelpText(
       'after',
-      '\nExample:\n  wallet-recon reconcile --date 2026-11-20 --account eu-main\n\nExit codes: 0 everything matched, 3 a break, a missing side, an endpoint mismatch, a disappeared wallet or no snapshot, 1 error, 2 usage or configuration error.',
+      '\nExample:\n  wallet-recon reconcile --date 2026-11-20 --account eu-main\n\nExit codes: 0 everything matched, 3 a break, a missing side, an endpoint mismatch, a disappeared wallet or no snapshot, 1 error, 2 usage or configuration error (also a date after today).',
     )
     .action(async (opts: { date?: string; account?: string }) => {
+      // Not a real date: refused before the database is opened; after today: refused on the context's clock.
       const date = opts.date === undefined ? undefined : parseBusinessDate(opts.date, '--date');
       await runtime.withContext('wallet-recon reconcile', {}, async (ctx) => {
-        const businessDate = date ?? todayOf(ctx);
+        const today = todayOf(ctx);
+        const businessDate = date === undefined ? today.date : parseBusinessDate(date, '--date', today);
         const result = await runReconcileJob(ctx, { date: businessDate, account: opts.account });
         runtime.output.out(renderTable(summarizeResults({ from: businessDate, to: businessDate, account: opts.account }, result.results)));
         return result.exitCode;

@@ -4,7 +4,8 @@ import { renderCsv } from '../reconciliation/render-csv.js';
 import { renderHtml } from '../reconciliation/render-html.js';
 import { renderJson } from '../reconciliation/render-json.js';
 import { renderTable } from '../reconciliation/render-table.js';
-import { parseBusinessDate } from '../reconciliation/reconciliation-service.js';
+import { parseBusinessDate, parseDateRange, todayOf } from '../reconciliation/business-dates.js';
+import { resolveAccountNames } from '../reconciliation/reconciliation-service.js';
 import { loadCurrencyHistories, loadReport, type ReportRange } from '../reconciliation/report-data.js';
 import { writeFileAtomically } from '../reconciliation/write-file-atomically.js';
 import type { CliRuntime } from './runtime.js';
@@ -33,10 +34,8 @@ export function rangeFromFlags(opts: Pick<ReportOptions, 'date' | 'from' | 'to' 
   if (opts.from === undefined || opts.to === undefined) {
     throw new UsageError(opts.from === undefined && opts.to === undefined ? 'Give --date D, or --from D1 --to D2.' : `${opts.from === undefined ? '--to' : '--from'} needs ${opts.from === undefined ? '--from' : '--to'} as well.`);
   }
-  const from = parseBusinessDate(opts.from, '--from');
-  const to = parseBusinessDate(opts.to, '--to');
-  if (from > to) throw new UsageError(`--from ${from} is after --to ${to}: give the earlier date first.`);
-  return { from, to, account: opts.account };
+  // Later dates are allowed: a month's report is read before the month ends.
+  return { ...parseDateRange(opts.from, opts.to), account: opts.account };
 }
 
 /** `wallet-recon report`: the stored results as a table, CSV, JSON or a self-contained HTML page. */
@@ -52,13 +51,15 @@ export function registerReportCommand(program: Command, runtime: CliRuntime): vo
     .option('--out <file>', 'write to this file (mode 0600, replaced atomically) instead of stdout')
     .addHelpText(
       'after',
-      '\nExamples:\n  wallet-recon report --date 2026-11-20\n  wallet-recon report --from 2026-11-01 --to 2026-11-30 --format html --out november.html\n  wallet-recon report --date 2026-11-20 --format csv > results.csv\n\nExit codes: 0 written, 1 error, 2 usage error.',
+      '\nExamples:\n  wallet-recon report --date 2026-11-20\n  wallet-recon report --from 2026-11-01 --to 2026-11-30 --format html --out november.html\n  wallet-recon report --date 2026-11-20 --format csv > results.csv\n\nDates of the range up to today with no stored result for an account are listed as not reconciled\n(JSON: summary.unreconciledDates, and summary.exitCode is then 3).\n\nExit codes: 0 written, 1 error, 2 usage error (also an account that is not configured).',
     )
     .action(async (opts: ReportOptions) => {
       const range = rangeFromFlags(opts);
+      // A mistyped account would otherwise read as an account without results.
+      const accounts = resolveAccountNames(runtime.config(), opts.account);
       await runtime.withContext('wallet-recon report', {}, async (ctx) => {
         const { db } = ctx.database;
-        const report = await loadReport(db, range);
+        const report = await loadReport(db, range, { accounts, today: todayOf(ctx).date });
         const text =
           opts.format === 'csv'
             ? renderCsv(report)

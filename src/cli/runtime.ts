@@ -1,4 +1,5 @@
 import { createAppContext, type AppContext } from '../app-context.js';
+import type { Clock } from '../clock.js';
 import { loadConfig, type Config } from '../config.js';
 import { createLogger, type Logger } from '../logger.js';
 import type { Output } from './output.js';
@@ -30,6 +31,7 @@ export function createCliRuntime(
   env: NodeJS.ProcessEnv | undefined,
   signal: AbortSignal = new AbortController().signal,
   shutdown: ShutdownBudget = { forceExitAfterMs: 9_500 },
+  clock?: Clock,
 ): CliRuntime {
   let config: Config | undefined;
   let logger: Logger | undefined;
@@ -52,7 +54,7 @@ export function createCliRuntime(
     },
     async withContext(command, options, fn) {
       const config = options.configOverrides ? loadConfig({ env, overrides: options.configOverrides }) : runtime.config();
-      const ctx = await createAppContext({ config, logger: runtime.logger(), command, migrate: options.migrate });
+      const ctx = await createAppContext({ config, logger: runtime.logger(), command, migrate: options.migrate, clock });
       try {
         runtime.exitCode = await fn(ctx);
       } finally {

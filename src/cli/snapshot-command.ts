@@ -35,7 +35,7 @@ export function registerSnapshotCommand(program: Command, runtime: CliRuntime): 
     .addHelpText('after', '\nExample:\n  wallet-recon snapshot --account eu-main\n\nExit codes: 0 all succeeded, 1 an account failed, 2 configuration error, 4 another process holds an account\'s lock.')
     .action(async (opts: { account?: string; json?: boolean }) => {
       await runtime.withContext('wallet-recon snapshot', {}, async (ctx) => {
-        const progress = createProgressLine();
+        const progress = createProgressLine(runtime.output.progress);
         const result = await runSnapshotJob(ctx, { trigger: 'manual', account: opts.account, signal: runtime.signal, onProgress: (p) => progress.update(p) });
         progress.done();
         runtime.output.out(opts.json ? JSON.stringify({ exitCode: result.exitCode, accounts: result.accounts }, null, 2) : formatSnapshotSummary(result.accounts));

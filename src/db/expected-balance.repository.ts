@@ -22,15 +22,29 @@ export interface ExpectedBalance {
 const BATCH_ROWS = 5_000;
 
 /**
- * Inserts or replaces expected balances by (account, business date, currency), recording the
- * file they came from. Returns how many keys were new and how many were replaced.
+ * Stores a books file: each (account, business date) it names becomes exactly its rows. Keys
+ * are inserted or replaced (recording the file as their source), and the day's keys the file
+ * lacks are removed, so corrected books can drop a currency. Call inside a transaction.
  */
-export async function upsertExpectedBalances(
+export async function replaceExpectedBalanceDays(
   db: Db,
   rows: readonly ExpectedBalanceInput[],
   source: string,
   importedAt: Date,
-): Promise<{ inserted: number; replaced: number }> {
+): Promise<{ inserted: number; replaced: number; removed: number }> {
+  // Over the whole file at once: a day's currencies may be spread over several upsert batches.
+  const removedRows = await sql<{ currency: string }>`
+    with file as (
+      select * from unnest(
+        ${rows.map((r) => r.account)}::text[],
+        ${rows.map((r) => r.businessDate)}::date[],
+        ${rows.map((r) => r.currency)}::text[]
+      ) as f(account, business_date, currency)
+    )
+    delete from expected_balances e
+    where (e.account, e.business_date) in (select account, business_date from file)
+      and not exists (select 1 from file f where f.account = e.account and f.business_date = e.business_date and f.currency = e.currency)
+    returning e.currency`.execute(db);
   let inserted = 0;
   let replaced = 0;
   for (let start = 0; start < rows.length; start += BATCH_ROWS) {
@@ -53,7 +67,7 @@ export async function upsertExpectedBalances(
       else replaced++;
     }
   }
-  return { inserted, replaced };
+  return { inserted, replaced, removed: removedRows.rows.length };
 }
 
 /** The books of one account for one business date, by currency. */

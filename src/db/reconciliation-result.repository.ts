@@ -1,5 +1,5 @@
-import type { Kysely, Transaction } from 'kysely';
-import type { StoredReconciliationResult, ReconciliationResult } from '../reconciliation/reconciliation-result.js';
+import { sql, type Kysely, type Transaction } from 'kysely';
+import { amountText, type StoredReconciliationResult, type ReconciliationResult } from '../reconciliation/reconciliation-result.js';
 import type { Database, ReconciliationResultRow } from './database.types.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
@@ -7,8 +7,15 @@ type Db = Kysely<Database> | Transaction<Database>;
 // 12 bind parameters per row: 2,000 rows stay well under PostgreSQL's 65,535.
 const BATCH_ROWS = 2_000;
 
-const toText = (v: bigint | null): string | null => (v === null ? null : v.toString());
 const toBigInt = (v: string | null): bigint | null => (v === null ? null : BigInt(v));
+
+/**
+ * Waits for, then holds until the transaction ends, the lock of one account's reconciliation
+ * of one business date. A transaction-level advisory lock: PGlite has it too.
+ */
+export async function lockReconciliationDay(db: Transaction<Database>, account: string, businessDate: string): Promise<void> {
+  await sql`select pg_advisory_xact_lock(hashtextextended(${`wallet-recon:reconcile:${account}:${businessDate}`}, 0))`.execute(db);
+}
 
 /** Replaces the results of some accounts for one business date (call inside a transaction). */
 export async function replaceResultsForDate(
@@ -30,12 +37,12 @@ export async function replaceResultsForDate(
           account: r.account,
           business_date: r.businessDate,
           currency: r.currency,
-          gateway_balance: toText(r.gatewayBalance),
-          single_balance: toText(r.singleBalance),
-          expected_balance: toText(r.expectedBalance),
-          previous_balance: toText(r.previousBalance),
-          movement: toText(r.movement),
-          difference: toText(r.difference),
+          gateway_balance: amountText(r.gatewayBalance),
+          single_balance: amountText(r.singleBalance),
+          expected_balance: amountText(r.expectedBalance),
+          previous_balance: amountText(r.previousBalance),
+          movement: amountText(r.movement),
+          difference: amountText(r.difference),
           status: r.status,
           run_id: r.runId,
           computed_at: computedAt,

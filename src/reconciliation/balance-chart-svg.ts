@@ -8,6 +8,10 @@ const PLOT_H = HEIGHT - MARGIN.top - MARGIN.bottom;
 // 11px labels are about 6.6px per character; beyond this width labels switch to scientific notation.
 const CHAR_PX = 6.6;
 const MAX_LABEL_PX = 210;
+// A legend entry: a 24px line sample and a 6px space before its label; entries 16px apart, rows 16px high.
+const LEGEND_SWATCH = 30;
+const LEGEND_GAP = 16;
+const LEGEND_ROW = 16;
 const COLORS = ['#1f77b4', '#d62728', '#2ca02c', '#9467bd', '#ff7f0e', '#17becf', '#8c564b', '#e377c2'];
 // Fractions are taken in BigInt with this many steps, then turned into a float in [0, 1]:
 // a 38-digit balance never passes through a JS number on its way to a pixel.
@@ -68,7 +72,8 @@ export function renderBalanceChartSvg(history: CurrencyHistory): string {
 
   const parts: string[] = [];
   const title = `${currency} balance history, ${dates[0]} to ${dates[dates.length - 1]}`;
-  parts.push(`<svg class="balance-chart" data-currency="${escapeHtml(currency)}" viewBox="0 0 ${WIDTH} ${HEIGHT}" width="${WIDTH}" height="${HEIGHT}" role="img" aria-label="${escapeHtml(title)}">`);
+  // Filled in last, when the legend knows how many rows it needs.
+  parts.push('');
   parts.push(`<title>${escapeHtml(title)}</title>`);
   parts.push(`<text x="${left}" y="20" class="chart-title">${escapeHtml(`${currency} (minor units)`)}</text>`);
 
@@ -122,15 +127,32 @@ export function renderBalanceChartSvg(history: CurrencyHistory): string {
 
   parts.push(...bookPoints, ...gatewayPoints);
 
-  // Legend under the x labels.
-  series.forEach((s, i) => {
+  // Legend under the x labels, wrapped onto as many rows as the accounts need; the SVG grows
+  // downwards by a row height for each extra row (the plot keeps its size).
+  const legendRight = WIDTH - 8;
+  const maxChars = Math.max(4, Math.floor((legendRight - left - LEGEND_SWATCH) / CHAR_PX));
+  let lx = left;
+  let row = 0;
+  const legend: string[] = [];
+  series.forEach((s) => {
     const color = COLORS[accounts.indexOf(s.account) % COLORS.length]!;
-    const lx = left + i * 170;
-    const ly = HEIGHT - 12;
+    const full = `${s.account} ${s.kind}`;
+    // An account name too long for a whole row is shortened; the tooltips keep the full name.
+    const label = full.length <= maxChars ? full : `${full.slice(0, maxChars - 1)}…`;
+    const width = LEGEND_SWATCH + Math.ceil(label.length * CHAR_PX);
+    if (lx > left && lx + width > legendRight) {
+      row++;
+      lx = left;
+    }
+    const ly = HEIGHT - 12 + row * LEGEND_ROW;
     const dash = s.kind === 'books' ? ' stroke-dasharray="6 4"' : '';
-    parts.push(`<line x1="${lx}" y1="${ly - 4}" x2="${lx + 24}" y2="${ly - 4}" stroke="${color}" stroke-width="2"${dash}/>`);
-    parts.push(`<text class="legend" x="${lx + 30}" y="${ly}">${escapeHtml(`${s.account} ${s.kind}`)}</text>`);
+    legend.push(`<line x1="${lx}" y1="${ly - 4}" x2="${lx + 24}" y2="${ly - 4}" stroke="${color}" stroke-width="2"${dash}/>`);
+    legend.push(`<text class="legend" x="${lx + LEGEND_SWATCH}" y="${ly}">${escapeHtml(label)}</text>`);
+    lx += width + LEGEND_GAP;
   });
+  parts.push(...legend);
   parts.push('</svg>');
+  const height = HEIGHT + row * LEGEND_ROW;
+  parts[0] = `<svg class="balance-chart" data-currency="${escapeHtml(currency)}" viewBox="0 0 ${WIDTH} ${height}" width="${WIDTH}" height="${height}" role="img" aria-label="${escapeHtml(title)}">`;
   return parts.join('\n');
 }

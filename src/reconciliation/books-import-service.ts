@@ -1,7 +1,8 @@
 import path from 'node:path';
 import type { AppContext } from '../app-context.js';
-import { upsertExpectedBalances } from '../db/expected-balance.repository.js';
+import { replaceExpectedBalanceDays } from '../db/expected-balance.repository.js';
 import { readBalanceFile } from './books-file.js';
+import { resolveAccountNames } from './reconciliation-service.js';
 
 export interface BooksImportResult {
   /** The file name recorded as `source`. */
@@ -9,20 +10,26 @@ export interface BooksImportResult {
   rows: number;
   inserted: number;
   replaced: number;
+  /** Keys of the file's (account, business date) days that the file no longer lists, now deleted. */
+  removed: number;
   accounts: string[];
   firstDate: string;
   lastDate: string;
 }
 
 /**
- * Imports a books file into expected_balances: validates every row first, then upserts them all
- * in one transaction, so a file is either wholly imported or not at all.
+ * Imports a books file into expected_balances: validates every row first, then, in one
+ * transaction, makes each (account, business date) in the file hold exactly the file's rows
+ * (new keys inserted, others replaced, the day's keys the file lacks removed), so a file is
+ * either wholly imported or not at all and a corrected day never keeps a stale currency.
  */
 export async function importBooksFile(ctx: AppContext, filePath: string, options: { account?: string } = {}): Promise<BooksImportResult> {
+  // A mistyped --account is one usage error, not the same problem repeated on every line.
+  if (options.account !== undefined) resolveAccountNames(ctx.config, options.account);
   const rows = await readBalanceFile(filePath, { account: options.account, knownAccounts: ctx.config.accounts.map((a) => a.name) });
   const source = path.basename(filePath);
   const importedAt = ctx.clock.now();
-  const counts = await ctx.database.db.transaction().execute((trx) => upsertExpectedBalances(trx, rows, source, importedAt));
+  const counts = await ctx.database.db.transaction().execute((trx) => replaceExpectedBalanceDays(trx, rows, source, importedAt));
   const dates = rows.map((r) => r.businessDate).sort();
   ctx.logger.info({ source, rows: rows.length, ...counts }, 'books imported');
   return { source, rows: rows.length, ...counts, accounts: [...new Set(rows.map((r) => r.account))].sort(), firstDate: dates[0]!, lastDate: dates[dates.length - 1]! };

@@ -20,7 +20,7 @@ export interface ReconcileInput {
   /** The day's snapshot, or null when no run succeeded for the date. */
   snapshot: { runId: number; balances: readonly SnapshotBalance[] } | null;
   /** The snapshot of the previous business date that has one, for movement and disappeared wallets. */
-  previous: { businessDate: string; balances: readonly Pick<SnapshotBalance, 'currency' | 'balance'>[] } | null;
+  previous: { balances: readonly Pick<SnapshotBalance, 'currency' | 'balance'>[] } | null;
   books: readonly BookBalance[];
   /** Allowed absolute difference, in minor units, per currency. */
   toleranceFor: (currency: string) => bigint;

@@ -42,6 +42,11 @@ export interface StoredReconciliationResult extends ReconciliationResult {
 
 export type StatusCounts = Record<ReconciliationStatus, number>;
 
+/** An exact amount as a string of digits (null stays null): for JSON, CSV, tables and SQL parameters. */
+export function amountText(value: bigint | null): string | null {
+  return value === null ? null : value.toString();
+}
+
 /** Counts of results per status, every status present (zero when absent). */
 export function countByStatus(results: readonly Pick<ReconciliationResult, 'status'>[]): StatusCounts {
   const counts = Object.fromEntries(RECONCILIATION_STATUSES.map((s) => [s, 0])) as StatusCounts;

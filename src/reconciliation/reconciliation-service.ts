@@ -1,9 +1,8 @@
 import type { AppContext } from '../app-context.js';
-import { businessDateOf, isCalendarDate } from '../clock.js';
 import { toleranceFor, type Config } from '../config.js';
 import { listSnapshotRows } from '../db/balance-snapshot.repository.js';
 import { listExpectedBalances } from '../db/expected-balance.repository.js';
-import { findDailyRun, findPreviousSnapshotDate, replaceResultsForDate } from '../db/reconciliation-result.repository.js';
+import { findDailyRun, findPreviousSnapshotDate, lockReconciliationDay, replaceResultsForDate } from '../db/reconciliation-result.repository.js';
 import { UsageError } from '../errors.js';
 import { reconcileAccountDay } from './reconcile-rules.js';
 import type { ReconciliationResult } from './reconciliation-result.js';
@@ -16,25 +15,18 @@ export function resolveAccountNames(config: Config, name?: string): string[] {
   return [name];
 }
 
-/** Today's business date in RECON_TIMEZONE, from the context's clock. */
-export function todayOf(ctx: Pick<AppContext, 'clock' | 'config'>): string {
-  return businessDateOf(ctx.clock.now(), ctx.config.timezone);
-}
-
-/** Checks a business date given on the command line; `flag` names it in the message. */
-export function parseBusinessDate(value: string, flag: string): string {
-  if (!isCalendarDate(value)) throw new UsageError(`${flag} ${JSON.stringify(value)} is not a real date: use YYYY-MM-DD, for example 2026-11-20.`);
-  return value;
-}
-
 /**
  * Reconciles the given accounts on one business date and stores the results, replacing that
  * date's earlier results in the same transaction, so a re-run is idempotent and a reader
- * never sees half a day.
+ * never sees half a day. Concurrent runs for the same account and date wait for each other.
  */
 export async function reconcileBusinessDate(ctx: AppContext, accounts: readonly string[], businessDate: string): Promise<ReconciliationResult[]> {
   const computedAt = ctx.clock.now();
   return ctx.database.db.transaction().execute(async (trx) => {
+    // Under READ COMMITTED two runs of one date would both delete, then both insert and collide
+    // on the unique key: the second waits here until the first commits, then reads its rows.
+    // Sorted, so a run over every account and a run over one never take the locks crosswise.
+    for (const account of [...accounts].sort()) await lockReconciliationDay(trx, account, businessDate);
     const all: ReconciliationResult[] = [];
     for (const account of accounts) {
       const run = await findDailyRun(trx, account, businessDate);
@@ -45,7 +37,7 @@ export async function reconcileBusinessDate(ctx: AppContext, accounts: readonly 
           account,
           businessDate,
           snapshot: run === undefined ? null : { runId: run.runId, balances: await listSnapshotRows(trx, run.runId) },
-          previous: previousDate === undefined || previousRun === undefined ? null : { businessDate: previousDate, balances: await listSnapshotRows(trx, previousRun.runId) },
+          previous: previousRun === undefined ? null : { balances: await listSnapshotRows(trx, previousRun.runId) },
           books: await listExpectedBalances(trx, account, businessDate),
           toleranceFor: (currency) => toleranceFor(ctx.config, currency),
         }),

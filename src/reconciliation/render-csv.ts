@@ -1,4 +1,4 @@
-import type { StoredReconciliationResult } from './reconciliation-result.js';
+import { amountText, type StoredReconciliationResult } from './reconciliation-result.js';
 import type { Report } from './report-data.js';
 
 /** The CSV columns, in the order of the reconciliation_results table. */
@@ -22,8 +22,6 @@ export function quoteCsvField(value: string): string {
   return /[",\r\n]/.test(value) ? `"${value.replaceAll('"', '""')}"` : value;
 }
 
-const text = (v: bigint | number | string | null): string => (v === null ? '' : String(v));
-
 /** One header line and one line per result; CRLF line ends as RFC 4180 and spreadsheets expect. */
 export function renderCsv(report: Report<StoredReconciliationResult>): string {
   const lines = [CSV_COLUMNS.join(',')];
@@ -31,15 +29,15 @@ export function renderCsv(report: Report<StoredReconciliationResult>): string {
     const fields = [
       r.account,
       r.businessDate,
-      text(r.currency),
-      text(r.gatewayBalance),
-      text(r.singleBalance),
-      text(r.expectedBalance),
-      text(r.previousBalance),
-      text(r.movement),
-      text(r.difference),
+      r.currency ?? '',
+      amountText(r.gatewayBalance) ?? '',
+      amountText(r.singleBalance) ?? '',
+      amountText(r.expectedBalance) ?? '',
+      amountText(r.previousBalance) ?? '',
+      amountText(r.movement) ?? '',
+      amountText(r.difference) ?? '',
       r.status,
-      text(r.runId),
+      r.runId === null ? '' : String(r.runId),
       r.computedAt.toISOString(),
     ];
     lines.push(fields.map(quoteCsvField).join(','));

@@ -1,10 +1,8 @@
 import { renderBalanceChartSvg } from './balance-chart-svg.js';
 import { escapeHtml } from './escape-html.js';
-import type { StoredReconciliationResult } from './reconciliation-result.js';
+import { amountText, type StoredReconciliationResult } from './reconciliation-result.js';
 import type { CurrencyHistory, Report } from './report-data.js';
-import { SUMMARY_COLUMNS } from './render-table.js';
-
-const amount = (v: bigint | null): string => (v === null ? '' : v.toString());
+import { describeUnreconciled, SUMMARY_COLUMNS } from './render-table.js';
 
 // Inline only: the file is mailed and archived, so it must open with no network at all.
 const STYLE = `
@@ -16,7 +14,8 @@ tr.status-break td, tr.status-endpoint_mismatch td { background: #fde8e8; }
 tr.status-missing_in_ledger td, tr.status-missing_in_gateway td, tr.status-no_snapshot td, tr.status-disappeared td { background: #fff6db; }
 .chart-title { font-weight: bold; font-size: 14px; }
 .x-label, .y-label, .legend { font-size: 11px; fill: #333; }
-.ok { color: #1a7f37; }`;
+.ok { color: #1a7f37; }
+.warn { color: #9a6700; }`;
 
 /** One self-contained HTML page: summary, every result not matched, and per currency an SVG chart. */
 export function renderHtml(report: Report<StoredReconciliationResult>, histories: readonly CurrencyHistory[], generatedAt: Date): string {
@@ -32,10 +31,13 @@ export function renderHtml(report: Report<StoredReconciliationResult>, histories
     .map(
       (r) =>
         `<tr class="status-${escapeHtml(r.status)}"><td>${escapeHtml(r.businessDate)}</td><td>${escapeHtml(r.account)}</td><td>${escapeHtml(r.currency ?? '')}</td><td>${escapeHtml(r.status)}</td>` +
-        [r.gatewayBalance, r.singleBalance, r.expectedBalance, r.difference, r.movement].map((v) => `<td class="amount">${amount(v)}</td>`).join('') +
+        [r.gatewayBalance, r.singleBalance, r.expectedBalance, r.difference, r.movement].map((v) => `<td class="amount">${amountText(v) ?? ''}</td>`).join('') +
         `<td>${r.runId ?? ''}</td></tr>`,
     )
     .join('\n');
+  const unreconciled = describeUnreconciled(summary);
+  const unreconciledList =
+    unreconciled.length === 0 ? '' : `\n<ul id="unreconciled" class="warn">\n${unreconciled.map((line) => `<li>${escapeHtml(line)}</li>`).join('\n')}\n</ul>`;
   const charts = histories.map((h) => `<figure>\n${renderBalanceChartSvg(h)}\n</figure>`).join('\n');
 
   return `<!DOCTYPE html>
@@ -59,11 +61,11 @@ ${
 ${summaryRows}
 </tbody>
 </table>`
-}
+}${unreconciledList}
 <h2>Breaks and missing balances</h2>
 ${
   unmatched.length === 0
-    ? `<p class="ok">${results.length === 0 ? 'Nothing to show.' : 'Every result matched.'}</p>`
+    ? `<p class="ok">${results.length === 0 ? 'Nothing to show.' : unreconciled.length === 0 ? 'Every result matched.' : 'Every stored result matched, but not every date was reconciled.'}</p>`
     : `<table id="breaks">
 <thead><tr><th>business date</th><th>account</th><th>currency</th><th>status</th><th>gateway</th><th>single wallet</th><th>books</th><th>difference</th><th>movement</th><th>run</th></tr></thead>
 <tbody>

@@ -1,8 +1,7 @@
 import { formatTable } from '../cli/output.js';
-import { countUnmatched, type ReconciliationResult, type StatusCounts } from './reconciliation-result.js';
-import type { Report } from './report-data.js';
-
-const amount = (v: bigint | null): string => (v === null ? '' : v.toString());
+import { describeDates } from './business-dates.js';
+import { amountText, countUnmatched, type ReconciliationResult, type StatusCounts } from './reconciliation-result.js';
+import type { Report, ReportSummary } from './report-data.js';
 
 /** Summary columns shared by the table and HTML reports. */
 export const SUMMARY_COLUMNS: ReadonlyArray<{ header: string; count: (c: StatusCounts) => number }> = [
@@ -14,7 +13,12 @@ export const SUMMARY_COLUMNS: ReadonlyArray<{ header: string; count: (c: StatusC
   { header: 'no snapshot', count: (c) => c.no_snapshot },
 ];
 
-/** The plain-text report: a summary per account, then every result that did not match. */
+/** One line per account with dates that have no stored result, e.g. `not reconciled: eu-main 2026-11-14 to 2026-11-15`. */
+export function describeUnreconciled(summary: ReportSummary): string[] {
+  return summary.accounts.filter((a) => a.unreconciledDates.length > 0).map((a) => `not reconciled: ${a.account} ${describeDates(a.unreconciledDates)}`);
+}
+
+/** The plain-text report: a summary per account, the dates never reconciled, then every result that did not match. */
 export function renderTable(report: Report<ReconciliationResult>): string {
   const { summary, results } = report;
   const period = summary.from === summary.to ? summary.from : `${summary.from} to ${summary.to}`;
@@ -26,8 +30,10 @@ export function renderTable(report: Report<ReconciliationResult>): string {
     ['account', ...SUMMARY_COLUMNS.map((c) => c.header)],
     summary.accounts.map((a) => [a.account, ...SUMMARY_COLUMNS.map((c) => String(c.count(a.counts)))]),
   );
+  const unreconciled = describeUnreconciled(summary);
+  const head = unreconciled.length === 0 ? `${title}\n\n${table}` : `${title}\n\n${table}\n\n${unreconciled.join('\n')}\nRun "wallet-recon reconcile --date D" (or "wallet-recon backfill") for these dates.`;
   const unmatched = results.filter((r) => r.status !== 'matched');
-  if (unmatched.length === 0) return `${title}\n\n${table}\n\nEvery result matched.`;
+  if (unmatched.length === 0) return `${head}\n\n${unreconciled.length === 0 ? 'Every result matched.' : 'Every stored result matched, but not every date was reconciled.'}`;
   const details = formatTable(
     ['business date', 'account', 'currency', 'status', 'gateway', 'single wallet', 'books', 'difference', 'movement', 'run'],
     unmatched.map((r) => [
@@ -35,13 +41,13 @@ export function renderTable(report: Report<ReconciliationResult>): string {
       r.account,
       r.currency ?? '',
       r.status,
-      amount(r.gatewayBalance),
-      amount(r.singleBalance),
-      amount(r.expectedBalance),
-      amount(r.difference),
-      amount(r.movement),
+      amountText(r.gatewayBalance) ?? '',
+      amountText(r.singleBalance) ?? '',
+      amountText(r.expectedBalance) ?? '',
+      amountText(r.difference) ?? '',
+      amountText(r.movement) ?? '',
       r.runId === null ? '' : String(r.runId),
     ]),
   );
-  return `${title}\n\n${table}\n\n${countUnmatched(summary.total)} result(s) need attention:\n\n${details}`;
+  return `${head}\n\n${countUnmatched(summary.total)} result(s) need attention:\n\n${details}`;
 }

@@ -18,9 +18,20 @@ export interface ReportSummary {
   /** The account asked for, or null for all. */
   account: string | null;
   total: StatusCounts;
-  accounts: Array<{ account: string; counts: StatusCounts }>;
-  /** What `reconcile` would exit with for these results: 0 all matched, 3 otherwise. */
+  /** Per account: its counts and the dates of the range (up to today) without any stored result. */
+  accounts: Array<{ account: string; counts: StatusCounts; unreconciledDates: string[] }>;
+  /** Dates of the range (up to today) on which some account has no stored result: never reconciled. */
+  unreconciledDates: string[];
+  /** 0 when every result matched and every date was reconciled, 3 otherwise (what `reconcile` would exit with). */
   exitCode: 0 | 3;
+}
+
+/** What a summary needs beyond the results to tell which dates were never reconciled. */
+export interface SummaryOptions {
+  /** The accounts the report covers; without them no date is reported as not reconciled. */
+  accounts?: readonly string[];
+  /** Today's business date: later dates of the range cannot have been reconciled yet. */
+  today?: string;
 }
 
 /** A summary and the results it summarises. */
@@ -43,17 +54,31 @@ export interface CurrencyHistory {
   series: BalanceSeries[];
 }
 
-/** Builds the summary of a set of results, per account (sorted) and in total. */
-export function summarizeResults<R extends ReconciliationResult>(range: ReportRange, results: R[]): Report<R> {
-  const names = [...new Set([...(range.account === undefined ? [] : [range.account]), ...results.map((r) => r.account)])].sort();
-  const accounts = names.map((account) => ({ account, counts: countByStatus(results.filter((r) => r.account === account)) }));
+/**
+ * Builds the summary of a set of results, per account (sorted) and in total. With `accounts`,
+ * a date of the range (up to `today`) on which one of them has no result at all is listed as
+ * not reconciled: an empty day must never read as a clean one.
+ */
+export function summarizeResults<R extends ReconciliationResult>(range: ReportRange, results: R[], options: SummaryOptions = {}): Report<R> {
+  const expected = options.accounts ?? [];
+  const names = [...new Set([...(range.account === undefined ? [] : [range.account]), ...expected, ...results.map((r) => r.account)])].sort();
+  const last = options.today !== undefined && options.today < range.to ? options.today : range.to;
+  const dates = range.from <= last ? datesBetween(range.from, last) : [];
+  const accounts = names.map((account) => {
+    const own = results.filter((r) => r.account === account);
+    const reconciled = new Set(own.map((r) => r.businessDate));
+    const unreconciledDates = expected.includes(account) ? dates.filter((d) => !reconciled.has(d)) : [];
+    return { account, counts: countByStatus(own), unreconciledDates };
+  });
   const total = accounts.reduce((sum, a) => addCounts(sum, a.counts), countByStatus([]));
-  return { summary: { from: range.from, to: range.to, account: range.account ?? null, total, accounts, exitCode: reconciliationExitCode(total) }, results };
+  const unreconciledDates = dates.filter((d) => accounts.some((a) => a.unreconciledDates.includes(d)));
+  const exitCode = unreconciledDates.length > 0 ? 3 : reconciliationExitCode(total);
+  return { summary: { from: range.from, to: range.to, account: range.account ?? null, total, accounts, unreconciledDates, exitCode }, results };
 }
 
-/** Reads the stored results over a range and summarises them. */
-export async function loadReport(db: Kysely<Database>, range: ReportRange): Promise<Report> {
-  return summarizeResults(range, await listResults(db, range));
+/** Reads the stored results over a range and summarises them, listing the dates never reconciled. */
+export async function loadReport(db: Kysely<Database>, range: ReportRange, options: SummaryOptions = {}): Promise<Report> {
+  return summarizeResults(range, await listResults(db, range), options);
 }
 
 /** Per currency, each account's gateway balances (`balance_history`) and books over the range. */

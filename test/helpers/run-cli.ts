@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { runCli } from '../../src/cli/main.js';
+import type { Clock } from '../../src/clock.js';
 import type { Output } from '../../src/cli/output.js';
 
 const root = path.join(import.meta.dirname, '..', '..');
@@ -45,10 +46,14 @@ export function collect(child: ChildProcess): Promise<CliResult> {
 }
 
 /** Runs the CLI in this process with a collecting output: fast, for commands that need no signals. */
-export async function runCliInProcess(args: string[], env: Record<string, string | undefined>): Promise<{ code: number; stdout: string; stderr: string }> {
+export async function runCliInProcess(
+  args: string[],
+  env: Record<string, string | undefined>,
+  options: { clock?: Clock } = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
   const out: string[] = [];
   const err: string[] = [];
   const output: Output = { out: (s) => void out.push(s), err: (s) => void err.push(s), isTTY: false };
-  const code = await runCli(['node', 'wallet-recon', ...args], { output, env });
+  const code = await runCli(['node', 'wallet-recon', ...args], { output, env, clock: options.clock });
   return { code, stdout: out.join('\n'), stderr: err.join('\n') };
 }

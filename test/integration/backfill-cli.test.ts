@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { businessDateOf, previousDate } from '../../src/clock.js';
+import { createProgressBar } from '../../src/cli/progress-line.js';
+import { businessDateOf, FixedClock, previousDate } from '../../src/clock.js';
 import type { Database } from '../../src/db/database.types.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { sandboxEnv } from '../helpers/test-context.js';
@@ -14,13 +15,15 @@ let t: TestDatabase;
 let sandbox: Sandbox;
 let dir: string;
 let env: Record<string, string>;
-// The command runs on the real clock: its "today" in UTC.
-const today = businessDateOf(new Date(), 'UTC');
+
+// The command and the test read "today" from one frozen clock, so no run straddles midnight.
+const clock = new FixedClock(new Date());
+const today = businessDateOf(clock.now(), 'UTC');
 const yesterday = previousDate(today);
 const dayBefore = previousDate(yesterday);
 
 const withDb = <T>(fn: (db: Kysely<Database>) => Promise<T>) => withDatabase(t, fn);
-const cli = (...args: string[]) => runCliInProcess(args, env);
+const cli = (...args: string[]) => runCliInProcess(args, env, { clock });
 
 function balanceFile(name: string, dates: readonly string[]): string {
   const file = path.join(dir, name);
@@ -53,25 +56,25 @@ describe(`wallet-recon backfill (${backend})`, () => {
       `Would leave gaps on ${dayBefore}, ${yesterday}: import the gateway's statements for them with --import FILE.`,
     ]);
     expect(await withDb((db) => db.selectFrom('snapshot_runs').selectAll().execute())).toEqual([]);
-  });
+  }, 60_000);
 
   it('over three days with two past gaps exits 3 naming them; with the statements it exits 0 and daily_balances covers all three', async () => {
     expect((await cli('ledger', 'import', balanceFile('books.csv', [dayBefore, yesterday, today]))).code).toBe(0);
 
     const gaps = await cli('backfill', '--from', dayBefore, '--to', today);
     expect(gaps.code, gaps.stderr).toBe(3);
-    expect(gaps.stdout).toMatch(new RegExp(`^${dayBefore}  GAP .*  matched 0  breaks 0  gaps 1$`, 'm'));
-    expect(gaps.stdout).toMatch(new RegExp(`^${today}  captured now \\(run \\d+\\)  matched 3  breaks 0  gaps 0$`, 'm'));
+    expect(gaps.stdout).toMatch(new RegExp(`^${dayBefore}  GAP .*  matched 0  not matched 0 \\(breaks 0\\)  gaps 1$`, 'm'));
+    expect(gaps.stdout).toMatch(new RegExp(`^${today}  captured now \\(run \\d+\\)  matched 3  not matched 0 \\(breaks 0\\)  gaps 0$`, 'm'));
     expect(gaps.stdout).toContain(`Gaps remain on ${dayBefore}, ${yesterday}`);
 
     const filled = await cli('backfill', '--from', dayBefore, '--to', today, '--import', balanceFile('statements.csv', [dayBefore, yesterday]));
     expect(filled.code, filled.stdout + filled.stderr).toBe(0);
-    expect(filled.stdout).toMatch(new RegExp(`^${dayBefore}  imported from statements.csv \\(run \\d+\\)  matched 3  breaks 0  gaps 0$`, 'm'));
-    expect(filled.stdout).toMatch(new RegExp(`^${today}  already captured \\(run \\d+\\)  matched 3  breaks 0  gaps 0$`, 'm'));
+    expect(filled.stdout).toMatch(new RegExp(`^${dayBefore}  imported from statements.csv \\(run \\d+\\)  matched 3  not matched 0 \\(breaks 0\\)  gaps 0$`, 'm'));
+    expect(filled.stdout).toMatch(new RegExp(`^${today}  already captured \\(run \\d+\\)  matched 3  not matched 0 \\(breaks 0\\)  gaps 0$`, 'm'));
     expect(filled.stdout).toMatch(/Every date has a snapshot and reconciles clean\.$/);
     const covered = await withDb((db) => db.selectFrom('daily_balances').select('business_date').distinct().orderBy('business_date').execute());
     expect(covered.map((r) => r.business_date)).toEqual([dayBefore, yesterday, today]);
-  });
+  }, 60_000);
 
   it('refuses a future date and a missing --to with exit code 2', async () => {
     const future = await cli('backfill', '--from', today, '--to', '2999-01-01');
@@ -79,5 +82,19 @@ describe(`wallet-recon backfill (${backend})`, () => {
     expect(future.stderr).toMatch(/--to 2999-01-01 is in the future/);
     const missing = await cli('backfill', '--from', today);
     expect(missing.code).toBe(2);
+  }, 60_000);
+
+  it('draws its progress bar only on a terminal', () => {
+    const written: string[] = [];
+    const terminal = { isTTY: true, write: (text: string) => written.push(text) };
+    const bar = createProgressBar(terminal, 10);
+    bar.update(1, 4);
+    bar.update(4, 4);
+    bar.done();
+    expect(written).toEqual(['\r\x1b[2K[###.......] 1/4', '\r\x1b[2K[##########] 4/4', '\r\x1b[2K']);
+    const pipe = { isTTY: false, write: (text: string) => written.push(text) };
+    createProgressBar(pipe).update(1, 2);
+    createProgressBar(undefined).update(1, 2);
+    expect(written).toHaveLength(3);
   });
 });

@@ -3,9 +3,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { runBackfillJob } from '../../jobs/backfill-job.js';
+import { formatBackfillLine } from '../../src/cli/backfill-command.js';
 import type { AppContext } from '../../src/app-context.js';
 import { FixedClock } from '../../src/clock.js';
-import { upsertExpectedBalances } from '../../src/db/expected-balance.repository.js';
+import { replaceExpectedBalanceDays } from '../../src/db/expected-balance.repository.js';
 import { UsageError } from '../../src/errors.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { createTestContext, sandboxEnv } from '../helpers/test-context.js';
@@ -50,7 +51,7 @@ describe(`backfill (${backend})`, () => {
     await db.deleteFrom('snapshot_runs').execute();
     await db.deleteFrom('expected_balances').execute();
     // The books agree with the gateway on every day of the range.
-    await upsertExpectedBalances(
+    await replaceExpectedBalanceDays(
       db,
       [...PAST, TODAY].flatMap((businessDate) => sandbox.wallets.map((w) => ({ account: 'default', businessDate, currency: w.currency, balance: w.balance }))),
       'books.csv',
@@ -61,7 +62,7 @@ describe(`backfill (${backend})`, () => {
   it('captures today, reports the two past days as gaps and exits 3', async () => {
     const result = await runBackfillJob(ctx, { from: PAST[0]!, to: TODAY });
     expect(result.exitCode).toBe(3);
-    expect(result.dates.map((d) => [d.businessDate, d.accounts[0]!.action, d.gaps, d.breaks])).toEqual([
+    expect(result.dates.map((d) => [d.businessDate, d.accounts[0]!.action, d.gaps, d.unmatched])).toEqual([
       ['2026-11-19', 'gap', 1, 0],
       ['2026-11-20', 'gap', 1, 0],
       ['2026-11-21', 'capture', 0, 0],
@@ -112,10 +113,21 @@ describe(`backfill (${backend})`, () => {
     );
     const result = await runBackfillJob(ctx, { from: PAST[0]!, to: PAST[1]!, importFile: file });
     expect(result.exitCode).toBe(3);
-    expect(result.dates.map((d) => [d.businessDate, d.accounts[0]!.action, d.gaps, d.breaks])).toEqual([
+    expect(result.dates.map((d) => [d.businessDate, d.accounts[0]!.action, d.gaps, d.unmatched])).toEqual([
       ['2026-11-19', 'gap', 1, 0],
       ['2026-11-20', 'import', 0, 1],
     ]);
+  });
+
+  it('labels a day whose results are missing, not broken, as not matched with no breaks', async () => {
+    // The statements lack one wallet the books hold: missing_in_gateway, which is no break.
+    const file = path.join(dir, 'statements-short.csv');
+    writeFileSync(file, `business_date,currency,balance\n${balanceLines([PAST[1]!]).slice(1).join('\n')}\n`);
+    const result = await runBackfillJob(ctx, { from: PAST[1]!, to: PAST[1]!, importFile: file });
+    expect(result.exitCode).toBe(3);
+    const [date] = result.dates;
+    expect(date!.summary).toMatchObject({ matched: 3, break: 0, missing_in_gateway: 1 });
+    expect(formatBackfillLine(date!, result)).toMatch(new RegExp(`^${PAST[1]}  imported from statements-short\\.csv \\(run \\d+\\)  matched 3  not matched 1 \\(breaks 0\\)  gaps 0$`));
   });
 
   it('with --dry-run plans the same and writes nothing', async () => {

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AppContext } from '../../src/app-context.js';
 import { datesBetween } from '../../src/clock.js';
 import { listExpectedBalances } from '../../src/db/expected-balance.repository.js';
-import { InputFileError } from '../../src/errors.js';
+import { InputFileError, UsageError } from '../../src/errors.js';
 import { importBooksFile } from '../../src/reconciliation/books-import-service.js';
 import { createTestContext } from '../helpers/test-context.js';
 import { backend, createTestDatabase, type TestDatabase } from '../helpers/test-database.js';
@@ -46,6 +46,26 @@ describe(`ledger import (${backend})`, () => {
     expect(result).toMatchObject({ inserted: 1, replaced: 1 });
     const usd = (await listExpectedBalances(ctx.database.db, 'default', '2025-12-31')).find((b) => b.currency === 'USD');
     expect(usd).toMatchObject({ balance: -1n, source: 'fix.jsonl' });
+  });
+
+  it('takes each (account, business date) in a file as that day\'s complete books: currencies it lacks are removed, other days kept', async () => {
+    const first = await importBooksFile(ctx, write('day.csv', 'business_date,currency,balance\n2026-02-01,EUR,1\n2026-02-01,USD,2\n2026-02-01,JPY,3\n2026-02-02,JPY,4\n'));
+    expect(first).toMatchObject({ inserted: 4, replaced: 0, removed: 0 });
+    // The corrected 1 February: JPY was never the merchant's. The 2nd is not in the file.
+    const corrected = await importBooksFile(ctx, write('day-fixed.jsonl', '{"business_date":"2026-02-01","currency":"USD","balance":20}\n{"business_date":"2026-02-01","currency":"EUR","balance":1}\n'));
+    expect(corrected).toMatchObject({ rows: 2, inserted: 0, replaced: 2, removed: 1 });
+    const day = await listExpectedBalances(ctx.database.db, 'default', '2026-02-01');
+    expect(day.map((b) => [b.currency, b.balance, b.source])).toEqual([
+      ['EUR', 1n, 'day-fixed.jsonl'],
+      ['USD', 20n, 'day-fixed.jsonl'],
+    ]);
+    expect((await listExpectedBalances(ctx.database.db, 'default', '2026-02-02')).map((b) => [b.currency, b.balance])).toEqual([['JPY', 4n]]);
+  });
+
+  it('refuses an --account that is not configured once, before reading the file', async () => {
+    await expect(importBooksFile(ctx, write('any.csv', 'business_date,currency,balance\n2026-02-03,EUR,1\n2026-02-03,USD,1\n'), { account: 'typo' })).rejects.toThrow(
+      new UsageError('There is no account named "typo". Configured accounts: default.'),
+    );
   });
 
   it('imports nothing when any row is bad', async () => {

@@ -3,13 +3,14 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { insertSnapshotRows } from '../../src/db/balance-snapshot.repository.js';
 import type { Database } from '../../src/db/database.types.js';
-import { insertRunningRun, markRunSucceeded } from '../../src/db/snapshot-run.repository.js';
+import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { runCliInProcess } from '../helpers/run-cli.js';
+import { sandboxEnv } from '../helpers/test-context.js';
 import { backend, createTestDatabase, withDatabase, type TestDatabase } from '../helpers/test-database.js';
 
 let t: TestDatabase;
+let sandbox: Sandbox;
 let dir: string;
 let env: Record<string, string>;
 
@@ -17,11 +18,13 @@ beforeAll(async () => {
   t = await createTestDatabase({ onDisk: true });
   // The embedded database serves one handle at a time: the CLI opens it per command.
   if (backend === 'embedded') await t.handle.close();
+  sandbox = await startSandbox({ port: 0, wallets: 6, seed: 11 });
   dir = mkdtempSync(path.join(tmpdir(), 'wr-reconcile-cli-'));
   // DATABASE_URL '' keeps a developer's .env from pointing the embedded run elsewhere.
-  env = { DATABASE_URL: '', ...t.childEnv, LOG_LEVEL: 'silent' };
+  env = { DATABASE_URL: '', ...t.childEnv, ...sandboxEnv(sandbox), LOG_LEVEL: 'silent', RECON_TIMEZONE: 'UTC' };
 });
 afterAll(async () => {
+  await sandbox?.close();
   await t?.drop();
   rmSync(dir, { recursive: true, force: true });
 });
@@ -35,69 +38,66 @@ function file(name: string, text: string): string {
   return p;
 }
 
+function booksCsv(name: string, businessDate: string, balances: ReadonlyArray<{ currency: string; balance: bigint }>): string {
+  return file(name, `business_date,currency,balance\n${balances.map((b) => `${businessDate},${b.currency},${b.balance}`).join('\n')}\n`);
+}
+
 interface JsonReport {
-  summary: { total: Record<string, number> };
-  results: Array<{ currency: string | null; status: string; difference: string | null; gateway_balance: string | null }>;
+  summary: { total: Record<string, number>; exitCode: number; unreconciledDates: string[] };
+  results: Array<{ currency: string | null; status: string; difference: string | null; gateway_balance: string | null; expected_balance: string | null }>;
 }
 
 describe(`reconcile, ledger import and report from the command line (${backend})`, () => {
-  it('finds one break of 100, one missing on each side, the rest matched; corrected books exit 0', async () => {
-    await withDb(async (db) => {
-      const runId = await insertRunningRun(db, { account: 'default', environment: 'sandbox', trigger: 'manual', businessDate: '2026-11-20', startedAt: new Date('2026-11-20T23:55:00Z') });
-      await insertSnapshotRows(db, runId, 'default', new Date('2026-11-20T23:55:00Z'), [
-        { currency: 'EUR', balance: 125_000n, singleBalance: 125_000n },
-        { currency: 'GBP', balance: 9_007_199_254_740_993n, singleBalance: 9_007_199_254_740_993n },
-        { currency: 'USD', balance: 50_000n, singleBalance: 50_000n },
-        { currency: 'CHF', balance: 0n, singleBalance: 0n },
-      ]);
-      await markRunSucceeded(db, runId, new Date('2026-11-20T23:56:00Z'), { walletsReported: 4, walletsFetched: 4, pagesFetched: 1, requests: 5 });
-    });
+  it('with a snapshot from the emulator finds one break of 100, one missing on each side, the rest matched; corrected books exit 0', async () => {
+    const captured = await cli('snapshot');
+    expect(captured.code, captured.stdout + captured.stderr).toBe(0);
+    // The business date is the run's own, so a test crossing midnight reconciles the day it captured.
+    const run = await withDb((db) => db.selectFrom('snapshot_runs').select(['id', 'business_date']).where('status', '=', 'succeeded').executeTakeFirstOrThrow());
+    const date = run.business_date;
+    const wallets = sandbox.wallets;
+    expect(wallets).toHaveLength(6);
+    const [omitted, misstated, ...rest] = wallets;
+    const extra = ['XTS', 'ZZZ'].find((c) => !wallets.some((w) => w.currency === c))!;
 
-    // Omits GBP, misstates USD by 100, adds JPY the gateway lacks.
-    const books = file('books-1.csv', 'business_date,currency,balance\n2026-11-20,EUR,125000\n2026-11-20,USD,49900\n2026-11-20,CHF,0\n2026-11-20,JPY,300\n');
+    // Omits one currency, misstates another by 100 (the books say 100 less), adds one the gateway lacks.
+    const books = booksCsv('books-1.csv', date, [{ currency: misstated!.currency, balance: misstated!.balance - 100n }, ...rest, { currency: extra, balance: 300n }]);
     const imported = await cli('ledger', 'import', books);
     expect(imported.code, imported.stderr).toBe(0);
-    expect(imported.stdout).toBe('Imported 4 expected balances from books-1.csv for default, 2026-11-20: 4 new, 0 replaced.');
+    expect(imported.stdout).toBe(`Imported 6 expected balances from books-1.csv for default, ${date}: 6 new, 0 replaced, 0 removed.`);
 
-    const reconciled = await cli('reconcile', '--date', '2026-11-20');
+    const reconciled = await cli('reconcile', '--date', date);
     expect(reconciled.code, reconciled.stderr).toBe(3);
     expect(reconciled.stdout).toMatch(/3 result\(s\) need attention/);
-    expect(reconciled.stdout).toMatch(/USD\s+break\s+50000\s+50000\s+49900\s+100/);
 
-    const json = await cli('report', '--date', '2026-11-20', '--format', 'json');
+    const json = await cli('report', '--date', date, '--format', 'json');
     expect(json.code, json.stderr).toBe(0);
     const report = JSON.parse(json.stdout) as JsonReport;
-    expect(report.results.map((r) => [r.currency, r.status])).toEqual([
-      ['CHF', 'matched'],
-      ['EUR', 'matched'],
-      ['GBP', 'missing_in_ledger'],
-      ['JPY', 'missing_in_gateway'],
-      ['USD', 'break'],
+    const byStatus = (status: string) => report.results.filter((r) => r.status === status);
+    // difference = gateway − books = 100.
+    expect(byStatus('break')).toEqual([
+      expect.objectContaining({ currency: misstated!.currency, difference: '100', gateway_balance: misstated!.balance.toString(), expected_balance: (misstated!.balance - 100n).toString() }),
     ]);
-    expect(report.results.filter((r) => r.status === 'break')).toEqual([expect.objectContaining({ difference: '100' })]);
-    expect(report.results.find((r) => r.currency === 'GBP')!.gateway_balance).toBe('9007199254740993');
-    expect(report.summary.total).toMatchObject({ matched: 2, break: 1, missing_in_ledger: 1, missing_in_gateway: 1 });
+    expect(byStatus('missing_in_ledger')).toEqual([expect.objectContaining({ currency: omitted!.currency, gateway_balance: omitted!.balance.toString() })]);
+    expect(byStatus('missing_in_gateway')).toEqual([expect.objectContaining({ currency: extra, gateway_balance: null })]);
+    expect(byStatus('matched').map((r) => r.currency)).toEqual(rest.map((w) => w.currency));
+    expect(report.results).toHaveLength(7);
+    expect(report.summary.total).toMatchObject({ matched: 4, break: 1, missing_in_ledger: 1, missing_in_gateway: 1, endpoint_mismatch: 0, no_snapshot: 0 });
+    expect(report.summary.exitCode).toBe(3);
 
-    // The corrected books: JPY is not the gateway's; its row is replaced by the right currencies.
-    const corrected = file(
-      'books-2.jsonl',
-      ['{"business_date":"2026-11-20","currency":"USD","balance":50000}', '{"business_date":"2026-11-20","currency":"GBP","balance":9007199254740993}'].join('\n'),
-    );
-    expect((await cli('ledger', 'import', corrected)).stdout).toMatch(/1 new, 1 replaced/);
-    await withDb((db) => db.deleteFrom('expected_balances').where('currency', '=', 'JPY').execute());
-    const clean = await cli('reconcile', '--date', '2026-11-20');
+    // The corrected books: a full file for the day. Its currency the gateway lacks is removed
+    // by the import itself; nothing else touches expected_balances.
+    const corrected = booksCsv('books-2.csv', date, wallets);
+    const reimported = await cli('ledger', 'import', corrected);
+    expect(reimported.code, reimported.stderr).toBe(0);
+    expect(reimported.stdout).toMatch(/: 1 new, 5 replaced, 1 removed\.$/);
+    const clean = await cli('reconcile', '--date', date);
     expect(clean.code, clean.stdout).toBe(0);
-    expect(clean.stdout).toMatch(/Every result matched\./);
+    expect(clean.stdout).toMatch(/Every result matched\.$/);
 
-    const rows = await withDb((db) => db.selectFrom('reconciliation_results').select(['currency', 'status']).where('business_date', '=', '2026-11-20').orderBy('currency').execute());
-    expect(rows).toEqual(['CHF', 'EUR', 'GBP', 'USD'].map((currency) => ({ currency, status: 'matched' })));
+    const rows = await withDb((db) => db.selectFrom('reconciliation_results').select(['currency', 'status', 'run_id']).where('business_date', '=', date).orderBy('currency').execute());
+    expect(rows).toEqual(wallets.map((w) => ({ currency: w.currency, status: 'matched', run_id: run.id })));
     const sources = await withDb((db) => db.selectFrom('expected_balances').select(['currency', 'source']).orderBy('currency').execute());
-    expect(sources).toEqual([
-      { currency: 'CHF', source: 'books-1.csv' },
-      { currency: 'EUR', source: 'books-1.csv' },
-      { currency: 'GBP', source: 'books-2.jsonl' },
-      { currency: 'USD', source: 'books-2.jsonl' },
-    ]);
+    expect(sources).toEqual(wallets.map((w) => ({ currency: w.currency, source: 'books-2.csv' })));
   });
 
   it('imports nothing from a books file with bad rows and names each bad line', async () => {
@@ -112,7 +112,7 @@ describe(`reconcile, ledger import and report from the command line (${backend})
     expect(await withDb((db) => db.selectFrom('expected_balances').selectAll().orderBy('currency').execute())).toEqual(before);
   });
 
-  it('refuses a row whose account contradicts --account, and an unknown --account', async () => {
+  it('refuses a row whose account contradicts --account, and an unknown --account once, with exit code 2', async () => {
     const books = file('books-acct.csv', 'business_date,currency,balance,account\n2026-11-21,EUR,1,other\n');
     const result = await cli('ledger', 'import', books, '--account', 'default');
     expect(result.code).toBe(1);
@@ -120,6 +120,15 @@ describe(`reconcile, ledger import and report from the command line (${backend})
     const unknown = await cli('reconcile', '--date', '2026-11-20', '--account', 'asia');
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toMatch(/There is no account named "asia". Configured accounts: default\./);
+
+    const many = file('books-many.csv', 'business_date,currency,balance\n2026-11-20,EUR,1\n2026-11-20,USD,2\n2026-11-20,GBP,3\n');
+    const typo = await cli('ledger', 'import', many, '--account', 'defualt');
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toBe('UsageError: There is no account named "defualt". Configured accounts: default.');
+    const report = await cli('report', '--date', '2026-11-20', '--account', 'defualt');
+    expect(report.code).toBe(2);
+    expect(report.stdout).toBe('');
+    expect(report.stderr).toBe('UsageError: There is no account named "defualt". Configured accounts: default.');
   });
 
   it('exits 3 with one no_snapshot row for a date without a snapshot, and refuses a date that is not real', async () => {
@@ -129,5 +138,12 @@ describe(`reconcile, ledger import and report from the command line (${backend})
     const bad = await cli('reconcile', '--date', '2026-02-30');
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/--date "2026-02-30" is not a real date: use YYYY-MM-DD/);
+  });
+
+  it('refuses a date after today in RECON_TIMEZONE with exit code 2 and stores nothing for it', async () => {
+    const future = await cli('reconcile', '--date', '2999-01-01');
+    expect(future.code).toBe(2);
+    expect(future.stderr).toMatch(/^UsageError: --date 2999-01-01 is in the future \(today is \d{4}-\d{2}-\d{2} in UTC\)/);
+    expect(await withDb((db) => db.selectFrom('reconciliation_results').selectAll().where('business_date', '=', '2999-01-01').execute())).toEqual([]);
   });
 });

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { reconcileAfterSnapshot, runReconcileJob } from '../../jobs/reconcile-job.js';
 import type { AppContext } from '../../src/app-context.js';
 import { insertSnapshotRows } from '../../src/db/balance-snapshot.repository.js';
-import { upsertExpectedBalances } from '../../src/db/expected-balance.repository.js';
+import { replaceExpectedBalanceDays } from '../../src/db/expected-balance.repository.js';
 import { listResults } from '../../src/db/reconciliation-result.repository.js';
 import { insertRunningRun, markRunFailed, markRunSucceeded } from '../../src/db/snapshot-run.repository.js';
 import { UsageError } from '../../src/errors.js';
@@ -47,7 +47,7 @@ async function snapshot(account: string, businessDate: string, wallets: Record<s
 }
 
 async function books(account: string, businessDate: string, balances: Record<string, bigint>, source = 'books.csv'): Promise<void> {
-  await upsertExpectedBalances(ctx.database.db, Object.entries(balances).map(([currency, balance]) => ({ account, businessDate, currency, balance })), source, new Date());
+  await replaceExpectedBalanceDays(ctx.database.db, Object.entries(balances).map(([currency, balance]) => ({ account, businessDate, currency, balance })), source, new Date());
 }
 
 const statusByCurrency = (results: Array<{ currency: string | null; status: string }>) => Object.fromEntries(results.map((r) => [r.currency ?? '-', r.status]));
@@ -78,8 +78,8 @@ describe(`reconciliation on ${backend}`, () => {
       { account: 'us-main', summary: expect.objectContaining({ matched: 1, break: 0 }) },
     ]);
 
-    await books('eu-main', '2026-11-20', { USD: 500n, GBP: 70n }, 'books-corrected.csv');
-    await ctx.database.db.deleteFrom('expected_balances').where('currency', '=', 'JPY').execute();
+    // The corrected books for the day: JPY, not the gateway's, is gone from them.
+    await books('eu-main', '2026-11-20', { EUR: 1000n, USD: 500n, CHF: 5n, GBP: 70n }, 'books-corrected.csv');
     const second = await runReconcileJob(ctx, { date: '2026-11-20', account: 'eu-main' });
     expect(second.exitCode).toBe(0);
     const stored = await listResults(ctx.database.db, { from: '2026-11-20', to: '2026-11-20', account: 'eu-main' });
@@ -139,6 +139,30 @@ describe(`reconciliation on ${backend}`, () => {
     expect(row).toMatchObject({ status: 'break', gateway_balance: '9007199254740993', expected_balance: '9007199254740992', difference: '1', previous_balance: '9007199254740991', movement: '2' });
   });
 
+  it('lets reconciles of the same date run at once: each succeeds and the date keeps one result per key', async () => {
+    await snapshot('eu-main', '2026-11-20', { EUR: 1n, USD: 2n, GBP: 3n });
+    await snapshot('us-main', '2026-11-20', { USD: 4n });
+    await books('eu-main', '2026-11-20', { EUR: 1n, USD: 2n, GBP: 3n });
+    // Results already stored, so every run deletes rows another run is deleting too.
+    await runReconcileJob(ctx, { date: '2026-11-20' });
+    for (let round = 0; round < 5; round++) {
+      const runs = await Promise.all([
+        runReconcileJob(ctx, { date: '2026-11-20' }),
+        runReconcileJob(ctx, { date: '2026-11-20', account: 'eu-main' }),
+        runReconcileJob(ctx, { date: '2026-11-20' }),
+        runReconcileJob(ctx, { date: '2026-11-20', account: 'us-main' }),
+      ]);
+      expect(runs.map((r) => r.results.length)).toEqual([4, 3, 4, 1]);
+    }
+    const rows = await ctx.database.db.selectFrom('reconciliation_results').select(['account', 'currency', 'status']).orderBy('account').orderBy('currency').execute();
+    expect(rows).toEqual([
+      { account: 'eu-main', currency: 'EUR', status: 'matched' },
+      { account: 'eu-main', currency: 'GBP', status: 'matched' },
+      { account: 'eu-main', currency: 'USD', status: 'matched' },
+      { account: 'us-main', currency: 'USD', status: 'missing_in_ledger' },
+    ]);
+  });
+
   it('refuses an account that is not configured, listing the configured ones', async () => {
     await expect(runReconcileJob(ctx, { date: '2026-11-20', account: 'asia' })).rejects.toThrow(new UsageError('There is no account named "asia". Configured accounts: eu-main, us-main.'));
   });
@@ -163,11 +187,18 @@ describe(`reconciliation on ${backend}`, () => {
       ]);
     });
 
-    it('balance_history gives each day its balance and the movement since the previous snapshot day', async () => {
+    it('balance_history measures movement from the account\'s previous snapshot day, a currency absent that day having none', async () => {
       const big = 2n ** 53n;
       await snapshot('eu-main', '2026-11-17', { EUR: big, USD: 5n });
+      // A failed run is no snapshot: the 18th is not a previous day.
+      const failed = await insertRunningRun(ctx.database.db, { account: 'eu-main', environment: 'sandbox', trigger: 'schedule', businessDate: '2026-11-18', startedAt: new Date('2026-11-18T23:55:00Z') });
+      await markRunFailed(ctx.database.db, failed, new Date('2026-11-18T23:56:00Z'), 'boom');
+      // Two runs on the 19th: the latest is the day's truth, and it has no USD wallet.
+      await snapshot('eu-main', '2026-11-19', { EUR: 1n, USD: 99n }, '2026-11-19T08:00:00Z');
       await snapshot('eu-main', '2026-11-19', { EUR: big + 3n });
       await snapshot('eu-main', '2026-11-20', { EUR: 10n, USD: 6n });
+      // Another account's days never enter eu-main's chain.
+      await snapshot('us-main', '2026-11-18', { USD: 1n });
       const rows = await ctx.database.db
         .selectFrom('balance_history')
         .select(['business_date', 'currency', 'balance', 'previous_balance', 'previous_business_date', 'movement'])
@@ -180,7 +211,14 @@ describe(`reconciliation on ${backend}`, () => {
         { business_date: '2026-11-19', currency: 'EUR', balance: '9007199254740995', previous_balance: '9007199254740992', previous_business_date: '2026-11-17', movement: '3' },
         { business_date: '2026-11-20', currency: 'EUR', balance: '10', previous_balance: '9007199254740995', previous_business_date: '2026-11-19', movement: '-9007199254740985' },
         { business_date: '2026-11-17', currency: 'USD', balance: '5', previous_balance: null, previous_business_date: null, movement: null },
-        { business_date: '2026-11-20', currency: 'USD', balance: '6', previous_balance: '5', previous_business_date: '2026-11-17', movement: '1' },
+        // USD was absent on the 19th, the previous snapshot day: no previous balance, no movement.
+        { business_date: '2026-11-20', currency: 'USD', balance: '6', previous_balance: null, previous_business_date: '2026-11-19', movement: null },
+      ]);
+      // The same movement reconciliation stores for the day.
+      const reconciled = await runReconcileJob(ctx, { date: '2026-11-20', account: 'eu-main' });
+      expect(reconciled.results.map((r) => [r.currency, r.previousBalance, r.movement])).toEqual([
+        ['EUR', big + 3n, 10n - (big + 3n)],
+        ['USD', null, null],
       ]);
     });
   });

@@ -91,6 +91,25 @@ describe(`wallet-recon report (${backend})`, () => {
     expect(parsed.results.map((r) => r.gateway_balance)).toEqual(['9007199254741100', '1200']);
   });
 
+  it('lists the dates never reconciled instead of calling the range clean, and gives them to JSON with exit code 3', async () => {
+    // The 16th and 17th matched; nothing was ever reconciled on the 14th and 15th.
+    const table = await cli('report', '--from', '2026-11-14', '--to', '2026-11-17');
+    expect(table.code, table.stderr).toBe(0);
+    expect(table.stdout).toContain('not reconciled: default 2026-11-14 to 2026-11-15');
+    expect(table.stdout).not.toContain('Every result matched.');
+    expect(table.stdout).toMatch(/Every stored result matched, but not every date was reconciled\.$/);
+
+    const json = await cli('report', '--from', '2026-11-14', '--to', '2026-11-17', '--format', 'json');
+    const parsed = JSON.parse(json.stdout) as { summary: { exitCode: number; unreconciledDates: string[]; accounts: Array<{ account: string; unreconciledDates: string[] }> } };
+    expect(parsed.summary).toMatchObject({ exitCode: 3, unreconciledDates: ['2026-11-14', '2026-11-15'], accounts: [{ account: 'default', unreconciledDates: ['2026-11-14', '2026-11-15'] }] });
+
+    const html = await cli('report', '--from', '2026-11-14', '--to', '2026-11-17', '--format', 'html');
+    expect(html.stdout).toMatch(/<ul id="unreconciled" class="warn">\n<li>not reconciled: default 2026-11-14 to 2026-11-15<\/li>/);
+
+    const clean = JSON.parse((await cli('report', '--from', '2026-11-16', '--to', '2026-11-17', '--format', 'json')).stdout) as { summary: { exitCode: number; unreconciledDates: string[] } };
+    expect(clean.summary).toMatchObject({ exitCode: 0, unreconciledDates: [] });
+  });
+
   it('refuses contradictory or unknown flags with exit code 2', async () => {
     const both = await cli('report', '--date', '2026-11-19', '--from', '2026-11-01', '--to', '2026-11-30');
     expect(both.code).toBe(2);

@@ -40,6 +40,23 @@ describe('reconciliation rules', () => {
     expect(rows.find((r) => r.currency === 'CHF')!.difference).toBe(-101n);
   });
 
+  it('matches exactly at -tolerance and +tolerance, and breaks at tolerance + 1 on either side', () => {
+    // Tolerance 100 on every currency; each gateway balance sits at one edge of the band around 10,000.
+    const rows = reconcileAccountDay(
+      input({
+        snapshot: snapshot([['AUD', 9_900n], ['CAD', 10_100n], ['CHF', 10_101n], ['DKK', 9_899n]]),
+        books: ['AUD', 'CAD', 'CHF', 'DKK'].map((currency) => ({ currency, balance: 10_000n })),
+        toleranceFor: () => 100n,
+      }),
+    );
+    expect(rows.map((r) => [r.currency, r.difference, r.status])).toEqual([
+      ['AUD', -100n, 'matched'],
+      ['CAD', 100n, 'matched'],
+      ['CHF', 101n, 'break'],
+      ['DKK', -101n, 'break'],
+    ]);
+  });
+
   it('reports a currency on one side only as missing_in_ledger or missing_in_gateway', () => {
     const rows = reconcileAccountDay(input({ snapshot: snapshot([['EUR', 5n]]), books: [{ currency: 'GBP', balance: 9n }] }));
     expect(rows).toEqual([
@@ -67,7 +84,7 @@ describe('reconciliation rules', () => {
     const rows = reconcileAccountDay(
       input({
         snapshot: snapshot([['EUR', 10n]]),
-        previous: { businessDate: '2026-11-18', balances: [{ currency: 'EUR', balance: 4n }, { currency: 'USD', balance: 70n }] },
+        previous: { balances: [{ currency: 'EUR', balance: 4n }, { currency: 'USD', balance: 70n }] },
         books: [{ currency: 'EUR', balance: 10n }, { currency: 'USD', balance: 70n }],
       }),
     );
@@ -78,7 +95,7 @@ describe('reconciliation rules', () => {
   });
 
   it('leaves movement null for a wallet new since the previous snapshot', () => {
-    const rows = reconcileAccountDay(input({ snapshot: snapshot([['EUR', 10n]]), previous: { businessDate: '2026-11-19', balances: [] }, books: [{ currency: 'EUR', balance: 10n }] }));
+    const rows = reconcileAccountDay(input({ snapshot: snapshot([['EUR', 10n]]), previous: { balances: [] }, books: [{ currency: 'EUR', balance: 10n }] }));
     expect(rows[0]).toMatchObject({ previousBalance: null, movement: null, status: 'matched' });
   });
 
@@ -88,7 +105,7 @@ describe('reconciliation rules', () => {
     const rows = reconcileAccountDay(
       input({
         snapshot: snapshot([['EUR', big + 1n], ['USD', huge + 1n], ['GBP', -(big + 3n)]]),
-        previous: { businessDate: '2026-11-19', balances: [{ currency: 'EUR', balance: big - 1n }, { currency: 'USD', balance: huge }, { currency: 'GBP', balance: -big }] },
+        previous: { balances: [{ currency: 'EUR', balance: big - 1n }, { currency: 'USD', balance: huge }, { currency: 'GBP', balance: -big }] },
         books: [{ currency: 'EUR', balance: big }, { currency: 'USD', balance: huge + 1n }, { currency: 'GBP', balance: -(big + 3n) }],
       }),
     );

@@ -47,6 +47,36 @@ describe('report summary', () => {
   });
 });
 
+describe('dates never reconciled', () => {
+  const range = { from: '2026-11-16', to: '2026-11-22' };
+  const matched = [result({ businessDate: '2026-11-16' }), result({ businessDate: '2026-11-19' }), result({ account: 'zeta', businessDate: '2026-11-16' })];
+
+  it('lists, per account asked for, the dates up to today without any result, and makes the exit code 3', () => {
+    const summary = summarizeResults(range, matched, { accounts: ['acme', 'zeta'], today: '2026-11-20' }).summary;
+    expect(summary.accounts.map((a) => [a.account, a.unreconciledDates])).toEqual([
+      ['acme', ['2026-11-17', '2026-11-18', '2026-11-20']],
+      ['zeta', ['2026-11-17', '2026-11-18', '2026-11-19', '2026-11-20']],
+    ]);
+    // The 21st and 22nd are after today: not yet due, so not missing.
+    expect(summary.unreconciledDates).toEqual(['2026-11-17', '2026-11-18', '2026-11-19', '2026-11-20']);
+    expect(summary.total.matched).toBe(3);
+    expect(summary.exitCode).toBe(3);
+  });
+
+  it('shows them in the table instead of calling the period clean', () => {
+    const text = renderTable(summarizeResults(range, matched, { accounts: ['acme', 'zeta'], today: '2026-11-20' }));
+    expect(text).toContain('not reconciled: acme 2026-11-17 to 2026-11-18, 2026-11-20\nnot reconciled: zeta 2026-11-17 to 2026-11-20\n');
+    expect(text).not.toContain('Every result matched.');
+    expect(text).toMatch(/Every stored result matched, but not every date was reconciled\.$/);
+  });
+
+  it('reports nothing missing when every date has a result, or no accounts are given', () => {
+    const full = summarizeResults({ from: '2026-11-16', to: '2026-11-16' }, matched, { accounts: ['acme', 'zeta'], today: '2026-11-20' }).summary;
+    expect(full).toMatchObject({ unreconciledDates: [], exitCode: 0 });
+    expect(summarizeResults(range, matched).summary).toMatchObject({ unreconciledDates: [], exitCode: 0 });
+  });
+});
+
 describe('table', () => {
   it('prints a summary per account and then only the rows that did not match', () => {
     const text = renderTable(report);
@@ -119,6 +149,31 @@ describe('chart', () => {
     // Ticks 10^30 apart at 10^37 need enough significant digits to differ.
     expect(svg).toContain('>1.00000000e37</text>');
     expect(svg).toContain('>1.00000010e37</text>');
+  });
+
+  it('wraps the legend onto rows so every entry of six accounts stays inside the chart, growing it downwards', () => {
+    const accounts = ['eu-main', 'us-main', 'asia-pacific-settlement', 'uk-payouts', 'latam-collections', 'africa-main'];
+    const svg = renderBalanceChartSvg({
+      currency: 'EUR',
+      dates: ['2026-11-20', '2026-11-21'],
+      series: accounts.flatMap((account, i) => [
+        { account, kind: 'gateway' as const, points: [{ date: '2026-11-20', balance: BigInt(i) * big }] },
+        { account, kind: 'books' as const, points: [{ date: '2026-11-21', balance: BigInt(i) }] },
+      ]),
+    });
+    const [, width, height] = /viewBox="0 0 (\d+) (\d+)"/.exec(svg)!.map(Number);
+    expect(svg).toContain(`width="${width}" height="${height}"`);
+    const entries = [...svg.matchAll(/<text class="legend" x="([\d.]+)" y="([\d.]+)">([^<]*)<\/text>/g)].map(([, x, y, label]) => ({ x: Number(x), y: Number(y), label: label! }));
+    expect(entries.map((e) => e.label)).toEqual(accounts.flatMap((a) => [`${a} gateway`, `${a} books`]));
+    for (const e of entries) {
+      // 11px labels: about 6.6px per character, as the chart itself assumes.
+      expect(e.x + e.label.length * 6.6).toBeLessThanOrEqual(width!);
+      expect(e.y).toBeLessThanOrEqual(height!);
+    }
+    for (const [, x2] of svg.matchAll(/<line x1="[\d.]+" y1="[\d.]+" x2="([\d.]+)"/g)) expect(Number(x2)).toBeLessThanOrEqual(width!);
+    const rows = new Set(entries.map((e) => e.y)).size;
+    expect(rows).toBeGreaterThan(1);
+    expect(height).toBe(300 + (rows - 1) * 16);
   });
 
   it('draws one polyline per run of consecutive days, a point per day, axes and labels', () => {
