@@ -78,7 +78,7 @@ export function createLogger(options: CreateLoggerOptions = {}): Logger {
   if (pretty) {
     return pino({
       ...config,
-      transport: { target: 'pino-pretty', options: { colorize: true, translateTime: 'SYS:HH:MM:ss', destination: fd, ignore: 'pid,hostname' } },
+      transport: { target: 'pino-pretty', options: { colorize: true, translateTime: 'SYS:HH:MM:ss', destination: fd, ignore: 'pid,hostname', singleLine: true } },
     });
   }
   return pino(config, pino.destination({ fd, sync: true }));

@@ -39,7 +39,9 @@ export function createCliRuntime(
     output,
     exitCode: 0,
     logFd: 2,
-    defaultLogLevel: 'info',
+    // By hand on a terminal the progress line and the summary tell the story; piped or
+    // scheduled, every run's info lines are the record.
+    defaultLogLevel: process.stderr.isTTY ? 'warn' : 'info',
     signal,
     shutdown,
     config() {

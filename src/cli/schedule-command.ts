@@ -14,6 +14,7 @@ export function registerScheduleCommand(program: Command, runtime: CliRuntime): 
     .addHelpText('after', '\nLogs JSON lines on stdout. SIGTERM stops it gracefully (RECON_SHUTDOWN_GRACE_MS).\n\nExample:\n  RECON_SCHEDULE="55 23 * * *" RECON_TIMEZONE=Europe/Berlin wallet-recon schedule')
     .action(async () => {
       runtime.logFd = 1;
+      runtime.defaultLogLevel = 'info';
       runtime.shutdown.forceExitAfterMs = runtime.config().shutdownGraceMs + 9_500;
       await runtime.withContext('wallet-recon schedule', {}, async (ctx) => {
         // Credentials are checked now, not at 23:55.
