@@ -1,5 +1,5 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
-import { amountText, type StoredReconciliationResult, type ReconciliationResult } from '../reconciliation/reconciliation-result.js';
+import { resultColumns, type ReconciliationResult, type StoredReconciliationResult } from '../reconciliation/reconciliation-result.js';
 import type { Database, ReconciliationResultRow } from './database.types.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
@@ -33,20 +33,7 @@ export async function replaceResultsForDate(
     await db
       .insertInto('reconciliation_results')
       .values(
-        batch.map((r) => ({
-          account: r.account,
-          business_date: r.businessDate,
-          currency: r.currency,
-          gateway_balance: amountText(r.gatewayBalance),
-          single_balance: amountText(r.singleBalance),
-          expected_balance: amountText(r.expectedBalance),
-          previous_balance: amountText(r.previousBalance),
-          movement: amountText(r.movement),
-          difference: amountText(r.difference),
-          status: r.status,
-          run_id: r.runId,
-          computed_at: computedAt,
-        })),
+        batch.map((r) => ({ ...resultColumns(r), computed_at: computedAt })),
       )
       .execute();
   }

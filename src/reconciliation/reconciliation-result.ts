@@ -47,6 +47,26 @@ export function amountText(value: bigint | null): string | null {
   return value === null ? null : value.toString();
 }
 
+/**
+ * A result in the column names and forms of `reconciliation_results` (amounts as digit
+ * strings): the row written to the database and the record the JSON report publishes.
+ */
+export function resultColumns(r: ReconciliationResult) {
+  return {
+    account: r.account,
+    business_date: r.businessDate,
+    currency: r.currency,
+    gateway_balance: amountText(r.gatewayBalance),
+    single_balance: amountText(r.singleBalance),
+    expected_balance: amountText(r.expectedBalance),
+    previous_balance: amountText(r.previousBalance),
+    movement: amountText(r.movement),
+    difference: amountText(r.difference),
+    status: r.status,
+    run_id: r.runId,
+  };
+}
+
 /** Counts of results per status, every status present (zero when absent). */
 export function countByStatus(results: readonly Pick<ReconciliationResult, 'status'>[]): StatusCounts {
   const counts = Object.fromEntries(RECONCILIATION_STATUSES.map((s) => [s, 0])) as StatusCounts;
