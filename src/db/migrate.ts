@@ -1,7 +1,7 @@
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { Migrator, sql, type Kysely, type Migration, type MigrationProvider, type MigrationResult } from 'kysely';
+import { Migrator, sql, type Kysely, type Migration, type MigrationInfo, type MigrationProvider, type MigrationResult } from 'kysely';
 import { MigrationError } from '../errors.js';
 import type { Database } from './database.types.js';
 
@@ -42,16 +42,20 @@ async function executedMigrationNames(db: Kysely<Database>): Promise<string[]> {
   return rows.rows.map((r) => r.name);
 }
 
-// Old code must never run against a schema it does not know.
-async function refuseUnknownMigrations(db: Kysely<Database>, migrator: Migrator): Promise<void> {
-  const known = new Set((await migrator.getMigrations()).map((m) => m.name));
-  const unknown = (await executedMigrationNames(db)).filter((name) => !known.has(name));
+// Old code must never run against a schema it does not know. Returns what it read, so callers
+// do not list the folder and the ledger a second time.
+async function readMigrationState(db: Kysely<Database>, migrator: Migrator): Promise<{ known: readonly MigrationInfo[]; executed: string[] }> {
+  const known = await migrator.getMigrations();
+  const knownNames = new Set(known.map((m) => m.name));
+  const executed = await executedMigrationNames(db);
+  const unknown = executed.filter((name) => !knownNames.has(name));
   if (unknown.length > 0) {
     throw new MigrationError(
       `The database holds migration${unknown.length === 1 ? '' : 's'} this version of wallet-recon does not know ` +
         `(${unknown.join(', ')}): it was migrated by a newer version. Run that version, or upgrade wallet-recon.`,
     );
   }
+  return { known, executed };
 }
 
 /**
@@ -60,8 +64,7 @@ async function refuseUnknownMigrations(db: Kysely<Database>, migrator: Migrator)
  */
 export async function migrateToLatest(db: Kysely<Database>): Promise<MigrateOutcome> {
   const migrator = createMigrator(db);
-  await refuseUnknownMigrations(db, migrator);
-  const before = (await executedMigrationNames(db)).length;
+  const { executed } = await readMigrationState(db, migrator);
   const { error, results } = await migrator.migrateToLatest();
   if (error) {
     const failed = results?.find((r: MigrationResult) => r.status === 'Error');
@@ -71,14 +74,13 @@ export async function migrateToLatest(db: Kysely<Database>): Promise<MigrateOutc
     );
   }
   const applied = (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
-  return { applied, alreadyApplied: before };
+  return { applied, alreadyApplied: executed.length };
 }
 
 /** Fails with a clear message when the schema is behind: commands other than migrate need it current. */
 export async function assertSchemaCurrent(db: Kysely<Database>): Promise<void> {
-  const migrator = createMigrator(db);
-  await refuseUnknownMigrations(db, migrator);
-  const pending = (await migrator.getMigrations()).filter((m) => m.executedAt === undefined);
+  const { known } = await readMigrationState(db, createMigrator(db));
+  const pending = known.filter((m) => m.executedAt === undefined);
   if (pending.length > 0) {
     throw new MigrationError(`The database schema is not up to date (${pending.length} migration(s) pending). Run "wallet-recon migrate" first.`);
   }
