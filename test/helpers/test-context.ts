@@ -1,3 +1,6 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import type { AppContext } from '../../src/app-context.js';
 import { FixedClock, systemClock, type Clock } from '../../src/clock.js';
 import { loadConfig } from '../../src/config.js';
@@ -27,4 +30,11 @@ export function createTestContext(
 /** Environment pointing the default account at a sandbox. */
 export function sandboxEnv(sandbox: { url: string; apiKey: string; apiSecret: string }, extra: Record<string, string> = {}): Record<string, string> {
   return { GATEWAY_ENV: 'sandbox', GATEWAY_SANDBOX_URL: sandbox.url, GATEWAY_API_KEY: sandbox.apiKey, GATEWAY_API_SECRET: sandbox.apiSecret, ...extra };
+}
+
+/** Writes a RECON_ACCOUNTS_FILE into a fresh temp folder and returns its path. */
+export function writeAccountsFile(accounts: ReadonlyArray<{ name: string; apiKeyEnv: string; apiSecretEnv: string; environment?: 'live' | 'sandbox' }>): string {
+  const file = path.join(mkdtempSync(path.join(tmpdir(), 'wr-accounts-')), 'accounts.json');
+  writeFileSync(file, JSON.stringify({ accounts: accounts.map((a) => ({ environment: 'sandbox', ...a })) }));
+  return file;
 }

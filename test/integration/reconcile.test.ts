@@ -1,6 +1,3 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { reconcileAfterSnapshot, runReconcileJob } from '../../jobs/reconcile-job.js';
 import type { AppContext } from '../../src/app-context.js';
@@ -9,31 +6,22 @@ import { replaceExpectedBalanceDays } from '../../src/db/expected-balance.reposi
 import { listResults } from '../../src/db/reconciliation-result.repository.js';
 import { insertRunningRun, markRunFailed, markRunSucceeded } from '../../src/db/snapshot-run.repository.js';
 import { UsageError } from '../../src/errors.js';
-import { createTestContext } from '../helpers/test-context.js';
+import { createTestContext, writeAccountsFile } from '../helpers/test-context.js';
 import { backend, createTestDatabase, type TestDatabase } from '../helpers/test-database.js';
 
 let t: TestDatabase;
 let ctx: AppContext;
-let dir: string;
 
 beforeAll(async () => {
   t = await createTestDatabase();
-  dir = mkdtempSync(path.join(tmpdir(), 'wr-reconcile-'));
-  const accountsFile = path.join(dir, 'accounts.json');
-  writeFileSync(
-    accountsFile,
-    JSON.stringify({
-      accounts: [
-        { name: 'eu-main', environment: 'sandbox', apiKeyEnv: 'EU_KEY', apiSecretEnv: 'EU_SECRET' },
-        { name: 'us-main', environment: 'sandbox', apiKeyEnv: 'US_KEY', apiSecretEnv: 'US_SECRET' },
-      ],
-    }),
-  );
+  const accountsFile = writeAccountsFile([
+    { name: 'eu-main', apiKeyEnv: 'EU_KEY', apiSecretEnv: 'EU_SECRET' },
+    { name: 'us-main', apiKeyEnv: 'US_KEY', apiSecretEnv: 'US_SECRET' },
+  ]);
   ctx = createTestContext(t, { RECON_ACCOUNTS_FILE: accountsFile, RECON_TOLERANCE_JPY: '100' });
 });
 afterAll(async () => {
   await t?.drop();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 /** Records a succeeded run with its wallets, as a snapshot would. */

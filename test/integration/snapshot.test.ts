@@ -1,7 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -9,7 +6,7 @@ import { runSnapshotJob } from '../../jobs/snapshot-job.js';
 import { listSnapshotRows } from '../../src/db/balance-snapshot.repository.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { captureLogs } from '../helpers/capture-logs.js';
-import { createTestContext, sandboxEnv } from '../helpers/test-context.js';
+import { createTestContext, sandboxEnv, writeAccountsFile } from '../helpers/test-context.js';
 import { backend, createTestDatabase, type TestDatabase } from '../helpers/test-database.js';
 
 let t: TestDatabase;
@@ -87,18 +84,11 @@ describe(`snapshot run (${backend} database, emulator)`, () => {
   });
 
   it('keeps one account failing from stopping the others', async () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'wr-accounts-'));
-    const file = path.join(dir, 'accounts.json');
-    writeFileSync(
-      file,
-      JSON.stringify({
-        accounts: [
-          { name: 'eu-main', environment: 'sandbox', apiKeyEnv: 'EU_KEY', apiSecretEnv: 'EU_SECRET' },
-          { name: 'us-broken', environment: 'sandbox', apiKeyEnv: 'US_KEY', apiSecretEnv: 'US_SECRET' },
-          { name: 'apac', environment: 'sandbox', apiKeyEnv: 'EU_KEY', apiSecretEnv: 'EU_SECRET' },
-        ],
-      }),
-    );
+    const file = writeAccountsFile([
+      { name: 'eu-main', apiKeyEnv: 'EU_KEY', apiSecretEnv: 'EU_SECRET' },
+      { name: 'us-broken', apiKeyEnv: 'US_KEY', apiSecretEnv: 'US_SECRET' },
+      { name: 'apac', apiKeyEnv: 'EU_KEY', apiSecretEnv: 'EU_SECRET' },
+    ]);
     const multi = createTestContext(t, {
       GATEWAY_SANDBOX_URL: sandbox.url,
       RECON_ACCOUNTS_FILE: file,
