@@ -1,6 +1,7 @@
 import path from 'node:path';
 import type { AppContext } from '../src/app-context.js';
 import { datesBetween } from '../src/clock.js';
+import { businessCalendarOf } from '../src/config.js';
 import { insertSnapshotRows } from '../src/db/balance-snapshot.repository.js';
 import { findDailyRun } from '../src/db/reconciliation-result.repository.js';
 import { insertRunningRun, markRunSucceeded } from '../src/db/snapshot-run.repository.js';
@@ -28,10 +29,12 @@ export interface BackfillJobOptions {
 
 /**
  * How an account's date gets (or got) its snapshot:
- * existing: a succeeded run was already there; capture: today, taken now from the gateway;
- * import: a past date filled from the statements file; gap: a past date nobody can fill.
+ * existing: an end-of-day run was already there (or, for a closed day without statements, an
+ * intraday one); capture: the date's capture window is open now, so the gateway is asked now;
+ * import: a closed date filled from the statements file; pending: the date's cut-off (and
+ * window) is still ahead; gap: a closed date nobody can fill.
  */
-export type BackfillAction = 'existing' | 'capture' | 'import' | 'gap';
+export type BackfillAction = 'existing' | 'capture' | 'import' | 'pending' | 'gap';
 
 export interface BackfillAccountDay {
   account: string;
@@ -49,6 +52,8 @@ export interface BackfillDate {
   summary?: StatusCounts;
   /** Accounts without a snapshot for the date (planned gaps in a dry run). */
   gaps: number;
+  /** The date's cut-off is still ahead: nothing to fill yet, not reconciled, not a gap. */
+  pending: boolean;
   /** Results other than matched, not counting missing snapshots (gaps): breaks, missing sides, mismatches, disappeared wallets. */
   unmatched: number;
 }
@@ -58,20 +63,23 @@ export interface BackfillJobResult {
   /** File name recorded as `source` of imported runs. */
   source?: string;
   dates: BackfillDate[];
-  /** 0 every date has a snapshot and reconciles clean, 3 gaps or unmatched results remain, 1 a capture failed. */
+  /** 0 every closed date has a snapshot and reconciles clean, 3 gaps or unmatched results remain, 1 a capture failed. */
   exitCode: 0 | 1 | 3;
   /** Statement rows not used: outside the range's past dates, or for dates already captured. */
   unusedStatementRows: number;
 }
 
 /**
- * Fills what can honestly be filled over a range: today is captured now, past dates come from
- * the statements file, and what is left is reported as a gap; then every date is reconciled.
- * The gateway only reports current balances, so nothing here ever invents a past balance.
+ * Fills what can honestly be filled over a range: a date whose capture window is open is
+ * captured now (its end of day), closed dates come from the statements file, what is left is
+ * reported as a gap, and dates whose cut-off is ahead are pending; then every date that is not
+ * pending is reconciled. The gateway only reports current balances, so nothing here ever
+ * invents a past balance.
  */
 export async function runBackfillJob(ctx: AppContext, options: BackfillJobOptions): Promise<BackfillJobResult> {
-  // Today in RECON_TIMEZONE: the only date the gateway can still be asked about.
   const today = todayOf(ctx);
+  const calendar = businessCalendarOf(ctx.config);
+  const now = ctx.clock.now();
   const { from, to } = parseDateRange(options.from, options.to, today);
   const accounts = resolveAccountNames(ctx.config, options.account);
   const { db } = ctx.database;
@@ -87,18 +95,23 @@ export async function runBackfillJob(ctx: AppContext, options: BackfillJobOption
   const dates: BackfillDate[] = [];
   const used = new Set<string>();
   for (const businessDate of datesBetween(from, to)) {
+    const window = calendar.windowOf(businessDate);
+    // Only while its window is open can the gateway still tell a date's end-of-day balance.
+    const state = now > window.closesAt ? 'closed' : now >= window.opensAt ? 'open' : 'ahead';
     const days: BackfillAccountDay[] = [];
     for (const account of accounts) {
       const run = await findDailyRun(db, account, businessDate);
       const key = `${account}|${businessDate}`;
-      if (run !== undefined) days.push({ account, action: 'existing', runId: run.runId });
-      else if (businessDate === today.date) days.push({ account, action: 'capture' });
+      if (run?.endOfDay) days.push({ account, action: 'existing', runId: run.runId });
+      else if (state === 'open') days.push({ account, action: 'capture' });
+      else if (state === 'ahead') days.push({ account, action: 'pending', runId: run?.runId });
       else if (byAccountDay.has(key)) {
         used.add(key);
         days.push({ account, action: 'import' });
-      } else days.push({ account, action: 'gap' });
+      } else if (run !== undefined) days.push({ account, action: 'existing', runId: run.runId });
+      else days.push({ account, action: 'gap' });
     }
-    dates.push({ businessDate, accounts: days, gaps: days.filter((d) => d.action === 'gap').length, unmatched: 0 });
+    dates.push({ businessDate, accounts: days, gaps: days.filter((d) => d.action === 'gap').length, pending: state === 'ahead', unmatched: 0 });
   }
   const unusedStatementRows = [...byAccountDay].filter(([key]) => !used.has(key)).reduce((n, [, rows]) => n + rows.length, 0);
 
@@ -107,7 +120,8 @@ export async function runBackfillJob(ctx: AppContext, options: BackfillJobOption
   }
 
   const work = dates.flatMap((d) => d.accounts.filter((a) => a.action === 'import' || a.action === 'capture').map((a) => ({ date: d.businessDate, day: a })));
-  const total = work.length + dates.length;
+  const closedDates = dates.filter((d) => !d.pending);
+  const total = work.length + closedDates.length;
   let done = 0;
   const step = () => options.onProgress?.(++done, total);
   let captureFailed = false;
@@ -116,7 +130,13 @@ export async function runBackfillJob(ctx: AppContext, options: BackfillJobOption
     if (day.action === 'import') {
       day.runId = await importStatementDay(ctx, day.account, date, byAccountDay.get(`${day.account}|${date}`)!, source!);
     } else {
-      const captured = await runSnapshotJob(ctx, { trigger: 'backfill', account: day.account, signal: options.signal, createGateway: options.createGateway });
+      const captured = await runSnapshotJob(ctx, {
+        trigger: 'backfill',
+        account: day.account,
+        serve: { window: calendar.windowOf(date) },
+        signal: options.signal,
+        createGateway: options.createGateway,
+      });
       const outcome = captured.accounts[0];
       if (outcome?.status === 'succeeded' && outcome.runId !== undefined) day.runId = outcome.runId;
       else {
@@ -127,7 +147,7 @@ export async function runBackfillJob(ctx: AppContext, options: BackfillJobOption
     step();
   }
 
-  for (const date of dates) {
+  for (const date of closedDates) {
     const reconciled = await runReconcileJob(ctx, { date: date.businessDate, account: options.account });
     date.summary = reconciled.summary;
     date.gaps = reconciled.summary.no_snapshot;
@@ -145,8 +165,10 @@ export async function runBackfillJob(ctx: AppContext, options: BackfillJobOption
 async function importStatementDay(ctx: AppContext, account: string, businessDate: string, rows: readonly BalanceFileRow[], source: string): Promise<number> {
   const environment = ctx.config.accounts.find((a) => a.name === account)!.environment;
   const now = ctx.clock.now();
+  // Statements state the balance at the day's close: end of day by definition, drift 0.
+  const timing = { cutoffAt: businessCalendarOf(ctx.config).cutoffOf(businessDate), driftSeconds: 0, endOfDay: true };
   return ctx.database.db.transaction().execute(async (trx) => {
-    const runId = await insertRunningRun(trx, { account, environment, trigger: 'backfill', businessDate, startedAt: now, source });
+    const runId = await insertRunningRun(trx, { account, environment, trigger: 'backfill', businessDate, startedAt: now, source, timing });
     // The statements carry one balance per wallet: there is no single-wallet reading to compare.
     await insertSnapshotRows(trx, runId, account, now, rows.map((r) => ({ currency: r.currency, balance: r.balance, singleBalance: null })));
     await markRunSucceeded(trx, runId, now, { walletsReported: null, walletsFetched: rows.length, pagesFetched: 0, requests: 0 });

@@ -1,49 +1,205 @@
 import type { AppContext } from '../src/app-context.js';
-import { selectAccounts } from '../src/config.js';
-import { countConsecutiveFailedNights, hasSucceededSlot } from '../src/db/snapshot-run.repository.js';
-import { runSnapshotJob, type SnapshotJobOptions, type SnapshotJobResult } from './snapshot-job.js';
+import { addDays } from '../src/business-date/zoned-time.js';
+import type { CaptureWindow } from '../src/business-date/business-calendar.js';
+import { businessCalendarOf, selectAccounts } from '../src/config.js';
+import { countConsecutiveMissedDates, findFirstRunDates, findLastRunError, listSettledDates, recordMissedDate } from '../src/db/capture-day.repository.js';
+import { abandonRunningRuns, accountsWithoutEndOfDay, findRunningRun, hasEndOfDayCapture } from '../src/db/snapshot-run.repository.js';
+import { serviceOfSlot, type SlotSchedule, type SlotService } from '../src/scheduler/slot-schedule.js';
+import { tryAcquireAccountLock } from '../src/snapshot/account-lock.js';
+import { runSnapshotJob, type SnapshotJobOptions } from './snapshot-job.js';
 
-export interface NightlyJobOptions {
-  slot: Date;
+/** Reconciles one account's business date (the worker passes the reconcile job). */
+export type ReconcileHook = (ctx: AppContext, account: string, businessDate: string) => Promise<void>;
+
+export interface NightOptions {
+  serve: SlotService;
   signal: AbortSignal;
   createGateway?: SnapshotJobOptions['createGateway'];
-  /** Reconciles an account's business date once it was captured (the scheduler passes reconcileAfterSnapshot). */
-  reconcile?: (ctx: AppContext, account: string, businessDate: string) => Promise<void>;
+  reconcile?: ReconcileHook;
+}
+
+/** Where an account's business date stands once its night is over. */
+export type NightAccountStatus = 'captured' | 'missed' | 'pending';
+
+export interface NightAccountOutcome {
+  account: string;
+  status: NightAccountStatus;
+  /** The run that captured the date, when this night captured it. */
+  runId?: number;
+  /** Capture attempts this night made (runs recorded). */
+  attempts: number;
+  /** The last error of this night's attempts, if any. */
+  error?: string;
+}
+
+export interface NightResult {
+  businessDate: string;
+  slot: Date;
+  accounts: NightAccountOutcome[];
+  /** Stopped by shutdown before the date was settled; another worker or a restart settles it. */
+  interrupted: boolean;
 }
 
 /**
- * One scheduler tick: snapshot every account for the slot, reconcile what was captured, and
- * raise an error-level line for every account that has failed too many nights in a row.
+ * One scheduled slot's night: capture every account that lacks an end-of-day snapshot for the
+ * slot's business date, try again after RECON_RETRY_DELAYS until each is captured or the
+ * capture window closes (accounts another worker holds are polled the same way), then settle
+ * the date: what is still uncaptured is recorded as missed and raises the alarm.
  */
-export async function runNightlyJob(ctx: AppContext, options: NightlyJobOptions): Promise<SnapshotJobResult> {
-  const result = await runSnapshotJob(ctx, { trigger: 'schedule', slot: options.slot, signal: options.signal, createGateway: options.createGateway });
-  for (const account of result.accounts) {
-    if (account.status === 'succeeded' && account.businessDate && options.reconcile && !options.signal.aborted) {
-      try {
-        await options.reconcile(ctx, account.account, account.businessDate);
-      } catch (error) {
-        ctx.logger.error({ err: error, account: account.account }, 'reconciliation after the snapshot failed');
-      }
+export async function runNight(ctx: AppContext, options: NightOptions): Promise<NightResult> {
+  const { window } = options.serve;
+  const { signal } = options;
+  const date = window.businessDate;
+  const db = ctx.database.db;
+  const log = ctx.logger.child({ businessDate: date });
+  const names = selectAccounts(ctx.config).map((a) => a.name);
+  const outcomes = new Map<string, NightAccountOutcome>(names.map((account) => [account, { account, status: 'pending', attempts: 0 }]));
+  const delays = ctx.config.retryDelaysMs;
+
+  for (let round = 0; !signal.aborted; round++) {
+    const now = ctx.clock.now();
+    if (now >= window.closesAt) break;
+    if (now < window.opensAt) {
+      await sleepQuietly(ctx, window.opensAt.getTime() - now.getTime(), signal);
+      continue;
     }
-    const failures = await countConsecutiveFailedNights(ctx.database.db, account.account);
-    if (failures >= ctx.config.maxConsecutiveFailures) {
-      ctx.logger.error(
-        { account: account.account, consecutiveFailures: failures },
-        `account "${account.account}" has failed ${failures} scheduled nights in a row (last error: ${account.error ?? 'see the run ledger'})`,
+    const pending = await accountsWithoutEndOfDay(db, names, date);
+    if (pending.length === 0) break;
+    if (round > 0) log.info({ accounts: pending, attempt: round + 1 }, `trying again: ${pending.length} account(s) still without an end-of-day snapshot for ${date}`);
+    const result = await runSnapshotJob(ctx, { trigger: 'schedule', accounts: pending, serve: options.serve, signal, createGateway: options.createGateway });
+    for (const run of result.accounts) {
+      const outcome = outcomes.get(run.account)!;
+      if (run.runId !== undefined) outcome.attempts++;
+      if (run.status === 'succeeded') {
+        Object.assign(outcome, { status: 'captured', runId: run.runId, error: undefined });
+        await reconcileQuietly(ctx, options.reconcile, run.account, date, signal);
+      } else if (run.status === 'failed' && run.error) outcome.error = run.error;
+    }
+    const still = await accountsWithoutEndOfDay(db, pending, date);
+    if (still.length === 0) break;
+    const nowAfter = ctx.clock.now().getTime();
+    const wake = Math.min(nowAfter + delays[Math.min(round, delays.length - 1)]!, window.closesAt.getTime());
+    if (wake > nowAfter) {
+      log.warn(
+        { accounts: still, nextAttempt: new Date(wake).toISOString(), windowClosesAt: window.closesAt.toISOString() },
+        `${still.length} account(s) not captured for ${date} yet: next attempt at ${new Date(wake).toISOString()} (the window closes at ${window.closesAt.toISOString()})`,
       );
+      await sleepQuietly(ctx, wake - nowAfter, signal);
     }
   }
-  ctx.logger.info(
-    { succeeded: result.accounts.filter((a) => a.status === 'succeeded').length, failed: result.accounts.filter((a) => a.status === 'failed').length, skipped: result.accounts.filter((a) => a.status === 'skipped').length },
-    'scheduled run finished',
+
+  if (signal.aborted) return { businessDate: date, slot: options.serve.slot, accounts: [...outcomes.values()], interrupted: true };
+
+  for (const account of names) {
+    const outcome = outcomes.get(account)!;
+    if (outcome.status === 'captured') continue;
+    outcome.status = await settleAccountDate(ctx, account, window, options.reconcile);
+  }
+  const accounts = [...outcomes.values()];
+  log.info(
+    { captured: accounts.filter((a) => a.status === 'captured').length, missed: accounts.filter((a) => a.status === 'missed').length, pending: accounts.filter((a) => a.status === 'pending').length },
+    `night of ${date} settled`,
   );
-  return result;
+  return { businessDate: date, slot: options.serve.slot, accounts, interrupted: false };
 }
 
-/** Whether any configured account still lacks a succeeded run for the slot. */
-export async function slotNeedsCatchUp(ctx: AppContext, slot: Date): Promise<boolean> {
-  for (const account of selectAccounts(ctx.config)) {
-    if (!(await hasSucceededSlot(ctx.database.db, account.name, slot))) return true;
+/**
+ * Settles one account's business date once its window has closed: captured, missed (recorded
+ * once across replicas, logged at error level, reconciled so the gap shows in the results), or
+ * still pending while a live process is capturing it right now.
+ */
+export async function settleAccountDate(ctx: AppContext, account: string, window: CaptureWindow, reconcile?: ReconcileHook): Promise<NightAccountStatus> {
+  const db = ctx.database.db;
+  const date = window.businessDate;
+  const lock = await tryAcquireAccountLock(ctx.database, account);
+  try {
+    if (lock) {
+      // Holding the lock, any run still marked running belongs to a process that died: a failure.
+      await abandonRunningRuns(db, account, ctx.clock.now());
+    } else {
+      const running = await findRunningRun(db, account);
+      // A capture of this date that started inside the window may still land; its worker settles it.
+      if (running?.business_date === date && running.end_of_day) return 'pending';
+    }
+    if (await hasEndOfDayCapture(db, account, date)) return 'captured';
+    const lastError = (await findLastRunError(db, account, date)) ?? 'no capture was attempted inside the window (no worker was running)';
+    const recorded = await recordMissedDate(db, {
+      account,
+      businessDate: date,
+      cutoffAt: window.cutoffAt,
+      windowClosedAt: window.closesAt,
+      recordedAt: ctx.clock.now(),
+      lastError,
+    });
+    if (recorded) {
+      ctx.logger.error(
+        { account, businessDate: date, windowClosedAt: window.closesAt.toISOString(), lastError },
+        `account "${account}" missed business date ${date}: no end-of-day snapshot by the end of its capture window (${window.closesAt.toISOString()}); last error: ${lastError}`,
+      );
+      await raiseConsecutiveMissAlarm(ctx, account, lastError);
+      if (reconcile) await reconcileQuietly(ctx, reconcile, account, date, new AbortController().signal);
+    }
+    return 'missed';
+  } finally {
+    await lock?.release();
   }
-  return false;
+}
+
+async function raiseConsecutiveMissAlarm(ctx: AppContext, account: string, lastError: string): Promise<void> {
+  const missed = await countConsecutiveMissedDates(ctx.database.db, account);
+  if (missed >= ctx.config.maxConsecutiveFailures) {
+    ctx.logger.error(
+      { account, consecutiveMissedDates: missed },
+      `account "${account}" has missed ${missed} business dates in a row (last error: ${lastError})`,
+    );
+  }
+}
+
+// How far back a starting worker looks for dates whose window closed while no worker ran.
+const SETTLE_LOOK_BACK_DAYS = 62;
+
+/**
+ * At start: every business date the schedule served whose window closed while no worker ran
+ * (or whose worker died) is settled now — recorded as missed unless it was captured. Never for
+ * dates before an account's first run: a new installation has no missed past.
+ */
+export async function settleClosedDates(ctx: AppContext, schedule: SlotSchedule, reconcile?: ReconcileHook): Promise<number> {
+  const calendar = businessCalendarOf(ctx.config);
+  const now = ctx.clock.now();
+  const names = selectAccounts(ctx.config).map((a) => a.name);
+  const firstDates = await findFirstRunDates(ctx.database.db, names);
+  if (firstDates.size === 0) return 0;
+  const earliest = [...firstDates.values()].sort()[0]!;
+  const from = [earliest, addDays(calendar.businessDateOf(now), -SETTLE_LOOK_BACK_DAYS)].sort()[1]!;
+  const windows = new Map<string, CaptureWindow>();
+  const start = new Date(calendar.cutoffOf(addDays(from, -1)).getTime() - calendar.captureWindowMs);
+  for (const slot of schedule.between(start, now)) {
+    const { window } = serviceOfSlot(calendar, slot);
+    if (window.businessDate >= from && window.closesAt <= now) windows.set(window.businessDate, window);
+  }
+  const settled = await listSettledDates(ctx.database.db, names, from);
+  let missed = 0;
+  for (const account of names) {
+    const first = firstDates.get(account);
+    if (first === undefined) continue;
+    for (const window of windows.values()) {
+      if (window.businessDate < first || settled.has(`${account}|${window.businessDate}`)) continue;
+      if ((await settleAccountDate(ctx, account, window, reconcile)) === 'missed') missed++;
+    }
+  }
+  return missed;
+}
+
+async function sleepQuietly(ctx: AppContext, ms: number, signal: AbortSignal): Promise<void> {
+  // An abort ends the wait early; the caller's loop sees the signal.
+  await ctx.clock.sleep(ms, signal).catch(() => undefined);
+}
+
+async function reconcileQuietly(ctx: AppContext, reconcile: ReconcileHook | undefined, account: string, date: string, signal: AbortSignal): Promise<void> {
+  if (!reconcile || signal.aborted) return;
+  try {
+    await reconcile(ctx, account, date);
+  } catch (error) {
+    ctx.logger.error({ err: error, account, businessDate: date }, 'reconciliation after the snapshot failed');
+  }
 }

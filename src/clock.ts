@@ -1,13 +1,45 @@
-/** Where services take "now" from, so schedules, business dates and staleness run on a fake clock in tests. */
+/**
+ * Where services take "now" from, and how they wait, so schedules, business dates, retries
+ * within a capture window and staleness run on a fake clock in tests.
+ */
 export interface Clock {
   now(): Date;
+  /** Waits `ms` of this clock's time; rejects with the signal's reason when it is aborted. */
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
 }
 
-export const systemClock: Clock = { now: () => new Date() };
+function abortReason(signal: AbortSignal): unknown {
+  return signal.reason ?? new Error('aborted');
+}
 
-/** A clock that stays where it is put; tests move it by hand. */
+export const systemClock: Clock = {
+  now: () => new Date(),
+  sleep: (ms, signal) =>
+    new Promise<void>((resolve, reject) => {
+      if (signal?.aborted) return reject(abortReason(signal));
+      const onAbort = () => {
+        clearTimeout(timer);
+        reject(abortReason(signal!));
+      };
+      // setTimeout holds at most 2^31-1 ms; a longer wait is chained by the caller's loop.
+      const timer = setTimeout(() => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      }, Math.max(0, Math.min(ms, 2_147_483_647)));
+      signal?.addEventListener('abort', onAbort, { once: true });
+    }),
+};
+
+/**
+ * A clock that stays where it is put; tests move it by hand. Its `sleep` is virtual time:
+ * the sleeper wakes on the next turn of the event loop with the clock moved to its wake-up
+ * time (never backwards), so an hour of retries takes milliseconds and the order of wake-ups
+ * follows their wake-up times.
+ */
 export class FixedClock implements Clock {
   #now: Date;
+  readonly #sleepers: Array<{ wake: number; resolve: () => void }> = [];
+  #draining = false;
   constructor(start: Date | string) {
     this.#now = new Date(start);
   }
@@ -19,6 +51,37 @@ export class FixedClock implements Clock {
   }
   advance(ms: number): void {
     this.#now = new Date(this.#now.getTime() + ms);
+  }
+  sleep(ms: number, signal?: AbortSignal): Promise<void> {
+    if (signal?.aborted) return Promise.reject(abortReason(signal));
+    return new Promise<void>((resolve, reject) => {
+      const sleeper = { wake: this.#now.getTime() + Math.max(0, ms), resolve };
+      const onAbort = () => {
+        const index = this.#sleepers.indexOf(sleeper);
+        if (index >= 0) this.#sleepers.splice(index, 1);
+        reject(abortReason(signal!));
+      };
+      sleeper.resolve = () => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.#sleepers.push(sleeper);
+      this.#drainSoon();
+    });
+  }
+  #drainSoon(): void {
+    if (this.#draining) return;
+    this.#draining = true;
+    setImmediate(() => {
+      this.#draining = false;
+      this.#sleepers.sort((a, b) => a.wake - b.wake);
+      const next = this.#sleepers.shift();
+      if (next === undefined) return;
+      if (next.wake > this.#now.getTime()) this.#now = new Date(next.wake);
+      next.resolve();
+      if (this.#sleepers.length > 0) this.#drainSoon();
+    });
   }
 }
 

@@ -1,11 +1,13 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseEnv } from 'node:util';
-import cron from 'node-cron';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
+import { BusinessCalendar, MAX_CAPTURE_WINDOW_MS } from './business-date/business-calendar.js';
+import { parseDuration } from './business-date/duration.js';
 import { ConfigError } from './errors.js';
 import { maskUrlPasswords } from './logger.js';
+import { checkCronExpression, checkScheduleFitsWindows, SlotSchedule } from './scheduler/slot-schedule.js';
 import { Secret } from './secret.js';
 
 /** Environment variables holding secrets: their values are never echoed in a message. */
@@ -53,6 +55,12 @@ export interface Config {
   readonly logLevelSet: boolean;
   readonly timezone: string;
   readonly schedule: string;
+  /** Local time (HH:MM in `timezone`) at which a business date ends. */
+  readonly cutoff: string;
+  /** How far either side of a cut-off a capture still counts as that date's end of day. */
+  readonly captureWindowMs: number;
+  /** Waits between capture attempts within a window; the last one repeats. */
+  readonly retryDelaysMs: readonly number[];
   readonly accounts: readonly AccountConfig[];
   readonly accountConcurrency: number;
   readonly maxConsecutiveFailures: number;
@@ -97,7 +105,36 @@ const envSchema = z.object({
   RECON_SCHEDULE: z
     .string()
     .default('55 23 * * *')
-    .refine((v) => cron.validate(v), 'must be a cron expression such as "55 23 * * *"'),
+    .superRefine((v, ctx) => {
+      const problem = checkCronExpression(v);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    }),
+  RECON_CUTOFF: z
+    .string()
+    .default('00:00')
+    .refine((v) => /^([01]\d|2[0-3]):[0-5]\d$/.test(v), 'must be a local time HH:MM from 00:00 to 23:59, such as 00:00 or 17:30'),
+  RECON_CAPTURE_WINDOW: z
+    .string()
+    .default('3h')
+    .transform((v, ctx) => {
+      const ms = parseDuration(v);
+      if (ms === undefined || ms < 1000 || ms > MAX_CAPTURE_WINDOW_MS) {
+        ctx.addIssue({ code: 'custom', message: 'must be a duration from 1s to 11h, such as 90s, 45m or 3h (windows either side of two cut-offs must not overlap)' });
+        return z.NEVER;
+      }
+      return ms;
+    }),
+  RECON_RETRY_DELAYS: z
+    .string()
+    .default('5m,10m,20m,30m')
+    .transform((v, ctx) => {
+      const delays = v.split(',').map((part) => parseDuration(part));
+      if (delays.some((d) => d === undefined || d < 1000 || d > 86_400_000)) {
+        ctx.addIssue({ code: 'custom', message: 'must be a comma-separated list of durations from 1s to 24h, such as 5m,10m,20m,30m' });
+        return z.NEVER;
+      }
+      return delays as number[];
+    }),
   RECON_ACCOUNTS_FILE: z.string().min(1).optional(),
   RECON_ACCOUNT_CONCURRENCY: positiveInt(64).default(2),
   RECON_MAX_CONSECUTIVE_FAILURES: positiveInt(1000).default(3),
@@ -266,6 +303,9 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     logLevelSet: env.LOG_LEVEL !== undefined,
     timezone: v.RECON_TIMEZONE,
     schedule: v.RECON_SCHEDULE,
+    cutoff: v.RECON_CUTOFF,
+    captureWindowMs: v.RECON_CAPTURE_WINDOW,
+    retryDelaysMs: v.RECON_RETRY_DELAYS,
     accounts: accountsResult.accounts,
     accountConcurrency: v.RECON_ACCOUNT_CONCURRENCY,
     maxConsecutiveFailures: v.RECON_MAX_CONSECUTIVE_FAILURES,
@@ -371,6 +411,21 @@ export function selectAccounts(config: Config, name?: string): AccountConfig[] {
   }
   if (problems.length > 0) throw configProblems(problems);
   return chosen;
+}
+
+/**
+ * Checks that every slot of RECON_SCHEDULE lies inside the capture window of its nearest
+ * cut-off (a slot outside every window could capture no day's end). Walks a year of slots, so
+ * only the worker calls it, before it starts. Throws a ConfigError (exit 2) saying which slot.
+ */
+export function assertScheduleFitsWindows(config: Config): void {
+  const misfit = checkScheduleFitsWindows(new SlotSchedule(config.schedule, config.timezone), businessCalendarOf(config));
+  if (misfit) throw configProblems([`RECON_SCHEDULE "${config.schedule}" ${misfit} (RECON_CUTOFF ${config.cutoff}).`]);
+}
+
+/** Business dates, cut-offs and capture windows as configured. */
+export function businessCalendarOf(config: Pick<Config, 'timezone' | 'cutoff' | 'captureWindowMs'>): BusinessCalendar {
+  return new BusinessCalendar({ timezone: config.timezone, cutoff: config.cutoff, captureWindowMs: config.captureWindowMs });
 }
 
 /** The tolerance, in minor units, for one currency. */

@@ -9,10 +9,12 @@ function describeDay(day: BackfillAccountDay, result: Pick<BackfillJobResult, 'd
     case 'existing':
       return `already captured${run}`;
     case 'capture':
-      if (result.dryRun) return 'would capture now (today)';
+      if (result.dryRun) return 'would capture now (its capture window is open)';
       return day.error === undefined ? `captured now${run}` : `capture failed: ${day.error}`;
     case 'import':
       return result.dryRun ? `would import from ${result.source}` : `imported from ${result.source}${run}`;
+    case 'pending':
+      return `pending: its cut-off is still ahead${day.runId === undefined ? '' : ` (intraday run ${day.runId} so far)`}`;
     case 'gap':
       return result.source === undefined ? 'GAP (past date: the gateway cannot report it; use --import)' : `GAP (not in ${result.source})`;
   }
@@ -22,7 +24,7 @@ function describeDay(day: BackfillAccountDay, result: Pick<BackfillJobResult, 'd
 export function formatBackfillLine(date: BackfillDate, result: Pick<BackfillJobResult, 'dryRun' | 'source'>): string {
   const sources =
     date.accounts.length === 1 ? describeDay(date.accounts[0]!, result) : date.accounts.map((d) => `${d.account}: ${describeDay(d, result)}`).join('; ');
-  const counts = date.summary === undefined ? `gaps ${date.gaps}` : `matched ${date.summary.matched}  not matched ${date.unmatched} (breaks ${date.summary.break})  gaps ${date.gaps}`;
+  const counts = date.pending ? 'not reconciled yet' : date.summary === undefined ? `gaps ${date.gaps}` : `matched ${date.summary.matched}  not matched ${date.unmatched} (breaks ${date.summary.break})  gaps ${date.gaps}`;
   return `${date.businessDate}  ${sources}  ${counts}`;
 }
 
@@ -30,15 +32,15 @@ export function formatBackfillLine(date: BackfillDate, result: Pick<BackfillJobR
 export function registerBackfillCommand(program: Command, runtime: CliRuntime): void {
   program
     .command('backfill')
-    .description("fill missing snapshots over a range (today live, past dates from the gateway's statements), then reconcile every date")
+    .description("fill missing snapshots over a range (a date whose capture window is open live, closed dates from the gateway's statements), then reconcile")
     .requiredOption('--from <date>', 'first business date YYYY-MM-DD')
-    .requiredOption('--to <date>', 'last business date YYYY-MM-DD (today at the latest)')
+    .requiredOption('--to <date>', 'last business date YYYY-MM-DD (the current business date at the latest)')
     .option('--account <name>', 'only this account')
     .option('--import <file>', "balances from the gateway's statements for past dates (same format as the books)")
     .option('--dry-run', 'print the plan and write nothing')
     .addHelpText(
       'after',
-      "\nThe gateway reports only current balances: a past day cannot be captured after the fact. Past dates\nwithout a snapshot are filled from --import, or reported as gaps. Each date prints matched,\nnot matched (of which breaks) and gaps.\n\nExample:\n  wallet-recon backfill --from 2026-11-18 --to 2026-11-20 --import statements.csv\n\nExit codes: 0 every date has a snapshot and reconciles clean, 3 gaps or results that did not match remain, 1 error, 2 usage error.",
+      "\nThe gateway reports only current balances: a day can be captured only while its capture window is open.\nClosed dates without an end-of-day snapshot are filled from --import, or reported as gaps; dates whose\ncut-off is still ahead are pending (not a gap, not reconciled). Each date prints matched, not matched\n(of which breaks) and gaps.\n\nExample:\n  wallet-recon backfill --from 2026-11-18 --to 2026-11-20 --import statements.csv\n\nExit codes: 0 every closed date has a snapshot and reconciles clean, 3 gaps or results that did not match remain, 1 error, 2 usage error.",
     )
     .action(async (opts: { from: string; to: string; account?: string; import?: string; dryRun?: boolean }) => {
       await runtime.withContext('wallet-recon backfill', {}, async (ctx) => {

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { runReconcileJob } from '../../jobs/reconcile-job.js';
-import { parseBusinessDate, todayOf } from '../reconciliation/business-dates.js';
+import { latestClosedDateOf, parseBusinessDate, todayOf } from '../reconciliation/business-dates.js';
 import { summarizeResults } from '../reconciliation/report-data.js';
 import { renderTable } from '../reconciliation/render-table.js';
 import type { CliRuntime } from './runtime.js';
@@ -10,7 +10,7 @@ export function registerReconcileCommand(program: Command, runtime: CliRuntime):
   program
     .command('reconcile')
     .description("compare a business date's snapshot with the books and store the results (re-running replaces them)")
-    .option('--date <date>', 'business date YYYY-MM-DD (default: today in RECON_TIMEZONE)')
+    .option('--date <date>', 'business date YYYY-MM-DD (default: the latest business date whose cut-off has passed)')
     .option('--account <name>', 'only this account (default: every configured account)')
     .addHelpText(
       'after',
@@ -21,7 +21,7 @@ export function registerReconcileCommand(program: Command, runtime: CliRuntime):
       const date = opts.date === undefined ? undefined : parseBusinessDate(opts.date, '--date');
       await runtime.withContext('wallet-recon reconcile', {}, async (ctx) => {
         const today = todayOf(ctx);
-        const businessDate = date === undefined ? today.date : parseBusinessDate(date, '--date', today);
+        const businessDate = date === undefined ? latestClosedDateOf(ctx) : parseBusinessDate(date, '--date', today);
         const result = await runReconcileJob(ctx, { date: businessDate, account: opts.account });
         runtime.output.out(renderTable(summarizeResults({ from: businessDate, to: businessDate, account: opts.account }, result.results)));
         return result.exitCode;

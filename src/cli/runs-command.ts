@@ -1,4 +1,5 @@
 import { InvalidArgumentError, type Command } from 'commander';
+import { describeCaptureTiming } from '../business-date/business-calendar.js';
 import { listRecentRuns } from '../db/snapshot-run.repository.js';
 import { formatTable } from './output.js';
 import type { CliRuntime } from './runtime.js';
@@ -33,7 +34,7 @@ export function registerRunsCommand(program: Command, runtime: CliRuntime): void
         const rows = runs.map((r) => [
           String(r.id),
           r.account,
-          r.business_date,
+          describeCaptureTiming(r.business_date, r.end_of_day, r.cutoff_drift_seconds),
           r.trigger,
           r.status,
           r.started_at.toISOString().replace('T', ' ').slice(0, 19),

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { parseDuration } from '../business-date/duration.js';
 import { ReconError, UsageError } from '../errors.js';
 import { MAX_PER_PAGE, SANDBOX_DEFAULTS, startSandbox, type Sandbox, type SandboxOptions } from '../sandbox/index.js';
 import { checkSandboxNumber, type NumericSandboxOption } from '../sandbox/sandbox-options.js';
@@ -26,6 +27,7 @@ export interface SandboxFlags {
   failRate: string;
   rateLimit: string;
   dropRate: string;
+  outage: string;
 }
 
 const NUMERIC_FLAGS: ReadonlyArray<{ flag: string; key: keyof SandboxFlags; option: NumericSandboxOption }> = [
@@ -53,7 +55,11 @@ export function parseSandboxFlags(flags: SandboxFlags): SandboxOptions {
   for (const [flag, value] of [['--host', flags.host], ['--api-key', flags.apiKey], ['--api-secret', flags.apiSecret]] as const) {
     if (value !== undefined && value.trim() === '') throw new UsageError(`${flag} must not be empty`);
   }
-  return { ...numbers, host: flags.host, apiKey: flags.apiKey, apiSecret: flags.apiSecret ?? SANDBOX_DEFAULTS.apiSecret };
+  const outageMs = parseDuration(String(flags.outage));
+  if (outageMs === undefined) throw new UsageError(`--outage must be a duration such as 0s, 40s, 5m or 1h (got "${flags.outage}")`);
+  const outageProblem = checkSandboxNumber('outageMs', outageMs);
+  if (outageProblem) throw new UsageError(`--outage ${outageProblem} (got "${flags.outage}")`);
+  return { ...numbers, outageMs, host: flags.host, apiKey: flags.apiKey, apiSecret: flags.apiSecret ?? SANDBOX_DEFAULTS.apiSecret };
 }
 
 function shellQuote(value: string): string {
@@ -66,6 +72,7 @@ function describeFaults(options: SandboxOptions): string {
     options.failRate ? `fail rate ${options.failRate}` : '',
     options.rateLimit ? `rate limit ${options.rateLimit}/s` : '',
     options.dropRate ? `drop rate ${options.dropRate}` : '',
+    options.outageMs ? `outage (every request 503) for ${options.outageMs / 1000} s after start` : '',
   ].filter(Boolean);
   return parts.length === 0 ? 'none' : parts.join(', ');
 }
@@ -114,10 +121,12 @@ export function registerSandboxCommand(program: Command, io: SandboxCommandIo = 
     .option('--fail-rate <p>', 'probability (0..1) of answering 500, 502 or 503', '0')
     .option('--rate-limit <rps>', 'requests per second allowed before answering 429 (0 = unlimited)', '0')
     .option('--drop-rate <p>', 'probability (0..1) of resetting the connection without answering', '0')
+    .option('--outage <duration>', 'answer every request with 503 for this long after start (e.g. 40s, 5m)', '0s')
     .addHelpText(
       'after',
       '\nExample:\n  wallet-recon sandbox --port 4010 --wallets 40 --fail-rate 0.1\n' +
-        '  wallet-recon sandbox --port 0 --api-secret "$MY_SECRET" --rate-limit 5 --latency-ms 200',
+        '  wallet-recon sandbox --port 0 --api-secret "$MY_SECRET" --rate-limit 5 --latency-ms 200\n' +
+        '  wallet-recon sandbox --outage 40s        a gateway that is down for the first 40 seconds',
     )
     .action(async (flags: SandboxFlags) => {
       const options = parseSandboxFlags(flags);

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { runSnapshotJob } from '../../jobs/snapshot-job.js';
+import { describeCaptureTiming } from '../business-date/business-calendar.js';
 import type { AccountRunResult } from '../snapshot/capture-account.js';
 import { formatTable } from './output.js';
 import { createProgressLine } from './progress-line.js';
@@ -11,16 +12,18 @@ export function formatDuration(ms: number): string {
 
 /** The per-account summary printed after a snapshot. */
 export function formatSnapshotSummary(results: readonly AccountRunResult[]): string {
+  const skipped = { locked: 'locked by another process', 'already-captured': 'already captured', 'window-closed': 'capture window closed' } as const;
   const rows = results.map((r) => [
     r.account,
-    r.status + (r.skipReason ? ` (${r.skipReason === 'locked' ? 'locked by another process' : 'already captured'})` : ''),
+    r.status + (r.skipReason ? ` (${skipped[r.skipReason]})` : ''),
+    r.timing ? describeCaptureTiming(r.timing.businessDate, r.timing.endOfDay, r.timing.driftSeconds) : (r.businessDate ?? ''),
     r.runId === undefined ? '' : String(r.runId),
     String(r.walletsFetched ?? ''),
     String(r.pagesFetched ?? ''),
     String(r.requests ?? ''),
     formatDuration(r.durationMs),
   ]);
-  const table = formatTable(['account', 'status', 'run', 'wallets', 'pages', 'requests', 'duration'], rows);
+  const table = formatTable(['account', 'status', 'business date', 'run', 'wallets', 'pages', 'requests', 'duration'], rows);
   const problems = results.filter((r) => r.error).map((r) => `${r.account}: ${r.error}`);
   return problems.length > 0 ? `${table}\n\n${problems.join('\n')}` : table;
 }
@@ -32,13 +35,18 @@ export function registerSnapshotCommand(program: Command, runtime: CliRuntime): 
     .description('capture every wallet balance of each configured account into the database now')
     .option('--account <name>', 'only this account')
     .option('--json', 'print a machine-readable summary')
-    .addHelpText('after', '\nExample:\n  wallet-recon snapshot --account eu-main\n\nExit codes: 0 all succeeded, 1 an account failed, 2 configuration error, 4 another process holds an account\'s lock.')
+    .addHelpText('after', '\nA capture that starts within RECON_CAPTURE_WINDOW of a cut-off is that business date\'s end-of-day snapshot; at any\nother time it is an intraday capture of the current business date (kept, never the end-of-day balance).\n\nExample:\n  wallet-recon snapshot --account eu-main\n\nExit codes: 0 all succeeded, 1 an account failed, 2 configuration error, 4 another process holds an account\'s lock.')
     .action(async (opts: { account?: string; json?: boolean }) => {
       await runtime.withContext('wallet-recon snapshot', {}, async (ctx) => {
         const progress = createProgressLine(runtime.output.progress);
-        const result = await runSnapshotJob(ctx, { trigger: 'manual', account: opts.account, signal: runtime.signal, onProgress: (p) => progress.update(p) });
+        const result = await runSnapshotJob(ctx, { trigger: 'manual', account: opts.account, signal: runtime.signal, onProgress: (p) => progress.update(p), reconcileChanged: true });
         progress.done();
-        runtime.output.out(opts.json ? JSON.stringify({ exitCode: result.exitCode, accounts: result.accounts }, null, 2) : formatSnapshotSummary(result.accounts));
+        const reconciled = result.reReconciledDates > 0 ? `\n\nRe-reconciled ${result.reReconciledDates} date${result.reReconciledDates === 1 ? '' : 's'}: the new snapshot became their end-of-day balance.` : '';
+        runtime.output.out(
+          opts.json
+            ? JSON.stringify({ exitCode: result.exitCode, accounts: result.accounts, reReconciledDates: result.reReconciledDates }, null, 2)
+            : formatSnapshotSummary(result.accounts) + reconciled,
+        );
         return result.exitCode;
       });
     });

@@ -33,6 +33,52 @@ export interface SnapshotRunsTable {
   slot: Date | null;
   holder: string | null;
   source: string | null;
+  /** The cut-off instant of the run's business date. */
+  cutoff_at: Date | null;
+  /** Capture start minus cut-off, in seconds (negative: before the cut-off). */
+  cutoff_drift_seconds: number | null;
+  /** Started inside the date's capture window (or imported from statements): an end-of-day snapshot. */
+  end_of_day: ColumnType<boolean, boolean | undefined, boolean>;
+}
+
+export interface MissedDatesTable {
+  account: string;
+  business_date: DateString;
+  cutoff_at: Date;
+  window_closed_at: Date;
+  recorded_at: Date;
+  last_error: string | null;
+}
+
+export interface BooksImportsTable {
+  id: Generated<number>;
+  source: string;
+  imported_at: Date;
+  rows: number;
+}
+
+export type CaptureDayStatus = 'captured' | 'missed' | 'pending';
+
+export interface CaptureDaysView {
+  account: string;
+  business_date: DateString;
+  status: CaptureDayStatus;
+  run_id: number | null;
+  attempts: number;
+  cutoff_drift_seconds: number | null;
+  end_of_day: boolean | null;
+  last_error: string | null;
+}
+
+export interface AuthoritativeRunsView {
+  run_id: number;
+  account: string;
+  business_date: DateString;
+  end_of_day: boolean;
+  cutoff_at: Date | null;
+  cutoff_drift_seconds: number | null;
+  trigger: RunTrigger;
+  started_at: Date;
 }
 
 export interface BalanceSnapshotsTable {
@@ -51,6 +97,7 @@ export interface ExpectedBalancesTable {
   balance: Amount;
   source: string;
   imported_at: ColumnType<Date, Date | undefined, Date>;
+  import_id: number | null;
 }
 
 export interface ReconciliationResultsTable {
@@ -66,6 +113,7 @@ export interface ReconciliationResultsTable {
   difference: Amount | null;
   status: ReconciliationStatus;
   run_id: number | null;
+  books_import_id: number | null;
   computed_at: ColumnType<Date, Date | undefined, Date>;
 }
 
@@ -77,6 +125,8 @@ export interface DailyBalancesView {
   single_balance: Amount | null;
   run_id: number;
   captured_at: Date;
+  end_of_day: boolean;
+  cutoff_drift_seconds: number | null;
 }
 
 export interface BalanceHistoryView {
@@ -98,6 +148,10 @@ export interface Database {
   daily_balances: DailyBalancesView;
   reconciliation_breaks: ReconciliationResultsTable;
   balance_history: BalanceHistoryView;
+  missed_dates: MissedDatesTable;
+  books_imports: BooksImportsTable;
+  capture_days: CaptureDaysView;
+  authoritative_runs: AuthoritativeRunsView;
 }
 
 export type SnapshotRun = Selectable<SnapshotRunsTable>;

@@ -10,6 +10,38 @@ interface LockHolder {
   host: string;
   command: string;
   since: string;
+  /** The kernel's boot id and the process's start time (Linux): a pid alone is reused. */
+  boot?: string;
+  processStart?: string;
+}
+
+function readProcFile(file: string): string | undefined {
+  try {
+    return readFileSync(file, 'utf8').trim();
+  } catch {
+    return undefined;
+  }
+}
+
+/** When a process started, in clock ticks since boot (field 22 of /proc/PID/stat), where Linux tells. */
+function processStartOf(pid: number): string | undefined {
+  const stat = readProcFile(`/proc/${pid}/stat`);
+  // The command name (field 2) may hold spaces and parentheses: count fields after the last ')'.
+  return stat?.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+}
+
+const bootId = () => readProcFile('/proc/sys/kernel/random/boot_id');
+
+// Data directories this process holds: a second open from within it is refused, while a lock
+// naming our own pid that we do not hold is a previous life's (a restarted container is pid 1 again).
+const heldHere = new Set<string>();
+
+/** Whether the process named in a lock on this host is still the one that wrote it. */
+function isLiveHolder(holder: LockHolder, key: string): boolean {
+  if (holder.pid === process.pid) return heldHere.has(key);
+  if (holder.boot !== undefined && holder.boot !== bootId()) return false;
+  if (holder.processStart !== undefined && processStartOf(holder.pid) !== holder.processStart) return false;
+  return isAlive(holder.pid);
 }
 
 function isAlive(pid: number): boolean {
@@ -84,18 +116,21 @@ export function acquireDataDirLock(dataDir: string, command: string): () => void
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   chmodSync(dataDir, 0o700);
   const file = path.join(dataDir, LOCK_FILE);
-  const me: LockHolder = { pid: process.pid, host: hostname(), command, since: new Date().toISOString() };
+  const key = path.resolve(dataDir);
+  const me: LockHolder = { pid: process.pid, host: hostname(), command, since: new Date().toISOString(), boot: bootId(), processStart: processStartOf(process.pid) };
   for (let attempt = 0; attempt < 5; attempt++) {
     if (tryCreate(file, me)) {
+      heldHere.add(key);
       let released = false;
       return () => {
         if (released) return;
         released = true;
+        heldHere.delete(key);
         if (readHolder(file)?.pid === process.pid) rmSync(file, { force: true });
       };
     }
     const holder = readHolder(file);
-    if (holder === undefined || (holder.host === hostname() && !isAlive(holder.pid))) {
+    if (holder === undefined || (holder.host === hostname() && !isLiveHolder(holder, key))) {
       removeStale(file, holder);
       continue;
     }

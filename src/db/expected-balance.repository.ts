@@ -16,6 +16,8 @@ export interface ExpectedBalance {
   currency: string;
   balance: bigint;
   source: string;
+  /** The books import the row came from (null for rows imported before imports were recorded). */
+  importId: number | null;
 }
 
 // One parameter per column (unnest), as for snapshot rows: a year of books is a few statements.
@@ -31,7 +33,12 @@ export async function replaceExpectedBalanceDays(
   rows: readonly ExpectedBalanceInput[],
   source: string,
   importedAt: Date,
-): Promise<{ inserted: number; replaced: number; removed: number }> {
+): Promise<{ importId: number; inserted: number; replaced: number; removed: number }> {
+  const { id: importId } = await db
+    .insertInto('books_imports')
+    .values({ source, imported_at: importedAt, rows: rows.length })
+    .returning('id')
+    .executeTakeFirstOrThrow();
   // Over the whole file at once: a day's currencies may be spread over several upsert batches.
   const removedRows = await sql<{ currency: string }>`
     with file as (
@@ -51,8 +58,8 @@ export async function replaceExpectedBalanceDays(
     const batch = rows.slice(start, start + BATCH_ROWS);
     // xmax = 0 only on a freshly inserted tuple: it tells a new key from a replaced one.
     const result = await sql<{ inserted: boolean }>`
-      insert into expected_balances (account, business_date, currency, balance, source, imported_at)
-      select u.account, u.business_date, u.currency, u.balance, ${source}, ${importedAt}
+      insert into expected_balances (account, business_date, currency, balance, source, imported_at, import_id)
+      select u.account, u.business_date, u.currency, u.balance, ${source}, ${importedAt}, ${importId}::integer
       from unnest(
         ${batch.map((r) => r.account)}::text[],
         ${batch.map((r) => r.businessDate)}::date[],
@@ -60,14 +67,25 @@ export async function replaceExpectedBalanceDays(
         ${batch.map((r) => r.balance.toString())}::numeric[]
       ) as u(account, business_date, currency, balance)
       on conflict (account, business_date, currency)
-      do update set balance = excluded.balance, source = excluded.source, imported_at = excluded.imported_at
+      do update set balance = excluded.balance, source = excluded.source, imported_at = excluded.imported_at, import_id = excluded.import_id
       returning (xmax = 0) as inserted`.execute(db);
     for (const row of result.rows) {
       if (row.inserted) inserted++;
       else replaced++;
     }
   }
-  return { inserted, replaced, removed: removedRows.rows.length };
+  return { importId, inserted, replaced, removed: removedRows.rows.length };
+}
+
+/**
+ * Makes concurrent imports of the same accounts take turns until the transaction ends: each
+ * file is a day's complete books, and two of them merged would be neither. Sorted, so two
+ * imports never take the locks crosswise.
+ */
+export async function lockBooksOfAccounts(db: Transaction<Database>, accounts: readonly string[]): Promise<void> {
+  for (const account of [...new Set(accounts)].sort()) {
+    await sql`select pg_advisory_xact_lock(hashtextextended(${`wallet-recon:books:${account}`}, 0))`.execute(db);
+  }
 }
 
 /** The books of one account for one business date, by currency. */
@@ -79,7 +97,7 @@ export async function listExpectedBalances(db: Db, account: string, businessDate
 export async function listExpectedBalancesBetween(db: Db, range: { from: string; to: string; account?: string }): Promise<ExpectedBalance[]> {
   let query = db
     .selectFrom('expected_balances')
-    .select(['account', 'business_date', 'currency', 'balance', 'source'])
+    .select(['account', 'business_date', 'currency', 'balance', 'source', 'import_id'])
     .where('business_date', '>=', range.from)
     .where('business_date', '<=', range.to)
     .orderBy('account')
@@ -87,5 +105,5 @@ export async function listExpectedBalancesBetween(db: Db, range: { from: string;
     .orderBy('business_date');
   if (range.account !== undefined) query = query.where('account', '=', range.account);
   const rows = await query.execute();
-  return rows.map((r) => ({ account: r.account, businessDate: r.business_date, currency: r.currency, balance: BigInt(r.balance), source: r.source }));
+  return rows.map((r) => ({ account: r.account, businessDate: r.business_date, currency: r.currency, balance: BigInt(r.balance), source: r.source, importId: r.import_id }));
 }

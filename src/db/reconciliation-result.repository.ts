@@ -66,26 +66,52 @@ function fromRow(r: ReconciliationResultRow): StoredReconciliationResult {
     difference: toBigInt(r.difference),
     status: r.status,
     runId: r.run_id,
+    booksImportId: r.books_import_id,
     computedAt: r.computed_at,
   };
 }
 
-// What reconciliation reads of the snapshots. These follow the `daily_balances` view (latest
-// succeeded run per account and date) but find the run in snapshot_runs first, because a run
-// that captured no wallet is still a snapshot: every wallet gone, not "no snapshot".
+// What reconciliation reads of the snapshots. These follow the `daily_balances` view but find
+// the run in authoritative_runs first, because a run that captured no wallet is still a
+// snapshot: every wallet gone, not "no snapshot".
 
-/** The run that is the day's truth for an account (latest succeeded), if any. */
-export async function findDailyRun(db: Db, account: string, businessDate: string): Promise<{ runId: number } | undefined> {
+/** The run that is the day's truth for an account (see the authoritative_runs view), if any. */
+export async function findDailyRun(
+  db: Db,
+  account: string,
+  businessDate: string,
+): Promise<{ runId: number; endOfDay: boolean; cutoffDriftSeconds: number | null } | undefined> {
   const row = await db
-    .selectFrom('snapshot_runs')
-    .select('id')
+    .selectFrom('authoritative_runs')
+    .select(['run_id', 'end_of_day', 'cutoff_drift_seconds'])
     .where('account', '=', account)
     .where('business_date', '=', businessDate)
-    .where('status', '=', 'succeeded')
-    .orderBy('started_at', 'desc')
-    .orderBy('id', 'desc')
     .executeTakeFirst();
-  return row === undefined ? undefined : { runId: row.id };
+  return row === undefined ? undefined : { runId: row.run_id, endOfDay: row.end_of_day, cutoffDriftSeconds: row.cutoff_drift_seconds };
+}
+
+/** Account-date pairs among those given that already have stored results. */
+export async function findReconciledPairs(db: Db, pairs: ReadonlyArray<{ account: string; businessDate: string }>): Promise<Array<{ account: string; businessDate: string }>> {
+  if (pairs.length === 0) return [];
+  const rows = await sql<{ account: string; business_date: string }>`
+    select distinct r.account, r.business_date::text as business_date
+    from reconciliation_results r
+    join unnest(${pairs.map((p) => p.account)}::text[], ${pairs.map((p) => p.businessDate)}::date[]) as p(account, business_date)
+      on p.account = r.account and p.business_date = r.business_date
+    order by 2, 1`.execute(db);
+  return rows.rows.map((r) => ({ account: r.account, businessDate: r.business_date }));
+}
+
+/** The account's first business date after `businessDate` that has stored results (its movement reads this date). */
+export async function findNextReconciledDate(db: Db, account: string, businessDate: string): Promise<string | undefined> {
+  const row = await db
+    .selectFrom('reconciliation_results')
+    .select('business_date')
+    .where('account', '=', account)
+    .where('business_date', '>', businessDate)
+    .orderBy('business_date')
+    .executeTakeFirst();
+  return row?.business_date;
 }
 
 /** The latest business date before `businessDate` on which the account has a succeeded run. */

@@ -13,6 +13,8 @@ export interface NewRun {
   slot?: Date | null;
   holder?: string | null;
   source?: string | null;
+  /** How the run stands to its business date's cut-off. */
+  timing: { cutoffAt: Date; driftSeconds: number; endOfDay: boolean };
 }
 
 /** Inserts a `running` run and returns its id. */
@@ -29,6 +31,9 @@ export async function insertRunningRun(db: Db, run: NewRun): Promise<number> {
       slot: run.slot ?? null,
       holder: run.holder ?? null,
       source: run.source ?? null,
+      cutoff_at: run.timing.cutoffAt,
+      cutoff_drift_seconds: run.timing.driftSeconds,
+      end_of_day: run.timing.endOfDay,
     })
     .returning('id')
     .executeTakeFirstOrThrow();
@@ -120,44 +125,33 @@ export async function findRunningRun(db: Db, account: string): Promise<SnapshotR
   return db.selectFrom('snapshot_runs').selectAll().where('account', '=', account).where('status', '=', 'running').orderBy('id', 'desc').executeTakeFirst();
 }
 
-/** Whether the account already has a succeeded scheduled run for a slot. */
-export async function hasSucceededSlot(db: Db, account: string, slot: Date): Promise<boolean> {
+/** Whether the account has a succeeded end-of-day run for a business date (its day is captured). */
+export async function hasEndOfDayCapture(db: Db, account: string, businessDate: string): Promise<boolean> {
   const row = await db
     .selectFrom('snapshot_runs')
     .select('id')
     .where('account', '=', account)
-    .where('slot', '=', slot)
+    .where('business_date', '=', businessDate)
     .where('status', '=', 'succeeded')
+    .where('end_of_day', '=', true)
     .executeTakeFirst();
   return row !== undefined;
 }
 
-/**
- * How many of the account's latest scheduled nights (slots) failed in a row. A night counts
- * once however many attempts it had (catch-up, a restarted worker), and any success ends it.
- */
-export async function countConsecutiveFailedNights(db: Db, account: string): Promise<number> {
-  const rows = await db
+/** Of the given accounts, those without a succeeded end-of-day run for a business date. */
+export async function accountsWithoutEndOfDay(db: Db, accounts: readonly string[], businessDate: string): Promise<string[]> {
+  if (accounts.length === 0) return [];
+  const captured = await db
     .selectFrom('snapshot_runs')
-    .select(['slot', 'status'])
-    .where('account', '=', account)
-    .where('trigger', '=', 'schedule')
-    .where('slot', 'is not', null)
-    .where('status', 'in', ['succeeded', 'failed', 'abandoned'])
-    .orderBy('slot', 'desc')
-    .limit(1000)
+    .select('account')
+    .distinct()
+    .where('account', 'in', [...accounts])
+    .where('business_date', '=', businessDate)
+    .where('status', '=', 'succeeded')
+    .where('end_of_day', '=', true)
     .execute();
-  const nights = new Map<number, boolean>();
-  for (const row of rows) {
-    const slot = row.slot!.getTime();
-    nights.set(slot, (nights.get(slot) ?? false) || row.status === 'succeeded');
-  }
-  let count = 0;
-  for (const succeeded of nights.values()) {
-    if (succeeded) break;
-    count++;
-  }
-  return count;
+  const done = new Set(captured.map((r) => r.account));
+  return accounts.filter((a) => !done.has(a));
 }
 
 /** Recent runs, newest first. */

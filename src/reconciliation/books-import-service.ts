@@ -1,8 +1,8 @@
 import path from 'node:path';
 import type { AppContext } from '../app-context.js';
-import { replaceExpectedBalanceDays } from '../db/expected-balance.repository.js';
+import { lockBooksOfAccounts, replaceExpectedBalanceDays } from '../db/expected-balance.repository.js';
 import { readBalanceFile } from './books-file.js';
-import { resolveAccountNames } from './reconciliation-service.js';
+import { reconcileChangedDates, resolveAccountNames } from './reconciliation-service.js';
 
 export interface BooksImportResult {
   /** The file name recorded as `source`. */
@@ -12,6 +12,10 @@ export interface BooksImportResult {
   replaced: number;
   /** Keys of the file's (account, business date) days that the file no longer lists, now deleted. */
   removed: number;
+  /** The books_imports row recorded for this file; results computed from it name it. */
+  importId: number;
+  /** Dates that had results and were reconciled again with the new books. */
+  reReconciledDates: number;
   accounts: string[];
   firstDate: string;
   lastDate: string;
@@ -29,8 +33,14 @@ export async function importBooksFile(ctx: AppContext, filePath: string, options
   const rows = await readBalanceFile(filePath, { account: options.account, knownAccounts: ctx.config.accounts.map((a) => a.name) });
   const source = path.basename(filePath);
   const importedAt = ctx.clock.now();
-  const counts = await ctx.database.db.transaction().execute((trx) => replaceExpectedBalanceDays(trx, rows, source, importedAt));
+  const counts = await ctx.database.db.transaction().execute(async (trx) => {
+    await lockBooksOfAccounts(trx, rows.map((r) => r.account));
+    return replaceExpectedBalanceDays(trx, rows, source, importedAt);
+  });
+  const days = new Map(rows.map((r) => [`${r.account}|${r.businessDate}`, { account: r.account, businessDate: r.businessDate }]));
+  // Results computed before these books existed (the nightly reconcile ran first) are stale now.
+  const reReconciledDates = await reconcileChangedDates(ctx, [...days.values()]);
   const dates = rows.map((r) => r.businessDate).sort();
-  ctx.logger.info({ source, rows: rows.length, ...counts }, 'books imported');
-  return { source, rows: rows.length, ...counts, accounts: [...new Set(rows.map((r) => r.account))].sort(), firstDate: dates[0]!, lastDate: dates[dates.length - 1]! };
+  ctx.logger.info({ source, rows: rows.length, ...counts, reReconciledDates }, 'books imported');
+  return { source, rows: rows.length, ...counts, reReconciledDates, accounts: [...new Set(rows.map((r) => r.account))].sort(), firstDate: dates[0]!, lastDate: dates[dates.length - 1]! };
 }

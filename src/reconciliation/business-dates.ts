@@ -1,16 +1,23 @@
 import type { AppContext } from '../app-context.js';
-import { businessDateOf, isCalendarDate, previousDate } from '../clock.js';
+import { isCalendarDate, previousDate } from '../clock.js';
+import { businessCalendarOf } from '../config.js';
 import { UsageError } from '../errors.js';
 
 /** Today's business date and the zone it is today in, for messages that refuse a later date. */
 export interface BusinessToday {
+  /** The business date whose period contains now (after RECON_CUTOFF, already the next day). */
   date: string;
   timezone: string;
 }
 
-/** Today's business date in RECON_TIMEZONE, from the context's clock. */
+/** The current business date (the one whose period contains now), from the context's clock. */
 export function todayOf(ctx: Pick<AppContext, 'clock' | 'config'>): BusinessToday {
-  return { date: businessDateOf(ctx.clock.now(), ctx.config.timezone), timezone: ctx.config.timezone };
+  return { date: businessCalendarOf(ctx.config).businessDateOf(ctx.clock.now()), timezone: ctx.config.timezone };
+}
+
+/** The latest business date whose cut-off has passed: the newest day that is complete. */
+export function latestClosedDateOf(ctx: Pick<AppContext, 'clock' | 'config'>): string {
+  return businessCalendarOf(ctx.config).latestClosedDate(ctx.clock.now());
 }
 
 /**

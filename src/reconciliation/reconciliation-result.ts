@@ -3,7 +3,8 @@ import type { ReconciliationStatus } from '../db/database.types.js';
 export type { ReconciliationStatus } from '../db/database.types.js';
 
 /**
- * Glossary. A *snapshot* is the latest succeeded run of an account for a business date; the
+ * Glossary. A *snapshot* is the authoritative run of an account for a business date (its end-of-day
+ * run nearest the cut-off, else its latest intraday run: see the authoritative_runs view); the
  * *books* are the merchant's expected balances; a *result* is the verdict for one account,
  * business date and currency (or one `no_snapshot` row per account and date, currency null).
  */
@@ -32,7 +33,10 @@ export interface ReconciliationResult {
   /** Gateway minus books, when both sides exist. */
   difference: bigint | null;
   status: ReconciliationStatus;
+  /** The run the gateway side came from: the date's authoritative snapshot. */
   runId: number | null;
+  /** The books import the expected side came from (null: no books for that day, or imported before imports were recorded). */
+  booksImportId?: number | null;
 }
 
 /** A result as stored, with the time it was computed. */
@@ -64,6 +68,7 @@ export function resultColumns(r: ReconciliationResult) {
     difference: amountText(r.difference),
     status: r.status,
     run_id: r.runId,
+    books_import_id: r.booksImportId ?? null,
   };
 }
 

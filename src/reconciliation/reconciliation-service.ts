@@ -2,7 +2,14 @@ import type { AppContext } from '../app-context.js';
 import { toleranceFor, type Config } from '../config.js';
 import { listSnapshotRows } from '../db/balance-snapshot.repository.js';
 import { listExpectedBalances } from '../db/expected-balance.repository.js';
-import { findDailyRun, findPreviousSnapshotDate, lockReconciliationDay, replaceResultsForDate } from '../db/reconciliation-result.repository.js';
+import {
+  findDailyRun,
+  findNextReconciledDate,
+  findPreviousSnapshotDate,
+  findReconciledPairs,
+  lockReconciliationDay,
+  replaceResultsForDate,
+} from '../db/reconciliation-result.repository.js';
 import { UsageError } from '../errors.js';
 import { reconcileAccountDay } from './reconcile-rules.js';
 import type { ReconciliationResult } from './reconciliation-result.js';
@@ -32,18 +39,46 @@ export async function reconcileBusinessDate(ctx: AppContext, accounts: readonly 
       const run = await findDailyRun(trx, account, businessDate);
       const previousDate = run === undefined ? undefined : await findPreviousSnapshotDate(trx, account, businessDate);
       const previousRun = previousDate === undefined ? undefined : await findDailyRun(trx, account, previousDate);
-      all.push(
-        ...reconcileAccountDay({
-          account,
-          businessDate,
-          snapshot: run === undefined ? null : { runId: run.runId, balances: await listSnapshotRows(trx, run.runId) },
-          previous: previousRun === undefined ? null : { balances: await listSnapshotRows(trx, previousRun.runId) },
-          books: await listExpectedBalances(trx, account, businessDate),
-          toleranceFor: (currency) => toleranceFor(ctx.config, currency),
-        }),
-      );
+      const books = await listExpectedBalances(trx, account, businessDate);
+      // A day's books come whole from one import; the newest id names it should older rows linger.
+      const booksImportId = books.reduce<number | null>((id, row) => (row.importId !== null && (id === null || row.importId > id) ? row.importId : id), null);
+      const results = reconcileAccountDay({
+        account,
+        businessDate,
+        snapshot: run === undefined ? null : { runId: run.runId, balances: await listSnapshotRows(trx, run.runId) },
+        previous: previousRun === undefined ? null : { balances: await listSnapshotRows(trx, previousRun.runId) },
+        books,
+        toleranceFor: (currency) => toleranceFor(ctx.config, currency),
+      });
+      all.push(...results.map((r) => ({ ...r, booksImportId })));
     }
     await replaceResultsForDate(trx, accounts, businessDate, all, computedAt);
     return all;
   });
+}
+
+/**
+ * Reconciles again the account-date pairs whose inputs changed (a new authoritative snapshot,
+ * new books), so stored results never go stale. Only pairs that already have results are
+ * redone; with `withFollowing`, also each account's next reconciled date, whose movement and
+ * disappeared wallets are measured from the changed day. Returns how many dates were redone.
+ */
+export async function reconcileChangedDates(
+  ctx: AppContext,
+  changed: ReadonlyArray<{ account: string; businessDate: string }>,
+  options: { withFollowing?: boolean } = {},
+): Promise<number> {
+  const db = ctx.database.db;
+  const pairs = new Map<string, { account: string; businessDate: string }>();
+  for (const pair of await findReconciledPairs(db, changed)) pairs.set(`${pair.account}|${pair.businessDate}`, pair);
+  if (options.withFollowing) {
+    for (const { account, businessDate } of changed) {
+      const next = await findNextReconciledDate(db, account, businessDate);
+      if (next !== undefined) pairs.set(`${account}|${next}`, { account, businessDate: next });
+    }
+  }
+  const byDate = new Map<string, string[]>();
+  for (const { account, businessDate } of pairs.values()) byDate.set(businessDate, [...(byDate.get(businessDate) ?? []), account]);
+  for (const [businessDate, accounts] of [...byDate].sort(([a], [b]) => a.localeCompare(b))) await reconcileBusinessDate(ctx, accounts, businessDate);
+  return byDate.size;
 }

@@ -10,11 +10,14 @@ export interface FaultSettings {
   rateLimit: number;
   /** Probability (0..1) of resetting the connection without answering. */
   dropRate: number;
+  /** For this long after it is set (at start: after the emulator starts), every request answers 503. */
+  outageMs: number;
 }
 
-export const NO_FAULTS: Readonly<FaultSettings> = Object.freeze({ latencyMs: 0, failRate: 0, rateLimit: 0, dropRate: 0 });
+export const NO_FAULTS: Readonly<FaultSettings> = Object.freeze({ latencyMs: 0, failRate: 0, rateLimit: 0, dropRate: 0, outageMs: 0 });
 
 export const MAX_LATENCY_MS = 600_000;
+export const MAX_OUTAGE_MS = 7 * 86_400_000;
 export const MAX_RATE_LIMIT = 1_000_000;
 
 /** What to do with one request instead of (or before) answering it. */
@@ -29,6 +32,8 @@ export function checkFaultSetting(name: keyof FaultSettings, value: number): str
       return Number.isInteger(value) && value >= 0 && value <= MAX_RATE_LIMIT
         ? undefined
         : `must be an integer from 0 (unlimited) to ${MAX_RATE_LIMIT} requests per second`;
+    case 'outageMs':
+      return Number.isInteger(value) && value >= 0 && value <= MAX_OUTAGE_MS ? undefined : `must be a duration from 0 to 7 days`;
     case 'failRate':
     case 'dropRate':
       return Number.isFinite(value) && value >= 0 && value <= 1 ? undefined : 'must be a probability from 0 to 1';
@@ -45,11 +50,16 @@ export class FaultInjector {
   readonly #monotonicMs: () => number;
   #tokens = 0;
   #refilledAt = 0;
+  #outageFrom = 0;
 
-  constructor(seed: number, monotonicMs: () => number = () => performance.now()) {
+  readonly #outageClockMs: () => number;
+
+  /** `outageClockMs` times outages (tests pass their fake clock); the rate limit always runs on `monotonicMs`. */
+  constructor(seed: number, monotonicMs: () => number = () => performance.now(), outageClockMs: () => number = monotonicMs) {
     // A different stream from the balances', so changing fault settings never changes the wallets.
     this.#random = createRandom((seed ^ 0x5eed_fa17) >>> 0);
     this.#monotonicMs = monotonicMs;
+    this.#outageClockMs = outageClockMs;
   }
 
   get settings(): Readonly<FaultSettings> {
@@ -67,6 +77,7 @@ export class FaultInjector {
     // A new limit starts with a full bucket, as a freshly configured gateway would.
     this.#tokens = this.#settings.rateLimit;
     this.#refilledAt = this.#monotonicMs();
+    if (changes.outageMs !== undefined) this.#outageFrom = this.#outageClockMs();
   }
 
   decide(): FaultDecision {
@@ -74,6 +85,7 @@ export class FaultInjector {
     const dropRoll = this.#random();
     const failRoll = this.#random();
     const statusRoll = this.#random();
+    if (this.#settings.outageMs > 0 && this.#outageClockMs() - this.#outageFrom < this.#settings.outageMs) return { kind: 'fail', status: 503 };
     if (dropRoll < this.#settings.dropRate) return { kind: 'drop' };
     if (!this.#takeRateToken()) return { kind: 'rate-limited' };
     if (failRoll < this.#settings.failRate) return { kind: 'fail', status: ([500, 502, 503] as const)[Math.floor(statusRoll * 3)]! };

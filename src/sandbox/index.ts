@@ -38,7 +38,9 @@ export interface SandboxOptions {
   failRate?: number;
   rateLimit?: number;
   dropRate?: number;
-  /** The clock tokens expire on; tests move it to expire them. */
+  /** Every request answers 503 for this long after the start (a gateway outage). */
+  outageMs?: number;
+  /** The clock tokens expire and outages end on; tests move it. */
   now?: () => Date;
   /** Receives one debug line per request (method, path, status); nothing is logged without it. */
   logger?: Logger;
@@ -54,7 +56,7 @@ export interface Sandbox {
   readonly wallets: ReadonlyArray<{ currency: string; balance: bigint }>;
   /** Counters for assertions. */
   readonly stats: Readonly<SandboxStats>;
-  setFaults(f: Partial<{ latencyMs: number; failRate: number; rateLimit: number; dropRate: number }>): void;
+  setFaults(f: Partial<FaultSettings>): void;
   setBalance(currency: string, balance: bigint): void;
   removeWallet(currency: string): void;
   addWallet(currency: string, balance: bigint): void;
@@ -67,7 +69,7 @@ export interface Sandbox {
 function resolveOptions(options: SandboxOptions) {
   const resolved = { ...SANDBOX_DEFAULTS, ...Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)) } as typeof SANDBOX_DEFAULTS &
     SandboxOptions;
-  const numeric: NumericSandboxOption[] = ['port', 'wallets', 'seed', 'postsPerPage', 'tokenTtlSeconds', 'latencyMs', 'failRate', 'rateLimit', 'dropRate'];
+  const numeric: NumericSandboxOption[] = ['port', 'wallets', 'seed', 'postsPerPage', 'tokenTtlSeconds', 'latencyMs', 'failRate', 'rateLimit', 'dropRate', 'outageMs'];
   for (const name of numeric) {
     const value = resolved[name];
     if (value === undefined) continue;
@@ -96,8 +98,9 @@ function findIndex(wallets: SandboxWallet[], currency: string): number {
  */
 export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
   const settings = resolveOptions(options);
-  const faults = new FaultInjector(settings.seed);
-  faults.update({ latencyMs: settings.latencyMs, failRate: settings.failRate, rateLimit: settings.rateLimit, dropRate: settings.dropRate });
+  const now = settings.now;
+  const faults = new FaultInjector(settings.seed, undefined, now ? () => now().getTime() : undefined);
+  faults.update({ latencyMs: settings.latencyMs, failRate: settings.failRate, rateLimit: settings.rateLimit, dropRate: settings.dropRate, outageMs: settings.outageMs });
   const closing = new AbortController();
   const stats: SandboxStats = { tokensIssued: 0, requests: 0, balanceListRequests: 0, singleRequests: 0 };
   let url = '';

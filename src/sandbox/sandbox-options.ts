@@ -45,6 +45,6 @@ const checks: Record<Exclude<NumericSandboxOption, keyof FaultSettings>, (value:
 
 /** The problem with a numeric option, phrased to follow its name ("must be …"); undefined when valid. */
 export function checkSandboxNumber(name: NumericSandboxOption, value: number): string | undefined {
-  if (name === 'latencyMs' || name === 'failRate' || name === 'rateLimit' || name === 'dropRate') return checkFaultSetting(name, value);
+  if (name === 'latencyMs' || name === 'failRate' || name === 'rateLimit' || name === 'dropRate' || name === 'outageMs') return checkFaultSetting(name, value);
   return checks[name](value);
 }

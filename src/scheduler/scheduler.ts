@@ -1,96 +1,144 @@
+import type { BusinessCalendar } from '../business-date/business-calendar.js';
 import type { Clock } from '../clock.js';
 import type { Logger } from '../logger.js';
-import type { CronDriver } from './cron-driver.js';
+import { serviceOfSlot, type SlotSchedule, type SlotService } from './slot-schedule.js';
 
 export interface SchedulerOptions {
-  expression: string;
-  timezone: string;
+  schedule: SlotSchedule;
+  calendar: BusinessCalendar;
   clock: Clock;
   logger: Logger;
-  driver: CronDriver;
-  /** Run the missed latest slot at start when `needsCatchUp` says so. */
-  catchUp: boolean;
-  /** Whether a slot still lacks a succeeded run for some account. */
-  needsCatchUp(slot: Date): Promise<boolean>;
-  /** One tick's work (snapshot every account, then reconcile); must honour the signal. */
-  runTick(slot: Date, signal: AbortSignal, reason: 'schedule' | 'catch-up'): Promise<void>;
+  /** At start, settle closed windows and resume the slot whose window is still open. */
+  resume: boolean;
+  /** Records the dates whose window closed while no worker ran. */
+  settleClosed(): Promise<void>;
+  /** One slot's night, until its business date is settled; must honour the signal. */
+  runNight(serve: SlotService, signal: AbortSignal, reason: 'schedule' | 'resume'): Promise<void>;
 }
 
-/** The long-running worker's loop: ticks, overlap, catch-up and graceful shutdown. */
+/** The long-running worker's loop: slots on the injected clock, resume at start, graceful shutdown. */
 export interface Scheduler {
   start(): Promise<void>;
-  /** Stops ticking, lets a running tick finish for `graceMs`, then interrupts it and waits. */
+  /** Stops waiting for slots, lets a running night finish for `graceMs`, then interrupts it and waits. */
   stop(graceMs: number): Promise<void>;
-  /** Resolves when the running tick (if any) finishes; for tests. */
-  idle(): Promise<void>;
-  readonly running: boolean;
+  /** Resolves when the loop has ended (after stop) ; for tests. */
+  readonly stopped: Promise<void>;
+  /** The night under way, if any. */
+  readonly running: SlotService | undefined;
 }
 
-/** Builds a scheduler; nothing happens until `start()`. */
+// Waits are chained in steps of at most a day, so a clock that jumps (suspend, NTP) is re-read.
+const MAX_SLEEP_MS = 86_400_000;
+
+/**
+ * Builds a scheduler; nothing happens until `start()`. Nights run one after another: capture
+ * windows never overlap, so the next slot of another business date always comes after the
+ * current night's window has closed, and a slot passed during a night serves the same date.
+ */
 export function createScheduler(options: SchedulerOptions): Scheduler {
-  const { logger } = options;
-  let handle: { stop(): void; nextRun(): Date | null } | undefined;
-  let current: { slot: Date; done: Promise<void>; controller: AbortController } | undefined;
-  let stopping = false;
+  const { logger, clock } = options;
+  const stopController = new AbortController();
+  let current: { serve: SlotService; controller: AbortController; done: Promise<void> } | undefined;
+  let resolveStopped!: () => void;
+  const stopped = new Promise<void>((resolve) => (resolveStopped = resolve));
 
-  const logNextRun = () => {
-    const next = handle?.nextRun();
-    if (next) logger.info({ nextRun: next.toISOString(), timezone: options.timezone }, `next run at ${next.toISOString()}`);
-  };
-
-  const tick = (slot: Date, reason: 'schedule' | 'catch-up') => {
-    if (stopping) return;
-    if (current) {
-      logger.warn({ slot: slot.toISOString(), runningSlot: current.slot.toISOString() }, 'tick skipped: the previous run is still going');
-      return;
-    }
+  const night = async (serve: SlotService, reason: 'schedule' | 'resume') => {
     const controller = new AbortController();
+    const date = serve.window.businessDate;
+    logger.info(
+      { slot: serve.slot.toISOString(), businessDate: date, cutoffAt: serve.window.cutoffAt.toISOString(), windowClosesAt: serve.window.closesAt.toISOString(), reason },
+      reason === 'resume' ? `resuming the night of ${date}: its capture window is still open` : `scheduled night of ${date} starting`,
+    );
     const done = (async () => {
-      logger.info({ slot: slot.toISOString(), reason }, reason === 'catch-up' ? 'catching up the missed slot' : 'scheduled run starting');
       try {
-        await options.runTick(slot, controller.signal, reason);
+        await options.runNight(serve, controller.signal, reason);
       } catch (error) {
-        logger.error({ err: error, slot: slot.toISOString() }, 'scheduled run failed');
-      } finally {
-        current = undefined;
-        if (!stopping) logNextRun();
+        logger.error({ err: error, slot: serve.slot.toISOString(), businessDate: date }, `the night of ${date} failed`);
       }
     })();
-    current = { slot, done, controller };
+    current = { serve, controller, done };
+    await done;
+    current = undefined;
+  };
+
+  const sleepUntil = async (instant: Date) => {
+    for (let now = clock.now(); now < instant; now = clock.now()) {
+      await clock.sleep(Math.min(instant.getTime() - now.getTime(), MAX_SLEEP_MS), stopController.signal);
+    }
+  };
+
+  const loop = async () => {
+    try {
+      const startedAt = clock.now();
+      if (options.resume) {
+        try {
+          await options.settleClosed();
+        } catch (error) {
+          logger.error({ err: error }, 'could not settle the dates whose window closed while no worker ran');
+        }
+        // Only one window can be open at a time; its latest slot that already fired is resumed.
+        const lookBack = new Date(startedAt.getTime() - 2 * options.calendar.captureWindowMs - 1000);
+        const open = options.schedule
+          .between(lookBack, startedAt)
+          .map((slot) => serviceOfSlot(options.calendar, slot))
+          .filter((serve) => serve.window.closesAt > startedAt)
+          .at(-1);
+        if (open && !stopController.signal.aborted) await night(open, 'resume');
+      }
+      let after = startedAt;
+      while (!stopController.signal.aborted) {
+        const next = options.schedule.nextAfter(after);
+        if (next === undefined) {
+          logger.warn({ schedule: options.schedule.expression }, 'the schedule has no further slots: the worker idles until stopped');
+          await clock.sleep(Number.MAX_SAFE_INTEGER, stopController.signal);
+          return;
+        }
+        const serve = serviceOfSlot(options.calendar, next);
+        logger.info(
+          { nextRun: next.toISOString(), businessDate: serve.window.businessDate, timezone: options.schedule.timezone },
+          `next run at ${next.toISOString()} for business date ${serve.window.businessDate}`,
+        );
+        await sleepUntil(next);
+        after = next;
+        await night(serve, 'schedule');
+      }
+    } catch (error) {
+      if (!stopController.signal.aborted) logger.error({ err: error }, 'the scheduler loop stopped unexpectedly');
+    } finally {
+      resolveStopped();
+    }
   };
 
   return {
     get running() {
-      return current !== undefined;
+      return current?.serve;
     },
+    stopped,
     async start() {
-      handle = options.driver.start(options.expression, options.timezone, (slot) => tick(slot, 'schedule'));
-      logger.info({ schedule: options.expression, timezone: options.timezone }, 'scheduler started');
-      logNextRun();
-      if (!options.catchUp) return;
-      const slot = options.driver.previousSlot(options.expression, options.timezone, options.clock.now());
-      if (slot && (await options.needsCatchUp(slot))) tick(slot, 'catch-up');
+      logger.info(
+        { schedule: options.schedule.expression, timezone: options.schedule.timezone, captureWindowMs: options.calendar.captureWindowMs },
+        'scheduler started',
+      );
+      void loop();
     },
     async stop(graceMs) {
-      stopping = true;
-      handle?.stop();
+      stopController.abort(new Error('shutdown'));
       const running = current;
-      if (!running) return;
-      logger.info({ graceMs }, 'waiting for the running run to finish');
-      let timer: NodeJS.Timeout | undefined;
-      const graceOver = new Promise<'timeout'>((resolve) => {
-        timer = setTimeout(() => resolve('timeout'), graceMs);
-      });
-      const outcome = await Promise.race([running.done.then(() => 'done' as const), graceOver]);
-      clearTimeout(timer);
-      if (outcome === 'timeout') {
-        logger.warn('grace period over: interrupting the running run');
-        running.controller.abort(new Error('shutdown'));
-        await running.done;
+      if (running) {
+        logger.info({ graceMs }, 'waiting for the running night to finish');
+        let timer: NodeJS.Timeout | undefined;
+        const graceOver = new Promise<'timeout'>((resolve) => {
+          timer = setTimeout(() => resolve('timeout'), graceMs);
+        });
+        const outcome = await Promise.race([running.done.then(() => 'done' as const), graceOver]);
+        clearTimeout(timer);
+        if (outcome === 'timeout') {
+          logger.warn('grace period over: interrupting the running night');
+          running.controller.abort(new Error('shutdown'));
+          await running.done;
+        }
       }
-    },
-    async idle() {
-      await current?.done;
+      await stopped;
     },
   };
 }

@@ -45,6 +45,10 @@ export async function tryAcquireAccountLock(database: DatabaseHandle, account: s
     throw error;
   }
   try {
+    // A replica that dies without closing its socket (power loss, a cut network) keeps its
+    // session, and so the account, until the server notices: probe it after 10 s of silence,
+    // every 5 s, and drop it after 3 missed probes (about 25 s), well inside one retry delay.
+    await client.query('set tcp_keepalives_idle = 10; set tcp_keepalives_interval = 5; set tcp_keepalives_count = 3');
     const result = await client.query<{ locked: boolean }>(
       `select pg_try_advisory_lock(hashtextextended('wallet-recon:account:' || $1, 0)) as locked`,
       [account],

@@ -1,13 +1,13 @@
 import { hostname } from 'node:os';
 import type { AppContext } from '../app-context.js';
-import { businessDateOf } from '../clock.js';
-import type { AccountConfig } from '../config.js';
+import type { CaptureTiming, CaptureWindow } from '../business-date/business-calendar.js';
+import { businessCalendarOf, type AccountConfig } from '../config.js';
 import type { RunTrigger } from '../db/database.types.js';
 import { insertSnapshotRows } from '../db/balance-snapshot.repository.js';
 import {
   abandonRunningRuns,
   findRunningRun,
-  hasSucceededSlot,
+  hasEndOfDayCapture,
   insertRunningRun,
   lockRunningRun,
   markRunFailed,
@@ -24,10 +24,15 @@ export type AccountRunStatus = 'succeeded' | 'failed' | 'skipped';
 export interface AccountRunResult {
   account: string;
   status: AccountRunStatus;
-  /** Why it was skipped: another process holds the lock, or this slot was already captured. */
-  skipReason?: 'locked' | 'already-captured';
+  /**
+   * Why it was skipped: another process holds the lock, the slot's business date already has its
+   * end-of-day snapshot, or the slot's capture window closed before this account's turn came.
+   */
+  skipReason?: 'locked' | 'already-captured' | 'window-closed';
   runId?: number;
   businessDate?: string;
+  /** How the capture stands to its business date's cut-off (absent when no run was recorded). */
+  timing?: CaptureTiming;
   walletsReported?: number | null;
   walletsFetched?: number;
   pagesFetched?: number;
@@ -46,8 +51,12 @@ export interface CaptureProgress {
 
 export interface CaptureOptions {
   trigger: RunTrigger;
-  /** The scheduled slot this run serves; a slot already captured is skipped. */
-  slot?: Date;
+  /**
+   * The scheduled slot this run serves: its business date is the slot's, whatever the clock says
+   * now; an account whose date already has its end-of-day snapshot is skipped. Without it the
+   * business date follows from the start time (end of day inside a window, else intraday).
+   */
+  serve?: { window: CaptureWindow; slot?: Date };
   signal?: AbortSignal;
   onProgress?: (progress: CaptureProgress) => void;
   /** Tests inject a client; otherwise one is built from the account's configuration. */
@@ -88,9 +97,14 @@ async function lockAndCapture(ctx: AppContext, account: AccountConfig, options: 
   }
 
   try {
-    if (options.slot && (await hasSucceededSlot(db, account.name, options.slot))) {
-      log.info({ slot: options.slot.toISOString() }, 'skipped: this slot was already captured by another worker');
-      return { account: account.name, status: 'skipped', skipReason: 'already-captured', durationMs: Date.now() - startedMs };
+    const served = options.serve?.window;
+    if (served && started > served.closesAt) {
+      log.warn({ businessDate: served.businessDate }, `skipped: the capture window of ${served.businessDate} closed before this account's turn`);
+      return { account: account.name, status: 'skipped', skipReason: 'window-closed', businessDate: served.businessDate, durationMs: Date.now() - startedMs };
+    }
+    if (served && (await hasEndOfDayCapture(db, account.name, served.businessDate))) {
+      log.info({ businessDate: served.businessDate }, `skipped: ${served.businessDate} already has its end-of-day snapshot`);
+      return { account: account.name, status: 'skipped', skipReason: 'already-captured', businessDate: served.businessDate, durationMs: Date.now() - startedMs };
     }
     if (options.signal?.aborted) {
       return { account: account.name, status: 'failed', durationMs: Date.now() - startedMs, error: 'interrupted before it started' };
@@ -98,19 +112,28 @@ async function lockAndCapture(ctx: AppContext, account: AccountConfig, options: 
     const abandoned = await abandonRunningRuns(db, account.name, started);
     if (abandoned.length > 0) log.warn({ abandonedRunIds: abandoned }, `marked ${abandoned.length} earlier run(s) abandoned: their process died`);
 
-    const businessDate = businessDateOf(started, ctx.config.timezone);
+    const timing: CaptureTiming = served
+      ? {
+          businessDate: served.businessDate,
+          endOfDay: started >= served.opensAt,
+          cutoffAt: served.cutoffAt,
+          driftSeconds: Math.round((started.getTime() - served.cutoffAt.getTime()) / 1000),
+        }
+      : businessCalendarOf(ctx.config).classify(started);
+    const businessDate = timing.businessDate;
     const runId = await insertRunningRun(db, {
       account: account.name,
       environment: account.environment,
       trigger: options.trigger,
       businessDate,
       startedAt: started,
-      slot: options.slot ?? null,
+      slot: options.serve?.slot ?? null,
       holder: HOLDER,
+      timing,
     });
     const runLog = log.child({ runId });
-    runLog.info({ trigger: options.trigger, businessDate }, 'snapshot run started');
-    return await fetchAndRecord(ctx, account, options, { runId, businessDate, startedMs, log: runLog, lockLost: lock.lost });
+    runLog.info({ trigger: options.trigger, businessDate, endOfDay: timing.endOfDay, cutoffDriftSeconds: timing.driftSeconds }, 'snapshot run started');
+    return await fetchAndRecord(ctx, account, options, { runId, businessDate, timing, startedMs, log: runLog, lockLost: lock.lost });
   } finally {
     await lock.release();
   }
@@ -120,7 +143,7 @@ async function fetchAndRecord(
   ctx: AppContext,
   account: AccountConfig,
   options: CaptureOptions,
-  run: { runId: number; businessDate: string; startedMs: number; log: AppContext['logger']; lockLost: AbortSignal },
+  run: { runId: number; businessDate: string; timing: CaptureTiming; startedMs: number; log: AppContext['logger']; lockLost: AbortSignal },
 ): Promise<AccountRunResult> {
   const { db } = ctx.database;
   // One signal for the gateway: a stop request, or the loss of our account lock.
@@ -173,7 +196,7 @@ async function fetchAndRecord(
     const mismatches = rows.filter((r) => r.singleBalance !== r.balance).length;
     if (mismatches > 0) run.log.warn({ mismatches }, 'the list and single-wallet endpoints disagree for some wallets');
     run.log.info({ ...counts, durationMs: Date.now() - run.startedMs }, 'snapshot run succeeded');
-    return { account: account.name, status: 'succeeded', runId: run.runId, businessDate: run.businessDate, ...counts, durationMs: Date.now() - run.startedMs };
+    return { account: account.name, status: 'succeeded', runId: run.runId, businessDate: run.businessDate, timing: run.timing, ...counts, durationMs: Date.now() - run.startedMs };
   } catch (caught) {
     const lockLost = run.lockLost.aborted;
     const error = controller.signal.aborted && !lockLost && !(caught instanceof InterruptedError) ? new InterruptedError() : caught;
@@ -187,7 +210,7 @@ async function fetchAndRecord(
       run.log.error({ err: dbError }, 'could not record the failed run'),
     );
     run.log.error({ err: error }, `snapshot run failed: ${message}`);
-    return { account: account.name, status: 'failed', runId: run.runId, businessDate: run.businessDate, ...counts, durationMs: Date.now() - run.startedMs, error: message };
+    return { account: account.name, status: 'failed', runId: run.runId, businessDate: run.businessDate, timing: run.timing, ...counts, durationMs: Date.now() - run.startedMs, error: message };
   } finally {
     stop.removeEventListener('abort', onAbort);
     gateway?.close();

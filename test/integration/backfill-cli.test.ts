@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createProgressBar } from '../../src/cli/progress-line.js';
-import { businessDateOf, FixedClock, previousDate } from '../../src/clock.js';
+import { FixedClock, previousDate } from '../../src/clock.js';
 import type { Database } from '../../src/db/database.types.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { sandboxEnv } from '../helpers/test-context.js';
@@ -16,9 +16,9 @@ let sandbox: Sandbox;
 let dir: string;
 let env: Record<string, string>;
 
-// The command and the test read "today" from one frozen clock, so no run straddles midnight.
-const clock = new FixedClock(new Date());
-const today = businessDateOf(clock.now(), 'UTC');
+// The command and the test read "now" from one frozen clock: late on "today", inside its capture window.
+const clock = new FixedClock('2026-11-21T23:30:00Z');
+const today = '2026-11-21';
 const yesterday = previousDate(today);
 const dayBefore = previousDate(yesterday);
 
@@ -52,7 +52,7 @@ describe(`wallet-recon backfill (${backend})`, () => {
       'Dry run: nothing will be written. The plan:',
       `${dayBefore}  GAP (past date: the gateway cannot report it; use --import)  gaps 1`,
       `${yesterday}  GAP (past date: the gateway cannot report it; use --import)  gaps 1`,
-      `${today}  would capture now (today)  gaps 0`,
+      `${today}  would capture now (its capture window is open)  gaps 0`,
       `Would leave gaps on ${dayBefore}, ${yesterday}: import the gateway's statements for them with --import FILE.`,
     ]);
     expect(await withDb((db) => db.selectFrom('snapshot_runs').selectAll().execute())).toEqual([]);

@@ -23,7 +23,8 @@ let dir: string;
 beforeAll(async () => {
   t = await createTestDatabase();
   sandbox = await startSandbox({ port: 0, wallets: 4, seed: 5 });
-  ctx = createTestContext(t, sandboxEnv(sandbox), { clock: new FixedClock(`${TODAY}T12:00:00Z`) });
+  // 23:00 on the 21st: the 21st's capture window (cut-off at midnight, ±3 h) is open.
+  ctx = createTestContext(t, sandboxEnv(sandbox), { clock: new FixedClock(`${TODAY}T23:00:00Z`) });
   dir = mkdtempSync(path.join(tmpdir(), 'wr-backfill-'));
 });
 afterAll(async () => {
@@ -59,7 +60,7 @@ describe(`backfill (${backend})`, () => {
     );
   });
 
-  it('captures today, reports the two past days as gaps and exits 3', async () => {
+  it('captures the date whose window is open, reports the two closed days as gaps and exits 3', async () => {
     const result = await runBackfillJob(ctx, { from: PAST[0]!, to: TODAY });
     expect(result.exitCode).toBe(3);
     expect(result.dates.map((d) => [d.businessDate, d.accounts[0]!.action, d.gaps, d.unmatched])).toEqual([
@@ -68,8 +69,8 @@ describe(`backfill (${backend})`, () => {
       ['2026-11-21', 'capture', 0, 0],
     ]);
     expect(result.dates[2]!.summary!.matched).toBe(4);
-    const runs = await ctx.database.db.selectFrom('snapshot_runs').select(['business_date', 'trigger', 'status']).execute();
-    expect(runs).toEqual([{ business_date: TODAY, trigger: 'backfill', status: 'succeeded' }]);
+    const runs = await ctx.database.db.selectFrom('snapshot_runs').select(['business_date', 'trigger', 'status', 'end_of_day', 'cutoff_drift_seconds']).execute();
+    expect(runs).toEqual([{ business_date: TODAY, trigger: 'backfill', status: 'succeeded', end_of_day: true, cutoff_drift_seconds: -3600 }]);
     const noSnapshot = await ctx.database.db.selectFrom('reconciliation_results').select('business_date').where('status', '=', 'no_snapshot').orderBy('business_date').execute();
     expect(noSnapshot.map((r) => r.business_date)).toEqual(PAST);
   });
@@ -137,6 +138,21 @@ describe(`backfill (${backend})`, () => {
     expect(result.dates.map((d) => d.accounts[0]!.action)).toEqual(['gap', 'import', 'capture']);
     expect(await ctx.database.db.selectFrom('snapshot_runs').selectAll().execute()).toEqual([]);
     expect(await ctx.database.db.selectFrom('reconciliation_results').selectAll().execute()).toEqual([]);
+  });
+
+  it('leaves a date whose cut-off is still ahead pending: not captured, not reconciled, not a gap', async () => {
+    const noon = createTestContext(t, sandboxEnv(sandbox), { clock: new FixedClock(`${TODAY}T12:00:00Z`) });
+    const statements = writeStatements('statements-noon.csv', PAST);
+    const result = await runBackfillJob(noon, { from: PAST[0]!, to: TODAY, importFile: statements });
+    expect(result.dates.map((d) => [d.businessDate, d.accounts[0]!.action, d.pending, d.gaps])).toEqual([
+      ['2026-11-19', 'import', false, 0],
+      ['2026-11-20', 'import', false, 0],
+      ['2026-11-21', 'pending', true, 0],
+    ]);
+    expect(result.exitCode).toBe(0);
+    expect(formatBackfillLine(result.dates[2]!, result)).toBe('2026-11-21  pending: its cut-off is still ahead  not reconciled yet');
+    const reconciled = await noon.database.db.selectFrom('reconciliation_results').select('business_date').distinct().orderBy('business_date').execute();
+    expect(reconciled.map((r) => r.business_date)).toEqual(PAST);
   });
 
   it('refuses a future date, a reversed range and a bad statements file before writing anything', async () => {

@@ -58,7 +58,8 @@ describe(`wallet-recon snapshot as a process (${backend})`, () => {
     expect(summary.accounts).toEqual([expect.objectContaining({ account: 'default', status: 'succeeded', walletsFetched: 30 })]);
     const listing = await runCliProcess(['runs', '--limit', '5'], env);
     expect(listing.code).toBe(0);
-    expect(listing.stdout).toMatch(/default\s+\d{4}-\d{2}-\d{2}\s+manual\s+succeeded/);
+    // The business date with how the capture stands to its cut-off (real clock: either is possible).
+    expect(listing.stdout).toMatch(/default\s+\d{4}-\d{2}-\d{2}, (intraday|end of day, [^\n]+? cut-off)\s+manual\s+succeeded/);
   });
 
   it('lets one of two processes run and the other exit 4 naming the holder', async () => {
@@ -121,22 +122,35 @@ describe(`wallet-recon snapshot as a process (${backend})`, () => {
 });
 
 describe(`wallet-recon schedule as a process (${backend})`, () => {
-  it('catches up at start, logs the next run, and stops cleanly on SIGTERM', async () => {
+  it('resumes the slot whose window is open, captures it as end of day, logs the next run and stops cleanly on SIGTERM', async () => {
     sandbox.setFaults({ latencyMs: 0 });
-    const child = spawnCli(['schedule'], { ...env, LOG_LEVEL: 'info', RECON_SCHEDULE: '55 23 * * *' });
+    // A slot a minute ago with its cut-off at the same time: its window (±1 h) is open now.
+    const slot = new Date(Date.now() - 60_000);
+    const hh = String(slot.getUTCHours()).padStart(2, '0');
+    const mm = String(slot.getUTCMinutes()).padStart(2, '0');
+    const child = spawnCli(['schedule'], { ...env, LOG_LEVEL: 'info', RECON_SCHEDULE: `${mm} ${hh} * * *`, RECON_CUTOFF: `${hh}:${mm}`, RECON_CAPTURE_WINDOW: '1h' });
     const done = collect(child);
     let stdout = '';
     child.stdout?.on('data', (d: Buffer) => (stdout += d.toString()));
-    await waitFor(() => stdout.includes('scheduled run finished'), 30_000);
+    await waitFor(() => /night of \d{4}-\d{2}-\d{2} settled/.test(stdout) && stdout.includes('next run at'), 30_000);
     child.kill('SIGTERM');
     const result = await done;
     expect(result.code, result.stderr).toBe(0);
-    const lines = result.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as { msg: string; nextRun?: string });
-    expect(lines.some((l) => l.msg === 'catching up the missed slot')).toBe(true);
-    expect(lines.filter((l) => l.nextRun).length).toBeGreaterThanOrEqual(2);
+    const lines = result.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as { msg: string; nextRun?: string; reason?: string });
+    expect(lines.some((l) => /^resuming the night of \d{4}-\d{2}-\d{2}: its capture window is still open$/.test(l.msg))).toBe(true);
+    expect(lines.filter((l) => l.nextRun).length).toBeGreaterThanOrEqual(1);
     expect(lines.at(-1)?.msg).toBe('scheduler stopped');
     const runs = await runsOf();
-    expect(runs.at(-1)).toMatchObject({ trigger: 'schedule', status: 'succeeded' });
+    expect(runs.at(-1)).toMatchObject({ trigger: 'schedule', status: 'succeeded', end_of_day: true });
+    expect(Math.abs(runs.at(-1)!.cutoff_drift_seconds!)).toBeLessThan(3600);
+    const days = await inspect((db) => db.selectFrom('capture_days').selectAll().where('run_id', '=', runs.at(-1)!.id).execute());
+    expect(days).toEqual([expect.objectContaining({ status: 'captured', attempts: 1 })]);
+  });
+
+  it('refuses a schedule outside every capture window with exit code 2, saying so', async () => {
+    const result = await runCliProcess(['schedule'], { ...env, RECON_SCHEDULE: '0 12 * * *', RECON_CUTOFF: '00:00', RECON_CAPTURE_WINDOW: '3h' });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/RECON_SCHEDULE "0 12 \* \* \*" fires at 12:00:00 \(UTC\), 12 h from the nearest cut-off, outside the capture window of ±3 h/);
   });
 });
 

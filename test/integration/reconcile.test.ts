@@ -9,6 +9,9 @@ import { UsageError } from '../../src/errors.js';
 import { createTestContext, writeAccountsFile } from '../helpers/test-context.js';
 import { backend, createTestDatabase, type TestDatabase } from '../helpers/test-database.js';
 
+// These runs stand for captures of the day outside its window: among them the latest is the day's snapshot.
+const INTRADAY = { cutoffAt: new Date('2026-12-01T00:00:00Z'), driftSeconds: -86_400, endOfDay: false };
+
 let t: TestDatabase;
 let ctx: AppContext;
 
@@ -27,7 +30,7 @@ afterAll(async () => {
 /** Records a succeeded run with its wallets, as a snapshot would. */
 async function snapshot(account: string, businessDate: string, wallets: Record<string, bigint | [bigint, bigint | null]>, startedAt = `${businessDate}T23:55:00Z`): Promise<number> {
   const db = ctx.database.db;
-  const runId = await insertRunningRun(db, { account, environment: 'sandbox', trigger: 'manual', businessDate, startedAt: new Date(startedAt) });
+  const runId = await insertRunningRun(db, { account, environment: 'sandbox', trigger: 'manual', businessDate, startedAt: new Date(startedAt), timing: INTRADAY });
   const rows = Object.entries(wallets).map(([currency, v]) => (Array.isArray(v) ? { currency, balance: v[0], singleBalance: v[1] } : { currency, balance: v, singleBalance: v }));
   await insertSnapshotRows(db, runId, account, new Date(startedAt), rows);
   await markRunSucceeded(db, runId, new Date(startedAt), { walletsReported: rows.length, walletsFetched: rows.length, pagesFetched: 1, requests: 1 + rows.length });
@@ -95,7 +98,7 @@ describe(`reconciliation on ${backend}`, () => {
   it('reads the latest succeeded run of the date and measures movement from the previous date that has a snapshot', async () => {
     await snapshot('eu-main', '2026-11-17', { EUR: 100n, USD: 7n });
     // Nothing on the 18th; a failed run on the 19th is no snapshot.
-    const failed = await insertRunningRun(ctx.database.db, { account: 'eu-main', environment: 'sandbox', trigger: 'schedule', businessDate: '2026-11-19', startedAt: new Date('2026-11-19T23:55:00Z') });
+    const failed = await insertRunningRun(ctx.database.db, { account: 'eu-main', environment: 'sandbox', trigger: 'schedule', businessDate: '2026-11-19', startedAt: new Date('2026-11-19T23:55:00Z'), timing: INTRADAY });
     await markRunFailed(ctx.database.db, failed, new Date('2026-11-19T23:56:00Z'), 'boom');
     await snapshot('eu-main', '2026-11-20', { EUR: 1n }, '2026-11-20T08:00:00Z');
     const latest = await snapshot('eu-main', '2026-11-20', { EUR: 250n }, '2026-11-20T23:55:00Z');
@@ -179,7 +182,7 @@ describe(`reconciliation on ${backend}`, () => {
       const big = 2n ** 53n;
       await snapshot('eu-main', '2026-11-17', { EUR: big, USD: 5n });
       // A failed run is no snapshot: the 18th is not a previous day.
-      const failed = await insertRunningRun(ctx.database.db, { account: 'eu-main', environment: 'sandbox', trigger: 'schedule', businessDate: '2026-11-18', startedAt: new Date('2026-11-18T23:55:00Z') });
+      const failed = await insertRunningRun(ctx.database.db, { account: 'eu-main', environment: 'sandbox', trigger: 'schedule', businessDate: '2026-11-18', startedAt: new Date('2026-11-18T23:55:00Z'), timing: INTRADAY });
       await markRunFailed(ctx.database.db, failed, new Date('2026-11-18T23:56:00Z'), 'boom');
       // Two runs on the 19th: the latest is the day's truth, and it has no USD wallet.
       await snapshot('eu-main', '2026-11-19', { EUR: 1n, USD: 99n }, '2026-11-19T08:00:00Z');

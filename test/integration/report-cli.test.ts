@@ -12,6 +12,9 @@ import { insertRunningRun, markRunSucceeded } from '../../src/db/snapshot-run.re
 import { runCliInProcess } from '../helpers/run-cli.js';
 import { backend, createTestDatabase, withDatabase, type TestDatabase } from '../helpers/test-database.js';
 
+// These runs stand for captures of the day outside its window: among them the latest is the day's snapshot.
+const INTRADAY = { cutoffAt: new Date('2026-12-01T00:00:00Z'), driftSeconds: -86_400, endOfDay: false };
+
 const CHROMIUM = '/usr/bin/chromium';
 const run = promisify(execFile);
 
@@ -40,7 +43,7 @@ beforeAll(async () => {
     for (const [date, eur, usd] of days) {
       if (eur === undefined || usd === undefined) continue;
       const at = new Date(`${date}T23:55:00Z`);
-      const runId = await insertRunningRun(db, { account: 'default', environment: 'sandbox', trigger: 'schedule', businessDate: date, startedAt: at });
+      const runId = await insertRunningRun(db, { account: 'default', environment: 'sandbox', trigger: 'schedule', businessDate: date, startedAt: at, timing: INTRADAY });
       await insertSnapshotRows(db, runId, 'default', at, [
         { currency: 'EUR', balance: eur, singleBalance: eur },
         { currency: 'USD', balance: usd, singleBalance: usd },

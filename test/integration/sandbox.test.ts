@@ -322,6 +322,21 @@ describe('sandbox faults', () => {
     await expect(startSandbox({ port: 0, postsPerPage: 101 })).rejects.toThrow(/postsPerPage must be an integer from 1 to 100/);
   });
 
+  it('answers 503 to every request during an outage, then serves again', async () => {
+    let now = Date.parse('2026-11-20T23:55:00Z');
+    sandbox = await start({ outageMs: 40 * 60_000, now: () => new Date(now) });
+    const down = await requestToken(sandbox);
+    expect(down.status).toBe(503);
+    expect(await down.json()).toMatchObject({ code: 503, status: 'error' });
+    now += 40 * 60_000 - 1;
+    expect((await fetch(`${sandbox.url}${BALANCES_PATH}`)).status).toBe(503);
+    now += 1;
+    expect((await requestToken(sandbox)).status).toBe(200);
+    // Set while running, an outage starts then.
+    sandbox.setFaults({ outageMs: 60_000 });
+    expect((await requestToken(sandbox)).status).toBe(503);
+  });
+
   it('closes promptly while a request waits out its latency', async () => {
     sandbox = await start({ latencyMs: 60_000 });
     const pending = fetch(`${sandbox.url}${BALANCES_PATH}`).catch((error: unknown) => error);
@@ -358,6 +373,12 @@ describe('wallet-recon sandbox command', () => {
     expect(output).toContain('Sandbox stopped.');
   });
 
+  it('announces an outage given as a duration', async () => {
+    const { output, sandbox: ran } = await runCommand(['--port', '0', '--outage', '40s']);
+    expect(output).toContain('Faults:      outage (every request 503) for 40 s after start');
+    expect(ran).toBeDefined();
+  });
+
   it('prints the public default secret when none was given', async () => {
     const { output } = await runCommand(['--port', '0']);
     expect(output).toContain('GATEWAY_API_SECRET=sandbox-secret');
@@ -374,6 +395,8 @@ describe('wallet-recon sandbox command', () => {
     [['--rate-limit', '1.5'], /--rate-limit must be an integer from 0/],
     [['--latency-ms', '-1'], /--latency-ms must be an integer from 0/],
     [['--api-key', ''], /--api-key must not be empty/],
+    [['--outage', '40'], /--outage must be a duration such as 0s, 40s, 5m or 1h \(got "40"\)/],
+    [['--outage', '8d'], /--outage must be a duration from 0 to 7 days/],
   ])('refuses %j with a usage error naming the flag', async (args, message) => {
     const attempt = runCommand(['--port', '0', ...args]);
     await expect(attempt).rejects.toBeInstanceOf(UsageError);

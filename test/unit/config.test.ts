@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { checkBaseUrl, loadConfig, selectAccounts, toleranceFor } from '../../src/config.js';
+import { assertScheduleFitsWindows, checkBaseUrl, loadConfig, selectAccounts, toleranceFor } from '../../src/config.js';
 import { ConfigError } from '../../src/errors.js';
 
 const load = (env: Record<string, string>, cwd = tmpdir()) => loadConfig({ env, cwd, ignoreDotEnv: true });
@@ -33,6 +33,37 @@ describe('loadConfig', () => {
     expect(config.dataDir).toBe(path.join(tmpdir(), '.data'));
     expect(Object.isFrozen(config)).toBe(true);
     expect(config.accounts.map((a) => a.name)).toEqual(['default']);
+  });
+
+  it('reads the business day: cut-off, capture window and retry delays, with their defaults', () => {
+    expect(load({})).toMatchObject({ cutoff: '00:00', captureWindowMs: 3 * 3_600_000, retryDelaysMs: [300_000, 600_000, 1_200_000, 1_800_000] });
+    expect(load({ RECON_CUTOFF: '17:30', RECON_CAPTURE_WINDOW: '90s', RECON_RETRY_DELAYS: '10s, 1m' })).toMatchObject({
+      cutoff: '17:30',
+      captureWindowMs: 90_000,
+      retryDelaysMs: [10_000, 60_000],
+    });
+  });
+
+  it('says what a cut-off, a window or a delay must look like', () => {
+    const problems = problemsOf({ RECON_CUTOFF: '24:00', RECON_CAPTURE_WINDOW: '12h', RECON_RETRY_DELAYS: '5m,soon' }).join('\n');
+    expect(problems).toMatch(/RECON_CUTOFF must be a local time HH:MM from 00:00 to 23:59, such as 00:00 or 17:30 \(got "24:00"\)/);
+    expect(problems).toMatch(/RECON_CAPTURE_WINDOW must be a duration from 1s to 11h, such as 90s, 45m or 3h .*\(got "12h"\)/);
+    expect(problems).toMatch(/RECON_RETRY_DELAYS must be a comma-separated list of durations from 1s to 24h, such as 5m,10m,20m,30m \(got "5m,soon"\)/);
+  });
+
+  it('accepts six-field schedules and refuses one whose slots fall outside every capture window', () => {
+    expect(() => assertScheduleFitsWindows(load({ RECON_SCHEDULE: '30 55 23 * * *' }))).not.toThrow();
+    const error = (() => {
+      try {
+        assertScheduleFitsWindows(load({ RECON_SCHEDULE: '0 12 * * *', RECON_TIMEZONE: 'Europe/Berlin' }));
+      } catch (caught) {
+        return caught as ConfigError;
+      }
+      throw new Error('expected a ConfigError');
+    })();
+    expect(error).toBeInstanceOf(ConfigError);
+    expect(error.exitCode).toBe(2);
+    expect(error.message).toMatch(/RECON_SCHEDULE "0 12 \* \* \*" fires at 12:00:00 \(Europe\/Berlin\), 12 h from the nearest cut-off, outside the capture window of ±3 h/);
   });
 
   it('lists every problem at once', () => {

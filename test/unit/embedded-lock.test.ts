@@ -35,3 +35,24 @@ describe('embedded database lock', () => {
     expect(() => acquireDataDirLock(dir, 'a')).toThrow(/pid 1 on other-host/);
   });
 });
+
+describe('embedded database lock after a restart', () => {
+  it('takes over a lock naming its own pid that this process does not hold (a restarted container is pid 1 again)', () => {
+    const dir = freshDir();
+    writeFileSync(path.join(dir, 'wallet-recon.lock'), JSON.stringify({ pid: process.pid, host: hostname(), command: 'wallet-recon schedule', since: '2026-01-01T00:00:00Z' }));
+    const release = acquireDataDirLock(dir, 'wallet-recon snapshot');
+    expect(() => acquireDataDirLock(dir, 'wallet-recon runs')).toThrow(LockHeldError);
+    release();
+    expect(readdirSync(dir)).toEqual([]);
+  });
+
+  it('takes over a lock whose pid now belongs to another process (pid reused), but not one whose process is the writer', () => {
+    const dir = freshDir();
+    // pid 1 is alive here, but it is not the process that wrote this lock: its start time differs.
+    writeFileSync(path.join(dir, 'wallet-recon.lock'), JSON.stringify({ pid: 1, host: hostname(), command: 'x', since: '2026-01-01T00:00:00Z', processStart: '1' }));
+    acquireDataDirLock(dir, 'a')();
+    const other = freshDir();
+    writeFileSync(path.join(other, 'wallet-recon.lock'), JSON.stringify({ pid: 1, host: hostname(), command: 'wallet-recon schedule', since: '2026-01-01T00:00:00Z' }));
+    expect(() => acquireDataDirLock(other, 'a')).toThrow(/pid 1 on .*"wallet-recon schedule"/);
+  });
+});

@@ -128,6 +128,7 @@ describe('json', () => {
       difference: '100',
       status: 'break',
       run_id: 3,
+      books_import_id: null,
       computed_at: '2026-11-21T06:00:00.000Z',
     });
   });

@@ -1,160 +1,132 @@
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { BusinessCalendar } from '../../src/business-date/business-calendar.js';
 import { FixedClock } from '../../src/clock.js';
-import type { CronDriver } from '../../src/scheduler/cron-driver.js';
-import { nodeCronDriver } from '../../src/scheduler/cron-driver.js';
-import { createScheduler, type SchedulerOptions } from '../../src/scheduler/scheduler.js';
+import { createScheduler, type Scheduler, type SchedulerOptions } from '../../src/scheduler/scheduler.js';
+import { SlotSchedule, type SlotService } from '../../src/scheduler/slot-schedule.js';
 import { captureLogs } from '../helpers/capture-logs.js';
 
-/** A cron driver the test fires by hand. */
-function fakeDriver(previous?: Date) {
-  let onTick: ((slot: Date) => void) | undefined;
-  let stopped = false;
-  const driver: CronDriver = {
-    start(_expression, _timezone, tick) {
-      onTick = tick;
-      return { stop: () => void (stopped = true), nextRun: () => new Date('2026-11-21T23:55:00Z') };
-    },
-    previousSlot: () => previous,
-  };
-  return { driver, fire: (slot: Date) => onTick?.(slot), isStopped: () => stopped };
+interface Setup {
+  now: string;
+  expression?: string;
+  timezone?: string;
+  cutoff?: string;
+  windowHours?: number;
+  resume?: boolean;
+  /** Stop after this many nights. */
+  nights?: number;
+  runNight?: SchedulerOptions['runNight'];
 }
 
-function deferred() {
-  let resolve!: () => void;
-  const promise = new Promise<void>((r) => (resolve = r));
-  return { promise, resolve };
-}
-
-function build(overrides: Partial<SchedulerOptions> & { driver: CronDriver }) {
+/** A scheduler on virtual time whose nights only record what they were asked to serve. */
+async function runScheduler(setup: Setup) {
   const logs = captureLogs();
-  const ticks: Array<{ slot: Date; reason: string }> = [];
-  const scheduler = createScheduler({
-    expression: '55 23 * * *',
-    timezone: 'UTC',
-    clock: new FixedClock('2026-11-21T08:00:00Z'),
+  const clock = new FixedClock(setup.now);
+  const timezone = setup.timezone ?? 'UTC';
+  const served: Array<{ slot: string; businessDate: string; reason: string; at: string }> = [];
+  let settled = 0;
+  const scheduler: Scheduler = createScheduler({
+    schedule: new SlotSchedule(setup.expression ?? '55 23 * * *', timezone),
+    calendar: new BusinessCalendar({ timezone, cutoff: setup.cutoff ?? '00:00', captureWindowMs: (setup.windowHours ?? 3) * 3_600_000 }),
+    clock,
     logger: logs.logger,
-    catchUp: true,
-    needsCatchUp: async () => false,
-    runTick: async (slot, _signal, reason) => void ticks.push({ slot, reason }),
-    ...overrides,
+    resume: setup.resume ?? true,
+    settleClosed: async () => void settled++,
+    runNight:
+      setup.runNight ??
+      (async (serve: SlotService, _signal, reason) => {
+        served.push({ slot: serve.slot.toISOString(), businessDate: serve.window.businessDate, reason, at: clock.now().toISOString() });
+        if (served.length === (setup.nights ?? 2)) void scheduler.stop(0);
+      }),
   });
-  return { scheduler, logs, ticks };
+  await scheduler.start();
+  return { scheduler, served, logs, clock, settled: () => settled };
 }
 
-describe('scheduler', () => {
-  beforeEach(() => vi.useRealTimers());
-  afterEach(() => vi.useRealTimers());
-
-  it('runs a tick for each slot and logs the next run at start and after each tick', async () => {
-    const fake = fakeDriver();
-    const { scheduler, logs, ticks } = build({ driver: fake.driver });
-    await scheduler.start();
-    fake.fire(new Date('2026-11-21T23:55:00Z'));
-    await scheduler.idle();
-    expect(ticks).toEqual([{ slot: new Date('2026-11-21T23:55:00Z'), reason: 'schedule' }]);
-    const nextRunLines = logs.lines().filter((l) => l.nextRun === '2026-11-21T23:55:00.000Z');
-    expect(nextRunLines).toHaveLength(2);
+describe('scheduler on a fake clock', () => {
+  it('runs a night at each slot, at the slot, serving the business date of the nearest cut-off', async () => {
+    const { scheduler, served, logs } = await runScheduler({ now: '2026-11-20T12:00:00Z', nights: 3 });
+    await scheduler.stopped;
+    expect(served).toEqual([
+      { slot: '2026-11-20T23:55:00.000Z', businessDate: '2026-11-20', reason: 'schedule', at: '2026-11-20T23:55:00.000Z' },
+      { slot: '2026-11-21T23:55:00.000Z', businessDate: '2026-11-21', reason: 'schedule', at: '2026-11-21T23:55:00.000Z' },
+      { slot: '2026-11-22T23:55:00.000Z', businessDate: '2026-11-22', reason: 'schedule', at: '2026-11-22T23:55:00.000Z' },
+    ]);
+    expect(logs.lines().some((l) => l.msg === 'next run at 2026-11-20T23:55:00.000Z for business date 2026-11-20')).toBe(true);
   });
 
-  it('skips a tick that comes while the previous one still runs, and logs it', async () => {
-    const fake = fakeDriver();
-    const gate = deferred();
-    const { scheduler, logs } = build({
-      driver: fake.driver,
-      runTick: async () => gate.promise,
-    });
-    await scheduler.start();
-    fake.fire(new Date('2026-11-20T23:55:00Z'));
-    fake.fire(new Date('2026-11-21T23:55:00Z'));
-    gate.resolve();
-    await scheduler.idle();
-    expect(logs.lines().some((l) => l.msg === 'tick skipped: the previous run is still going' && l.slot === '2026-11-21T23:55:00.000Z')).toBe(true);
+  it('fires once per local day across both Berlin DST changes of 2026', async () => {
+    const spring = await runScheduler({ now: '2026-03-27T12:00:00Z', expression: '30 2 * * *', timezone: 'Europe/Berlin', cutoff: '02:00', windowHours: 1, nights: 3 });
+    await spring.scheduler.stopped;
+    expect(spring.served.map((s) => `${s.businessDate}@${s.slot}`)).toEqual([
+      '2026-03-28@2026-03-28T01:30:00.000Z',
+      '2026-03-29@2026-03-29T01:00:00.000Z',
+      '2026-03-30@2026-03-30T00:30:00.000Z',
+    ]);
+    const autumn = await runScheduler({ now: '2026-10-24T12:00:00Z', expression: '30 2 * * *', timezone: 'Europe/Berlin', cutoff: '02:00', windowHours: 1, nights: 2 });
+    await autumn.scheduler.stopped;
+    expect(autumn.served.map((s) => `${s.businessDate}@${s.slot}`)).toEqual(['2026-10-25@2026-10-25T00:30:00.000Z', '2026-10-26@2026-10-26T01:30:00.000Z']);
   });
 
-  it('catches up the latest slot at start when an account lacks a succeeded run for it', async () => {
-    const slot = new Date('2026-11-20T23:55:00Z');
-    const fake = fakeDriver(slot);
-    const asked: Date[] = [];
-    const { scheduler, ticks } = build({ driver: fake.driver, needsCatchUp: async (s) => (asked.push(s), true) });
-    await scheduler.start();
-    await scheduler.idle();
-    expect(asked).toEqual([slot]);
-    expect(ticks).toEqual([{ slot, reason: 'catch-up' }]);
+  it('at start settles closed windows, then resumes the slot whose window is still open, keeping its date', async () => {
+    // Restarted at 00:20: the 23:55 slot of the 20th fired while the worker was down; its window is open until 03:00.
+    const { scheduler, served, settled } = await runScheduler({ now: '2026-11-21T00:20:00Z', nights: 2 });
+    await scheduler.stopped;
+    expect(settled()).toBe(1);
+    expect(served[0]).toEqual({ slot: '2026-11-20T23:55:00.000Z', businessDate: '2026-11-20', reason: 'resume', at: '2026-11-21T00:20:00.000Z' });
+    expect(served[1]).toMatchObject({ slot: '2026-11-21T23:55:00.000Z', businessDate: '2026-11-21', reason: 'schedule' });
   });
 
-  it('does not catch up when the slot was captured or catch-up is off', async () => {
-    const slot = new Date('2026-11-20T23:55:00Z');
-    const captured = build({ driver: fakeDriver(slot).driver, needsCatchUp: async () => false });
-    await captured.scheduler.start();
-    const off = build({ driver: fakeDriver(slot).driver, catchUp: false, needsCatchUp: async () => true });
-    await off.scheduler.start();
-    expect(captured.ticks).toEqual([]);
-    expect(off.ticks).toEqual([]);
+  it('does not resume a slot whose window has closed, nor anything with resume off', async () => {
+    const closed = await runScheduler({ now: '2026-11-21T04:00:00Z', nights: 1 });
+    await closed.scheduler.stopped;
+    expect(closed.served).toEqual([expect.objectContaining({ businessDate: '2026-11-21', reason: 'schedule' })]);
+    const off = await runScheduler({ now: '2026-11-21T00:20:00Z', resume: false, nights: 1 });
+    await off.scheduler.stopped;
+    expect(off.settled()).toBe(0);
+    expect(off.served).toEqual([expect.objectContaining({ businessDate: '2026-11-21', reason: 'schedule' })]);
   });
 
-  it('on shutdown lets a running tick finish within the grace period', async () => {
-    const fake = fakeDriver();
-    const gate = deferred();
+  it('on stop lets a night finish within the grace period, else interrupts it and waits', async () => {
+    let release!: () => void;
     let interrupted = false;
-    const { scheduler } = build({
-      driver: fake.driver,
-      runTick: async (_slot, signal) => {
-        signal.addEventListener('abort', () => (interrupted = true));
-        await gate.promise;
-      },
+    const graceful = await runScheduler({
+      now: '2026-11-20T23:54:00Z',
+      runNight: (_serve, signal) =>
+        new Promise<void>((resolve) => {
+          release = resolve;
+          signal.addEventListener('abort', () => ((interrupted = true), resolve()));
+        }),
     });
-    await scheduler.start();
-    fake.fire(new Date('2026-11-21T23:55:00Z'));
-    const stopped = scheduler.stop(60_000);
-    gate.resolve();
-    await stopped;
+    while (graceful.scheduler.running === undefined) await new Promise((r) => setImmediate(r));
+    const stopping = graceful.scheduler.stop(60_000);
+    release();
+    await stopping;
     expect(interrupted).toBe(false);
-    expect(fake.isStopped()).toBe(true);
-  });
 
-  it('interrupts a running tick when the grace period runs out, then waits for it', async () => {
-    vi.useFakeTimers();
-    const fake = fakeDriver();
-    let finished = false;
-    const { scheduler, logs } = build({
-      driver: fake.driver,
-      runTick: (_slot, signal) =>
-        new Promise<void>((resolve) =>
-          signal.addEventListener('abort', () => {
-            finished = true;
-            resolve();
-          }),
-        ),
+    const stubborn = await runScheduler({
+      now: '2026-11-20T23:54:00Z',
+      runNight: (_serve, signal) => new Promise<void>((resolve) => signal.addEventListener('abort', () => ((interrupted = true), resolve()))),
     });
-    await scheduler.start();
-    fake.fire(new Date('2026-11-21T23:55:00Z'));
-    const stopped = scheduler.stop(5_000);
-    await vi.advanceTimersByTimeAsync(5_000);
-    await stopped;
-    expect(finished).toBe(true);
-    expect(scheduler.running).toBe(false);
-    expect(logs.text()).toContain('grace period over: interrupting the running run');
-    // A tick after stop never starts.
-    fake.fire(new Date('2026-11-22T23:55:00Z'));
-    expect(scheduler.running).toBe(false);
+    while (stubborn.scheduler.running === undefined) await new Promise((r) => setImmediate(r));
+    await stubborn.scheduler.stop(5);
+    expect(interrupted).toBe(true);
+    expect(stubborn.scheduler.running).toBeUndefined();
+    expect(stubborn.logs.text()).toContain('grace period over: interrupting the running night');
   });
 });
 
-describe('node-cron driver', () => {
-  it('finds the latest slot at or before now in the configured time zone', () => {
-    expect(nodeCronDriver.previousSlot('55 23 * * *', 'UTC', new Date('2026-11-21T08:00:00Z'))).toEqual(new Date('2026-11-20T23:55:00Z'));
-    // 23:55 in Berlin (UTC+1 in November) is 22:55 UTC.
-    expect(nodeCronDriver.previousSlot('55 23 * * *', 'Europe/Berlin', new Date('2026-11-21T23:00:00Z'))).toEqual(new Date('2026-11-21T22:55:00Z'));
-  });
-
-  it('fires a real node-cron task on a fake clock', async () => {
-    vi.useFakeTimers({ now: new Date('2026-11-21T23:54:58Z') });
-    const slots: Date[] = [];
-    const handle = nodeCronDriver.start('55 23 * * *', 'UTC', (slot) => slots.push(slot));
-    expect(handle.nextRun()).toEqual(new Date('2026-11-21T23:55:00Z'));
-    await vi.advanceTimersByTimeAsync(3_000);
-    handle.stop();
-    vi.useRealTimers();
-    expect(slots.map((s) => s.toISOString())).toEqual(['2026-11-21T23:55:00.000Z']);
+describe('fixed clock sleeps', () => {
+  it('wakes sleepers in the order of their wake-up times and never moves the clock backwards', async () => {
+    const clock = new FixedClock('2026-11-20T00:00:00Z');
+    const woke: string[] = [];
+    await Promise.all([
+      clock.sleep(10 * 60_000).then(() => woke.push(`10m@${clock.now().toISOString()}`)),
+      clock.sleep(5 * 60_000).then(() => woke.push(`5m@${clock.now().toISOString()}`)),
+    ]);
+    expect(woke).toEqual(['5m@2026-11-20T00:05:00.000Z', '10m@2026-11-20T00:10:00.000Z']);
+    const controller = new AbortController();
+    const aborted = clock.sleep(60_000, controller.signal);
+    controller.abort(new Error('stop'));
+    await expect(aborted).rejects.toThrow('stop');
   });
 });

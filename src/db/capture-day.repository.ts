@@ -1,0 +1,100 @@
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type { CaptureDaysView, Database } from './database.types.js';
+
+type Db = Kysely<Database> | Transaction<Database>;
+
+export interface MissedDate {
+  account: string;
+  businessDate: string;
+  cutoffAt: Date;
+  windowClosedAt: Date;
+  recordedAt: Date;
+  lastError: string | null;
+}
+
+/**
+ * Records that an account's business date was missed. Returns false when it was already
+ * recorded (by another replica), so only one process raises the alarm for it.
+ */
+export async function recordMissedDate(db: Db, missed: MissedDate): Promise<boolean> {
+  const rows = await db
+    .insertInto('missed_dates')
+    .values({
+      account: missed.account,
+      business_date: missed.businessDate,
+      cutoff_at: missed.cutoffAt,
+      window_closed_at: missed.windowClosedAt,
+      recorded_at: missed.recordedAt,
+      last_error: missed.lastError,
+    })
+    .onConflict((oc) => oc.columns(['account', 'business_date']).doNothing())
+    .returning('account')
+    .execute();
+  return rows.length === 1;
+}
+
+/** The newest failure message of an account's runs for a business date, if any. */
+export async function findLastRunError(db: Db, account: string, businessDate: string): Promise<string | null> {
+  const row = await db
+    .selectFrom('snapshot_runs')
+    .select('error')
+    .where('account', '=', account)
+    .where('business_date', '=', businessDate)
+    .where('status', 'in', ['failed', 'abandoned'])
+    .orderBy('started_at', 'desc')
+    .orderBy('id', 'desc')
+    .executeTakeFirst();
+  return row?.error ?? null;
+}
+
+/**
+ * How many of the account's latest settled business dates were missed in a row: pending dates
+ * are passed over, a captured date ends the count.
+ */
+export async function countConsecutiveMissedDates(db: Db, account: string): Promise<number> {
+  const rows = await db
+    .selectFrom('capture_days')
+    .select('status')
+    .where('account', '=', account)
+    .where('status', '<>', 'pending')
+    .orderBy('business_date', 'desc')
+    .limit(1000)
+    .execute();
+  const firstCaptured = rows.findIndex((r) => r.status === 'captured');
+  return firstCaptured === -1 ? rows.length : firstCaptured;
+}
+
+/** The business date of each account's first run: no date before it can have been missed. */
+export async function findFirstRunDates(db: Db, accounts: readonly string[]): Promise<Map<string, string>> {
+  if (accounts.length === 0) return new Map();
+  const rows = await db
+    .selectFrom('snapshot_runs')
+    .select(['account', sql<string>`min(business_date)::text`.as('first_date')])
+    .where('account', 'in', [...accounts])
+    .groupBy('account')
+    .execute();
+  return new Map(rows.map((r) => [r.account, r.first_date]));
+}
+
+/** Account-date pairs from `from` on that are settled (captured at end of day, or recorded missed). */
+export async function listSettledDates(db: Db, accounts: readonly string[], from: string): Promise<Set<string>> {
+  if (accounts.length === 0) return new Set();
+  const rows = await db
+    .selectFrom('capture_days')
+    .select(['account', 'business_date'])
+    .where('account', 'in', [...accounts])
+    .where('business_date', '>=', from)
+    .where('status', '<>', 'pending')
+    .execute();
+  return new Set(rows.map((r) => `${r.account}|${r.business_date}`));
+}
+
+/** Rows of the capture_days view, newest date first. */
+export async function listCaptureDays(db: Db, options: { account?: string; from?: string; to?: string; limit?: number }): Promise<CaptureDaysView[]> {
+  let query = db.selectFrom('capture_days').selectAll().orderBy('business_date', 'desc').orderBy('account');
+  if (options.account !== undefined) query = query.where('account', '=', options.account);
+  if (options.from !== undefined) query = query.where('business_date', '>=', options.from);
+  if (options.to !== undefined) query = query.where('business_date', '<=', options.to);
+  if (options.limit !== undefined) query = query.limit(options.limit);
+  return query.execute();
+}

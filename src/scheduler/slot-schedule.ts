@@ -1,0 +1,120 @@
+import { CronExpressionParser, type CronExpression } from 'cron-parser';
+import type { BusinessCalendar, CaptureWindow } from '../business-date/business-calendar.js';
+import { formatDuration } from '../business-date/duration.js';
+import { instantOfWall, wallClockOf } from '../business-date/zoned-time.js';
+
+/** A scheduled slot and the business date it serves, fixed when it fires. */
+export interface SlotService {
+  slot: Date;
+  window: CaptureWindow;
+}
+
+// A DST shift moves a wall time by at most two hours from where the same offset would put it.
+const LOOK_BEHIND_MS = 3 * 3_600_000;
+const MAX_STEPS = 200_000;
+
+/** Why a cron expression is not accepted, or undefined. Five fields, or six with seconds first. */
+export function checkCronExpression(expression: string): string | undefined {
+  const fields = expression.trim().split(/\s+/);
+  if (fields.length !== 5 && fields.length !== 6) {
+    return `must be a cron expression of 5 fields (minute hour day month weekday) or 6 with seconds first, such as "55 23 * * *" (got ${fields.length} field${fields.length === 1 ? '' : 's'})`;
+  }
+  try {
+    CronExpressionParser.parse(expression, { tz: 'UTC' });
+    return undefined;
+  } catch (error) {
+    return `is not a valid cron expression (${(error as Error).message})`;
+  }
+}
+
+/**
+ * The instants of a cron schedule in a time zone. The expression is matched against local
+ * wall-clock time; a wall time the clocks jump over (DST gap) fires at the first instant after
+ * the gap, one that occurs twice fires at its first occurrence only — the same rule as the
+ * cut-off, so every local day has each of its slots exactly once.
+ */
+export class SlotSchedule {
+  readonly expression: string;
+  readonly timezone: string;
+
+  constructor(expression: string, timezone: string) {
+    const problem = checkCronExpression(expression);
+    if (problem) throw new RangeError(`schedule "${expression}" ${problem}`);
+    this.expression = expression;
+    this.timezone = timezone;
+  }
+
+  /** The first slot strictly after an instant, or undefined when there is none. */
+  nextAfter(instant: Date): Date | undefined {
+    for (const slot of this.slotsAfter(instant)) return slot;
+    return undefined;
+  }
+
+  /** Slots after `from` up to and including `to`, at most `limit` of them. */
+  between(from: Date, to: Date, limit = 10_000): Date[] {
+    const slots: Date[] = [];
+    for (const slot of this.slotsAfter(from)) {
+      if (slot > to || slots.length >= limit) break;
+      slots.push(slot);
+    }
+    return slots;
+  }
+
+  /** Every slot strictly after an instant, in order, each once. */
+  *slotsAfter(instant: Date): Generator<Date> {
+    let last = instant.getTime();
+    // Walk wall times from a little before the instant's own: the instant a wall time maps to
+    // never decreases as the wall time grows, so skipping those at or before `last` is enough.
+    let iterator: CronExpression;
+    try {
+      iterator = CronExpressionParser.parse(this.expression, { currentDate: new Date(wallClockOf(last, this.timezone) - LOOK_BEHIND_MS - 1), tz: 'UTC' });
+    } catch {
+      return;
+    }
+    for (let step = 0; step < MAX_STEPS; step++) {
+      let wall: number;
+      try {
+        wall = iterator.next().getTime();
+      } catch {
+        // cron-parser ends an expression that can never match again (30 February) by throwing.
+        return;
+      }
+      const slot = instantOfWall(wall, this.timezone);
+      if (slot <= last) continue;
+      step = 0;
+      last = slot;
+      yield new Date(slot);
+    }
+  }
+}
+
+/** What a slot serves: the business date whose cut-off is nearest to it. */
+export function serviceOfSlot(calendar: BusinessCalendar, slot: Date): SlotService {
+  return { slot, window: calendar.windowOf(calendar.nearestCutoff(slot).businessDate) };
+}
+
+// A fixed span (a year and a bit, every weekday and both DST changes) instead of "now":
+// whether a schedule fits its windows does not depend on when the configuration is read.
+const CHECK_FROM = new Date('2026-01-01T00:00:00Z');
+const CHECK_TO = new Date('2027-02-01T00:00:00Z');
+
+/**
+ * Why a schedule does not fit the capture windows (a slot outside every window would capture
+ * nothing useful), or undefined when each slot lies inside the window of its nearest cut-off.
+ */
+export function checkScheduleFitsWindows(schedule: SlotSchedule, calendar: BusinessCalendar): string | undefined {
+  let checked = 0;
+  for (const slot of schedule.slotsAfter(CHECK_FROM)) {
+    if (slot >= CHECK_TO || ++checked > 5_000) break;
+    const nearest = calendar.nearestCutoff(slot);
+    if (nearest.distanceMs > calendar.captureWindowMs) {
+      const local = new Date(wallClockOf(slot.getTime(), calendar.timezone)).toISOString().slice(11, 19);
+      return (
+        `fires at ${local} (${calendar.timezone}), ${formatDuration(nearest.distanceMs)} from the nearest cut-off, ` +
+        `outside the capture window of ±${formatDuration(calendar.captureWindowMs)} (RECON_CAPTURE_WINDOW): a capture then would be no day's end-of-day balance. ` +
+        `Move the schedule closer to RECON_CUTOFF or widen the window`
+      );
+    }
+  }
+  return undefined;
+}

@@ -1,0 +1,78 @@
+import { describe, expect, it } from 'vitest';
+import { BusinessCalendar } from '../../src/business-date/business-calendar.js';
+import { checkCronExpression, checkScheduleFitsWindows, serviceOfSlot, SlotSchedule } from '../../src/scheduler/slot-schedule.js';
+
+const isoList = (dates: Date[]) => dates.map((d) => d.toISOString());
+
+describe('slot schedule across DST in Europe/Berlin', () => {
+  const berlin = (expression: string) => new SlotSchedule(expression, 'Europe/Berlin');
+
+  it('fires a slot in the spring gap exactly once, at the first instant after the gap (2026-03-29)', () => {
+    const slots = berlin('30 2 * * *').between(new Date('2026-03-27T12:00:00Z'), new Date('2026-03-31T12:00:00Z'));
+    expect(isoList(slots)).toEqual([
+      '2026-03-28T01:30:00.000Z', // 02:30 CET
+      '2026-03-29T01:00:00.000Z', // 02:30 does not exist: 03:00 CEST, the end of the gap
+      '2026-03-30T00:30:00.000Z', // 02:30 CEST
+      '2026-03-31T00:30:00.000Z',
+    ]);
+  });
+
+  it('fires a slot in the repeated autumn hour exactly once, at its first occurrence (2026-10-25)', () => {
+    const slots = berlin('30 2 * * *').between(new Date('2026-10-23T12:00:00Z'), new Date('2026-10-27T12:00:00Z'));
+    expect(isoList(slots)).toEqual(['2026-10-24T00:30:00.000Z', '2026-10-25T00:30:00.000Z', '2026-10-26T01:30:00.000Z', '2026-10-27T01:30:00.000Z']);
+  });
+
+  it('gives each local day its slots once, whatever instant the search starts from', () => {
+    const schedule = berlin('*/20 2 * * *');
+    expect(isoList(schedule.between(new Date('2026-10-24T23:00:00Z'), new Date('2026-10-25T03:00:00Z')))).toEqual([
+      '2026-10-25T00:00:00.000Z',
+      '2026-10-25T00:20:00.000Z',
+      '2026-10-25T00:40:00.000Z',
+    ]);
+    // Starting inside the repeated hour (the second 02:10) finds no second 02:20 or 02:40.
+    expect(schedule.nextAfter(new Date('2026-10-25T01:10:00Z'))?.toISOString()).toBe('2026-10-26T01:00:00.000Z');
+  });
+
+  it('runs six-field expressions with seconds, in the zone', () => {
+    expect(new SlotSchedule('30 55 23 * * *', 'UTC').nextAfter(new Date('2026-11-20T12:00:00Z'))?.toISOString()).toBe('2026-11-20T23:55:30.000Z');
+    expect(berlin('30 55 23 * * *').nextAfter(new Date('2026-11-20T12:00:00Z'))?.toISOString()).toBe('2026-11-20T22:55:30.000Z');
+  });
+
+  it('refuses a schedule that can never match (30 February) when it is built', () => {
+    expect(() => new SlotSchedule('0 0 30 2 *', 'UTC')).toThrow(/is not a valid cron expression/);
+  });
+});
+
+describe('cron expressions', () => {
+  it('accepts five fields or six with seconds, and says what is wrong otherwise', () => {
+    expect(checkCronExpression('55 23 * * *')).toBeUndefined();
+    expect(checkCronExpression('0 55 23 * * *')).toBeUndefined();
+    expect(checkCronExpression('55 23 * *')).toMatch(/5 fields .* or 6 with seconds first.*got 4 fields/);
+    expect(checkCronExpression('61 23 * * *')).toMatch(/is not a valid cron expression/);
+  });
+});
+
+describe('a schedule against the capture windows', () => {
+  const calendar = (cutoff: string, hours: number) => new BusinessCalendar({ timezone: 'Europe/Berlin', cutoff, captureWindowMs: hours * 3_600_000 });
+
+  it('fits when every slot is within the window of its nearest cut-off, DST nights included', () => {
+    expect(checkScheduleFitsWindows(new SlotSchedule('55 23 * * *', 'Europe/Berlin'), calendar('00:00', 3))).toBeUndefined();
+    expect(checkScheduleFitsWindows(new SlotSchedule('0 17 * * 1-5', 'Europe/Berlin'), calendar('17:00', 1))).toBeUndefined();
+  });
+
+  it('says which slot falls outside, how far from the cut-off, and what to change', () => {
+    const problem = checkScheduleFitsWindows(new SlotSchedule('0 12 * * *', 'Europe/Berlin'), calendar('00:00', 3));
+    expect(problem).toMatch(/fires at 12:00:00 \(Europe\/Berlin\), 12 h from the nearest cut-off, outside the capture window of ±3 h/);
+    expect(problem).toMatch(/Move the schedule closer to RECON_CUTOFF or widen the window/);
+  });
+
+  it('serves the business date of the nearest cut-off, before or after it', () => {
+    const c = calendar('00:00', 3);
+    expect(serviceOfSlot(c, new Date('2026-11-20T22:55:00Z')).window.businessDate).toBe('2026-11-20');
+    expect(serviceOfSlot(c, new Date('2026-11-21T00:30:00Z')).window).toMatchObject({
+      businessDate: '2026-11-20',
+      cutoffAt: new Date('2026-11-20T23:00:00Z'),
+      closesAt: new Date('2026-11-21T02:00:00Z'),
+    });
+  });
+});
