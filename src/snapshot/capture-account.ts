@@ -209,7 +209,9 @@ async function fetchAndRecord(
     await markRunFailed(db, run.runId, ctx.clock.now(), message, counts).catch((dbError: unknown) =>
       run.log.error({ err: dbError }, 'could not record the failed run'),
     );
-    run.log.error({ err: error }, `snapshot run failed: ${message}`);
+    // A scheduled attempt is tried again within its window: only a missed date is an error then.
+    if (options.serve) run.log.warn({ err: error }, `snapshot run failed: ${message}`);
+    else run.log.error({ err: error }, `snapshot run failed: ${message}`);
     return { account: account.name, status: 'failed', runId: run.runId, businessDate: run.businessDate, timing: run.timing, ...counts, durationMs: Date.now() - run.startedMs, error: message };
   } finally {
     stop.removeEventListener('abort', onAbort);
