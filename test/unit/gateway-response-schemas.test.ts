@@ -40,6 +40,9 @@ describe('balance list schema', () => {
     expect(list('{"code":500,"status":"error","message":"x","data":[]}')).toEqual({ ok: false, problem: 'status must be "success" (got "error")' });
     expect(list('{"code":200,"status":"success","message":"x","data":{}}')).toEqual({ ok: false, problem: 'data must be an array (got an object)' });
     expect(list('[]')).toEqual({ ok: false, problem: 'the body must be an object (got an array)' });
+    // A parsed number is an object to JavaScript; it must still read as a number, not as missing fields.
+    expect(list('5')).toEqual({ ok: false, problem: 'the body must be an object (got an integer)' });
+    expect(list(envelope('[{"currency":"EUR","balance":1},2.5]'))).toEqual({ ok: false, problem: 'data[1] must be an object (got a decimal number)' });
     expect(list('{"status":"success","message":"x","data":[]}')).toEqual({ ok: false, problem: 'code is missing' });
     expect(list('{"code":200,"message":"x","data":[]}')).toEqual({ ok: false, problem: 'status is missing' });
   });
@@ -77,6 +80,7 @@ describe('single wallet schema', () => {
     expect(one(envelope('[]'))).toMatchObject({ ok: false, problem: expect.stringContaining('got an array of 0') });
     expect(one(envelope('[{"currency":"EUR","balance":5.5}]'))).toEqual({ ok: false, problem: 'data[0].balance must be an integer (got a decimal number)' });
     expect(one(envelope('{"currency":"EUR"}'))).toEqual({ ok: false, problem: 'data.balance is missing' });
+    expect(one(envelope('5'))).toEqual({ ok: false, problem: 'data must be an object (got an integer)' });
   });
 
   it('checks the envelope around a single wallet', () => {
