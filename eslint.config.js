@@ -19,6 +19,10 @@ export default tseslint.config(
     languageOptions: { globals: { process: 'readonly', URL: 'readonly' } },
   },
   {
+    files: ['scripts/**/*.mjs'],
+    languageOptions: { globals: { process: 'readonly', console: 'readonly' } },
+  },
+  {
     files: ['src/config.ts', 'test/**', 'bench/**', 'vitest.config.ts', 'bin/**'],
     rules: { 'no-restricted-properties': 'off' },
   },
