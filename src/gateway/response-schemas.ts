@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { describeJsonValue, isJsonInteger, type LosslessNumber } from './lossless-json.js';
+import { describeJsonValue, isJsonInteger, isLosslessNumber, type LosslessNumber } from './lossless-json.js';
 
 /** A wallet's currency: three uppercase letters. Anything else never goes into a URL. */
 export const CURRENCY_PATTERN = /^[A-Z]{3}$/;
@@ -25,32 +25,31 @@ function quoteShort(value: unknown): string {
 
 const jsonInteger = z.custom<LosslessNumber>(isJsonInteger, { error: expected('an integer') });
 
+/** z.object for parsed JSON: a number is a LosslessNumber, an object to zod, and is refused as one. */
+function jsonObject<T extends z.core.$ZodLooseShape>(shape: T) {
+  return z.custom((value) => !isLosslessNumber(value), { error: expected('an object') }).pipe(z.object(shape, { error: expected('an object') }));
+}
+
 const currencySchema = z
   .string({ error: expected('a string') })
   .regex(CURRENCY_PATTERN, { error: (issue) => `must be a three-letter uppercase code such as EUR (got ${quoteShort(issue.input)})` });
 
 /** A balance entry `{currency, balance}`; the balance must be written as a JSON integer. */
-export const walletEntrySchema = z.object(
-  {
-    currency: currencySchema,
-    balance: jsonInteger.transform((n): bigint => BigInt(n.value)),
-  },
-  { error: expected('an object') },
-);
+export const walletEntrySchema = jsonObject({
+  currency: currencySchema,
+  balance: jsonInteger.transform((n): bigint => BigInt(n.value)),
+});
 
 /** The published success envelope `{code, status: "success", message, data}` around `data`. */
 function successEnvelope<T extends z.ZodType>(data: T) {
-  return z.object(
-    {
-      code: jsonInteger,
-      status: z.literal('success', {
-        error: (issue) => (issue.input === undefined ? 'is missing' : `must be "success" (got ${quoteShort(issue.input)})`),
-      }),
-      message: z.string({ error: expected('a string') }),
-      data,
-    },
-    { error: expected('an object') },
-  );
+  return jsonObject({
+    code: jsonInteger,
+    status: z.literal('success', {
+      error: (issue) => (issue.input === undefined ? 'is missing' : `must be "success" (got ${quoteShort(issue.input)})`),
+    }),
+    message: z.string({ error: expected('a string') }),
+    data,
+  });
 }
 
 /** GET /v1/data/wallets/balances: the envelope with an array of entries. */

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { parse as parseCsv } from 'csv-parse/sync';
 import { isCalendarDate } from '../clock.js';
 import { InputFileError } from '../errors.js';
-import { describeJsonValue, isJsonInteger, parseJsonLosslessly } from '../gateway/lossless-json.js';
+import { describeJsonValue, isJsonInteger, isLosslessNumber, parseJsonLosslessly } from '../gateway/lossless-json.js';
 
 /** One validated row of a books (or statements) file. */
 export interface BalanceFileRow {
@@ -191,7 +191,8 @@ function readJsonLines(text: string, name: string, problems: string[]): RawRow[]
       problems.push(`${name} line ${line}: not valid JSON: ${(error as Error).message}`);
       return;
     }
-    if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    // A bare number parses to a LosslessNumber, an object too: it is not a row.
+    if (value === null || typeof value !== 'object' || Array.isArray(value) || isLosslessNumber(value)) {
       problems.push(`${name} line ${line}: expected an object with business_date, currency, balance, got ${describeJsonValue(value)}`);
       return;
     }

@@ -73,6 +73,47 @@ describe('parseLinkHeader (RFC 8288)', () => {
     expect(nextOf('</x> junk, </p?page=3>; rel=next')).toEqual(['https://gw.example/p?page=3']);
   });
 
+  it('ignores text that does not start a link and keeps the links after it', () => {
+    expect(parseLinkHeader('</x> junk, </y>; rel=next')).toEqual([{ target: '/y', rel: ['next'], params: { rel: 'next' } }]);
+    expect(parseLinkHeader('</x>; rel=prev junk, </y>; rel=next').map((l) => l.target)).toEqual(['/y']);
+  });
+
+  it('skips a malformed link-value up to the next comma outside quotes, brackets and quoted-pairs', () => {
+    // Each malformed part hides a well-formed next link behind a comma that does not end it.
+    expect(nextOf('junk "a, <https://evil.example/>; rel=next, b", </p?page=2>; rel=next')).toEqual(['https://gw.example/p?page=2']);
+    expect(nextOf('junk "a \\", <https://evil.example/>; rel=next, b", </p?page=2>; rel=next')).toEqual(['https://gw.example/p?page=2']);
+    expect(nextOf('junk <https://x.example/?a=1, <https://evil.example/>; rel=next, </p?page=2>; rel=next')).toEqual(['https://gw.example/p?page=2']);
+  });
+
+  it('drops a link whose target is never closed, keeping the links before it', () => {
+    expect(parseLinkHeader('</p?page=2; rel=next')).toEqual([]);
+    expect(nextOf('</a>; rel=next, </b; rel=next')).toEqual(['https://gw.example/a']);
+  });
+
+  it('drops a link whose quoted parameter is never closed', () => {
+    expect(parseLinkHeader('</a>; rel="next')).toEqual([]);
+    expect(parseLinkHeader('</a>; title="x\\')).toEqual([]);
+  });
+
+  it('trims spaces inside the angle brackets', () => {
+    expect(parseLinkHeader('< /p?page=2 >; rel=next')[0]!.target).toBe('/p?page=2');
+  });
+
+  it('reads a parameter without a value, also as the last thing on the line', () => {
+    expect(parseLinkHeader('</a>; crossorigin')).toEqual([{ target: '/a', rel: [], params: { crossorigin: '' } }]);
+    expect(parseLinkHeader('</a>; crossorigin; rel=next')).toEqual([{ target: '/a', rel: ['next'], params: { crossorigin: '', rel: 'next' } }]);
+  });
+
+  it('ignores stray semicolons', () => {
+    expect(parseLinkHeader('</a>;; rel=next ;')).toEqual([{ target: '/a', rel: ['next'], params: { rel: 'next' } }]);
+  });
+
+  it('has no relation types without rel, or with an empty one, and ignores extra spaces between them', () => {
+    expect(parseLinkHeader('</a>; title=x')[0]!.rel).toEqual([]);
+    expect(parseLinkHeader('</a>; rel=""')[0]!.rel).toEqual([]);
+    expect(parseLinkHeader('</a>; rel=" next \t last "')[0]!.rel).toEqual(['next', 'last']);
+  });
+
   it('returns nothing for an absent or empty header', () => {
     expect(parseLinkHeader(undefined)).toEqual([]);
     expect(parseLinkHeader('')).toEqual([]);

@@ -17,6 +17,7 @@ describe('retry policy', () => {
   it('reads Retry-After in seconds', () => {
     expect(parseRetryAfter('3')).toBe(3000);
     expect(parseRetryAfter(' 0 ')).toBe(0);
+    expect(parseRetryAfter('120')).toBe(120_000);
   });
 
   it('reads Retry-After as an HTTP-date, a past date meaning now', () => {
@@ -30,5 +31,7 @@ describe('retry policy', () => {
     expect(parseRetryAfter('soon')).toBeUndefined();
     expect(parseRetryAfter('-5')).toBeUndefined();
     expect(parseRetryAfter('1.5')).toBeUndefined();
+    // Date.parse reads an ISO timestamp, but Retry-After allows only seconds or an HTTP-date.
+    expect(parseRetryAfter('2026-11-20T10:00:00Z', 0)).toBeUndefined();
   });
 });
