@@ -25,6 +25,8 @@ export interface GatewayClientOptions {
   retryBaseDelayMs?: number;
   /** Default 10000. */
   maxPages?: number;
+  /** Tokens revoked after serving requests that are renewed before the client gives up; default 20. */
+  maxTokenRenewals?: number;
   logger?: Logger;
   /** Account name used in messages and logs. */
   account?: string;
