@@ -223,7 +223,9 @@ describe('token', () => {
   });
 
   it('fails at once when eight requests all meet a token refused on its first use', async () => {
-    const gateway = await startGateway((_request, res) => setTimeout(() => sendJson(res, 401, { message: 'no' }), 5));
+    const gateway = await startGateway((_request, res) => {
+      setTimeout(() => sendJson(res, 401, { message: 'no' }), 5);
+    });
     const h = makeClient(gateway, { concurrency: 8 });
     const error = await failure(h.client.getWalletBalances(Array.from({ length: 8 }, (_, i) => W(i)[0])));
     expect(error).toBeInstanceOf(AuthError);
