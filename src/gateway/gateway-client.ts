@@ -10,7 +10,7 @@ import { HttpTransport, type HttpRequest, type HttpResponse } from './http-trans
 import { parseJsonLosslessly } from './lossless-json.js';
 import { mapWithConcurrency } from '../concurrency.js';
 import { DEFAULT_TOTAL_PAGES_SLACK, paginate } from './paginate.js';
-import { RateLimiter } from './rate-limiter.js';
+import { processRateLimits } from './rate-limiter.js';
 import { CURRENCY_PATTERN, parseBalanceList, parseSingleWallet } from './response-schemas.js';
 import { sendWithRetry, type RetrySettings } from './send-with-retry.js';
 import { readTokenResponse, type IssuedToken } from './token-response.js';
@@ -59,7 +59,7 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
     authScheme: settings.authScheme,
     logger,
     signal,
-    rateLimiter: settings.maxRps === undefined ? undefined : new RateLimiter(settings.maxRps),
+    rateLimiter: settings.maxRps === undefined ? undefined : (options.rateLimits ?? processRateLimits).limiterFor(settings.baseUrl, settings.maxRps),
   });
   const retry: RetrySettings = {
     retryAttempts: settings.retryAttempts,

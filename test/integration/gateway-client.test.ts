@@ -2,7 +2,7 @@ import type { ServerResponse } from 'node:http';
 import { inspect } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AuthError, ConfigError, HttpError, InterruptedError, NetworkError, PaginationError, ProtocolError, ReconError } from '../../src/errors.js';
-import { createGatewayClient, type GatewayClient, type GatewayClientOptions, type PageProgress } from '../../src/gateway/index.js';
+import { createGatewayClient, GatewayRateLimits, processRateLimits, type GatewayClient, type GatewayClientOptions, type PageProgress } from '../../src/gateway/index.js';
 import { createLogger } from '../../src/logger.js';
 import { Secret } from '../../src/secret.js';
 import { sendJson, startServer, type ReceivedRequest, type TestServer } from '../helpers/with-server.js';
@@ -745,6 +745,35 @@ describe('configuration, concurrency and stopping', () => {
     await makeClient(gateway, { maxRps: 20 }).client.getWalletBalances(['AAA', 'BBB', 'CCC', 'DDD', 'EEE']);
     // Six requests (token included) 50 ms apart: at least 250 ms.
     expect(Date.now() - started).toBeGreaterThanOrEqual(240);
+  });
+
+  it('shares one rate budget between the clients of every account on one gateway origin', async () => {
+    const gateway = await startGateway((request, res, token) => {
+      if (!token) return sendJson(res, 401, {});
+      sendJson(res, 200, envelope(`{"currency":"${request.path.split('/')[4]}","balance":1}`));
+    });
+    // A clock that never moves and waits that return at once: each wait is then the distance
+    // of its reserved slot from the first, so the waits show which requests shared a budget.
+    const waits: number[] = [];
+    const rateLimits = new GatewayRateLimits({ now: () => 0, sleep: async (ms) => void waits.push(ms) });
+    const eu = makeClient(gateway, { maxRps: 10, rateLimits, account: 'eu-main' });
+    const us = makeClient(gateway, { maxRps: 10, rateLimits, account: 'us-main' });
+    await Promise.all([eu.client.getWalletBalances(['AAA', 'BBB', 'CCC']), us.client.getWalletBalances(['DDD', 'EEE', 'FFF'])]);
+    const requests = eu.client.requestCount + us.client.requestCount;
+    expect(requests).toBe(8);
+    // One sequence of slots 100 ms apart for both clients, not two sequences starting at 0.
+    expect(waits.sort((a, b) => a - b)).toEqual(Array.from({ length: requests - 1 }, (_, i) => (i + 1) * 100));
+  });
+
+  it('keeps one limiter per origin for the whole process, the stricter rate winning', () => {
+    const a = processRateLimits.limiterFor('http://127.0.0.1:4010/base/', 5);
+    expect(processRateLimits.limiterFor('http://127.0.0.1:4010', 5)).toBe(a);
+    expect(processRateLimits.limiterFor('https://127.0.0.1:4010', 5)).not.toBe(a);
+    const waits: number[] = [];
+    const limits = new GatewayRateLimits({ now: () => 0, sleep: async (ms) => void waits.push(ms) });
+    const limiter = limits.limiterFor('https://gw.example.com', 10);
+    limits.limiterFor('https://gw.example.com/v1', 4);
+    return Promise.all([limiter.acquire(), limiter.acquire()]).then(() => expect(waits).toEqual([250]));
   });
 
   it('stops on abort: the in-flight request is cancelled and no new one starts', async () => {
