@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { parseEnv } from 'node:util';
 import { parse as parseYaml } from 'yaml';
@@ -8,10 +8,21 @@ import { parseDuration } from './business-date/duration.js';
 import { ConfigError } from './errors.js';
 import { maskUrlPasswords } from './logger.js';
 import { checkCronExpression, checkScheduleFitsWindows, SlotSchedule } from './scheduler/slot-schedule.js';
-import { Secret } from './secret.js';
+import { registerSecretValue, Secret } from './secret.js';
 
-/** Environment variables holding secrets: their values are never echoed in a message. */
-const SECRET_VARIABLES = new Set(['GATEWAY_API_SECRET', 'DATABASE_URL']);
+/**
+ * Environment variables holding secrets. Each may instead be given as `<NAME>_FILE`, the path of
+ * a file holding the value (Docker and Kubernetes secrets); values are never echoed in a message
+ * and are removed from the process environment once read. The accounts file's `apiSecretEnv`
+ * variables get the same treatment. A new secret variable only needs its name added here.
+ */
+export const SECRET_VARIABLES: readonly string[] = ['GATEWAY_API_SECRET', 'DATABASE_URL', 'DATABASE_PASSWORD'];
+
+/** The secret the sandbox emulator expects in Secret-Key (or SANDBOX_API_SECRET_FILE). */
+export const SANDBOX_SECRET_VARIABLE = 'SANDBOX_API_SECRET';
+
+/** A secret file holds one value; anything larger is the wrong file. */
+const MAX_SECRET_FILE_BYTES = 64 * 1024;
 
 export type Environment = 'live' | 'sandbox';
 export const ENVIRONMENTS: readonly Environment[] = ['live', 'sandbox'];
@@ -45,6 +56,8 @@ export interface AccountConfig {
 
 export interface Config {
   readonly databaseUrl: Secret | undefined;
+  /** Names of the variables that held this configuration's secrets (removed from the environment after start-up). */
+  readonly secretVariables: readonly string[];
   readonly dataDir: string;
   readonly environment: Environment;
   readonly liveUrl: string | undefined;
@@ -80,6 +93,7 @@ const envSchema = z.object({
     .string()
     .optional()
     .refine((v) => v === undefined || isPostgresUrl(v), 'must be a postgres:// or postgresql:// URL'),
+  DATABASE_PASSWORD: z.string().optional(),
   RECON_DATA_DIR: z.string().min(1).optional(),
   GATEWAY_ENV: z.enum(['live', 'sandbox'], { error: 'must be one of: live, sandbox' }).default('sandbox'),
   GATEWAY_LIVE_URL: z.string().optional(),
@@ -220,8 +234,78 @@ function readDotEnv(cwd: string): Record<string, string> {
 }
 
 function describeIssue(variable: string, value: string | undefined, message: string): string {
-  const shown = value === undefined ? '' : SECRET_VARIABLES.has(variable) ? ' (value hidden)' : ` (got "${maskUrlPasswords(value)}")`;
+  const shown = value === undefined ? '' : SECRET_VARIABLES.includes(variable) ? ' (value hidden)' : ` (got "${maskUrlPasswords(value)}")`;
   return `${variable} ${message}${shown}`;
+}
+
+/**
+ * Fills each secret variable given as `<NAME>_FILE` from its file, in `env` (a private copy).
+ * Returns the problems: both forms set, a file that cannot be read, is empty or is too large.
+ * Only the path is ever quoted, never the content.
+ */
+function resolveSecretFiles(env: Record<string, string | undefined>, names: Iterable<string>, cwd: string): string[] {
+  const problems: string[] = [];
+  for (const name of new Set(names)) {
+    const fileVariable = `${name}_FILE`;
+    const file = env[fileVariable];
+    if (file === undefined) continue;
+    if (env[name] !== undefined) {
+      problems.push(`${name} and ${fileVariable} are both set; set only one of them (the file is the safer place for a secret)`);
+      continue;
+    }
+    const where = `${fileVariable} (${file})`;
+    try {
+      const fullPath = path.resolve(cwd, file);
+      if (statSync(fullPath).size > MAX_SECRET_FILE_BYTES) {
+        problems.push(`${where} is larger than 64 KiB; it should hold only the value of ${name}`);
+        continue;
+      }
+      // Files written by `echo` or an editor end in a line break that is not part of the secret.
+      const value = readFileSync(fullPath, 'utf8').replace(/[\r\n]+$/, '');
+      if (value === '') problems.push(`${where} is empty; it should hold the value of ${name}`);
+      else env[name] = value;
+    } catch (error) {
+      problems.push(`${where} could not be read: ${describeFileError(error)}`);
+    }
+  }
+  return problems;
+}
+
+function describeFileError(error: unknown): string {
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code === 'ENOENT') return 'there is no such file';
+  if (code === 'EACCES' || code === 'EPERM') return 'permission denied (the file must be readable by the user wallet-recon runs as)';
+  if (code === 'EISDIR') return 'it is a folder, not a file';
+  return code ?? 'unknown error';
+}
+
+/**
+ * Removes the configuration's secret variables from the environment (by default the process's),
+ * so that a diagnostic report or a child process does not carry them. Call once the
+ * configuration is loaded; later loads must read from a copy taken before (`copyEnvironment`).
+ */
+export function removeSecretsFromEnvironment(config: Config, env: NodeJS.ProcessEnv = process.env): void {
+  for (const name of config.secretVariables) delete env[name];
+}
+
+/** A private copy of the environment (by default the process's), to load the configuration from. */
+export function copyEnvironment(env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  return { ...env };
+}
+
+/**
+ * The secret the sandbox emulator expects, from SANDBOX_API_SECRET or SANDBOX_API_SECRET_FILE
+ * (never from the command line, where `ps` shows it); undefined when neither is set.
+ * Throws ConfigError for an unreadable file or both forms set.
+ */
+export function loadSandboxSecret(options: { env?: NodeJS.ProcessEnv; cwd?: string } = {}): string | undefined {
+  const source = options.env ?? process.env;
+  const env: Record<string, string | undefined> = { ...source };
+  for (const key of Object.keys(env)) if (env[key] === '') env[key] = undefined;
+  const problems = resolveSecretFiles(env, [SANDBOX_SECRET_VARIABLE], options.cwd ?? process.cwd());
+  if (problems.length > 0) throw configProblems(problems);
+  delete source[SANDBOX_SECRET_VARIABLE];
+  return env[SANDBOX_SECRET_VARIABLE];
 }
 
 function configProblems(problems: string[]): ConfigError {
@@ -250,7 +334,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
   // An empty auth scheme is meaningful (bare token), so keep it when explicitly set.
   if (base.GATEWAY_AUTH_SCHEME === '') env.GATEWAY_AUTH_SCHEME = '';
 
-  const problems: string[] = [];
+  const problems: string[] = resolveSecretFiles(env, SECRET_VARIABLES, cwd);
   const parsed = envSchema.safeParse(env);
   if (!parsed.success) {
     for (const issue of parsed.error.issues) {
@@ -277,13 +361,15 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
 
   const accountsResult = parsed.success ? resolveAccounts(env, cwd, parsed.data.GATEWAY_ENV) : { accounts: [], problems: [] };
   problems.push(...accountsResult.problems);
+  const databaseUrl = parsed.success ? resolveDatabaseUrl(parsed.data.DATABASE_URL, parsed.data.DATABASE_PASSWORD, problems) : undefined;
 
   if (!parsed.success || problems.length > 0) {
     throw configProblems(problems);
   }
   const v = parsed.data;
   return deepFreeze({
-    databaseUrl: v.DATABASE_URL === undefined ? undefined : new Secret(v.DATABASE_URL),
+    databaseUrl,
+    secretVariables: [...new Set([...SECRET_VARIABLES, ...accountsResult.accounts.map((a) => a.apiSecretEnv)])],
     dataDir: path.resolve(cwd, v.RECON_DATA_DIR ?? '.data'),
     environment: v.GATEWAY_ENV,
     liveUrl: v.GATEWAY_LIVE_URL,
@@ -313,6 +399,31 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     shutdownGraceMs: v.RECON_SHUTDOWN_GRACE_MS,
     tolerance: { default: BigInt(v.RECON_TOLERANCE), byCurrency: toleranceByCurrency },
   });
+}
+
+/**
+ * The connection string, with DATABASE_PASSWORD put into it when given separately (so one Docker
+ * secret serves PostgreSQL and wallet-recon). Its password is masked in logs by value too.
+ */
+function resolveDatabaseUrl(url: string | undefined, password: string | undefined, problems: string[]): Secret | undefined {
+  if (url === undefined) {
+    if (password !== undefined) problems.push('DATABASE_PASSWORD is set but DATABASE_URL is not; give DATABASE_URL without its password, e.g. postgres://recon@db:5432/recon');
+    return undefined;
+  }
+  const parsed = new URL(url);
+  if (password !== undefined) {
+    if (parsed.password !== '') {
+      problems.push('DATABASE_URL already contains a password and DATABASE_PASSWORD is set too; keep the password in one place only');
+      return undefined;
+    }
+    if (parsed.username === '') {
+      problems.push('DATABASE_PASSWORD is set but DATABASE_URL names no user; write it as postgres://USER@host:port/database');
+      return undefined;
+    }
+    parsed.password = encodeURIComponent(password);
+  }
+  if (parsed.password !== '') registerSecretValue(decodeURIComponent(parsed.password));
+  return new Secret(password === undefined ? url : parsed.href);
 }
 
 function resolveAccounts(
@@ -352,7 +463,11 @@ function resolveAccounts(
       problems: parsed.error.issues.map((i) => `RECON_ACCOUNTS_FILE (${file}) at ${i.path.join('.') || 'top level'}: ${i.message}`),
     };
   }
-  const problems: string[] = [];
+  const problems: string[] = resolveSecretFiles(
+    env,
+    parsed.data.accounts.map((a) => a.apiSecretEnv),
+    cwd,
+  );
   const seen = new Set<string>();
   const accounts = parsed.data.accounts.map((a, index) => {
     if (seen.has(a.name)) problems.push(`RECON_ACCOUNTS_FILE (${file}) at accounts.${index}.name: "${a.name}" appears twice`);
@@ -402,7 +517,7 @@ export function selectAccounts(config: Config, name?: string): AccountConfig[] {
   const problems: string[] = [];
   for (const account of chosen) {
     if (!account.apiKey) problems.push(`${account.apiKeyEnv} is not set (API key of account "${account.name}")`);
-    if (!account.apiSecret) problems.push(`${account.apiSecretEnv} is not set (API secret of account "${account.name}")`);
+    if (!account.apiSecret) problems.push(`${account.apiSecretEnv} is not set, nor ${account.apiSecretEnv}_FILE (API secret of account "${account.name}")`);
     try {
       baseUrlFor(config, account);
     } catch (error) {

@@ -1,39 +1,64 @@
 import { pino, type DestinationStream, type Logger, type LoggerOptions } from 'pino';
 import { ReconError } from './errors.js';
+import { maskSecretValues } from './secret.js';
 
 export type { Logger } from 'pino';
 
+/** Keys whose values are credentials, in the spellings they travel under (redact is case-sensitive). */
+export const SECRET_KEYS: readonly string[] = [
+  'secret',
+  'Secret',
+  'secret-key',
+  'Secret-Key',
+  'secretKey',
+  'api_secret',
+  'apiSecret',
+  'token',
+  'Token',
+  'access_token',
+  'accessToken',
+  'refresh_token',
+  'refreshToken',
+  'authorization',
+  'Authorization',
+  'password',
+  'Password',
+  'connectionString',
+  'connection-string',
+];
+
+/** How deep the wildcard paths reach; deeper values are still caught by the value masks. */
+export const REDACT_DEPTH = 4;
+
 /**
- * Every path a secret could travel under. pino's redact is case-sensitive and only applies
- * under the key that is logged, hence the spellings and the nesting levels.
+ * Wildcard paths for every secret key at depths 1 to REDACT_DEPTH (`token`, `*.token`,
+ * `*.*.token`, …; hyphenated keys bracketed). pino has no "any depth" wildcard, so each depth
+ * is a path of its own.
  */
-export const REDACT_PATHS: readonly string[] = (() => {
-  const keys = [
-    'authorization',
-    'Authorization',
-    '["secret-key"]',
-    '["Secret-Key"]',
-    'secretKey',
-    'api_secret',
-    'apiSecret',
-    'token',
-    'access_token',
-    'accessToken',
-    'refresh_token',
-    'password',
-    'connectionString',
-  ];
-  const prefixes = ['', '*.', 'headers.', '*.headers.', 'req.headers.', 'request.headers.', 'options.headers.', '*.*.'];
-  const paths: string[] = [];
-  for (const prefix of prefixes) {
-    for (const key of keys) paths.push(key.startsWith('[') ? `${prefix.replace(/\.$/, '')}${key}` : `${prefix}${key}`);
-  }
-  return paths.filter((p) => !p.startsWith('['));
-})();
+export const REDACT_PATHS: readonly string[] = SECRET_KEYS.flatMap((key) =>
+  Array.from({ length: REDACT_DEPTH }, (_, depth) => {
+    const prefix = '*.'.repeat(depth);
+    return /^[A-Za-z_$][\w$]*$/.test(key) ? `${prefix}${key}` : `${prefix.replace(/\.$/, '')}["${key}"]`;
+  }),
+);
 
 /** Removes the password from anything that looks like a connection string or URL with userinfo. */
 export function maskUrlPasswords(text: string): string {
   return text.replace(/(\b[a-z][a-z0-9+.-]*:\/\/[^:/?#@\s]*:)[^@/?#\s]*@/gi, '$1***@');
+}
+
+/** maskUrlPasswords for a JSON line: a password never spans a quote, so one field cannot eat the next. */
+function maskUrlPasswordsInJson(line: string): string {
+  return line.replace(/(\b[a-z][a-z0-9+.-]*:\/\/[^:/?#@\s"\\]*:)[^@/?#\s"\\]*@/gi, '$1***@');
+}
+
+/**
+ * The last net, on every finished line whatever its shape or depth: connection-string passwords,
+ * and the exact values of the configured secrets and the tokens in use (an error body that
+ * echoes them, a message that quotes them).
+ */
+export function maskLogLine(line: string): string {
+  return maskSecretValues(maskUrlPasswordsInJson(line));
 }
 
 /**
@@ -69,6 +94,7 @@ export function createLogger(options: CreateLoggerOptions = {}): Logger {
     level: options.level ?? 'info',
     base: undefined,
     redact: { paths: [...REDACT_PATHS], censor: '[redacted]' },
+    hooks: { streamWrite: maskLogLine },
     serializers: { err: serializeError, error: serializeError },
     timestamp: pino.stdTimeFunctions.isoTime,
   };

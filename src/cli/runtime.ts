@@ -1,6 +1,6 @@
 import { createAppContext, type AppContext } from '../app-context.js';
 import type { Clock } from '../clock.js';
-import { loadConfig, type Config } from '../config.js';
+import { copyEnvironment, loadConfig, removeSecretsFromEnvironment, type Config } from '../config.js';
 import { createLogger, type Logger } from '../logger.js';
 import type { Output } from './output.js';
 
@@ -35,6 +35,8 @@ export function createCliRuntime(
 ): CliRuntime {
   let config: Config | undefined;
   let logger: Logger | undefined;
+  // Every load reads this copy: the secrets are removed from the environment itself after the first.
+  const source = copyEnvironment(env);
   const runtime: CliRuntime = {
     output,
     exitCode: 0,
@@ -45,7 +47,10 @@ export function createCliRuntime(
     signal,
     shutdown,
     config() {
-      config ??= loadConfig({ env });
+      if (config === undefined) {
+        config = loadConfig({ env: source });
+        removeSecretsFromEnvironment(config, env);
+      }
       return config;
     },
     logger() {
@@ -55,7 +60,7 @@ export function createCliRuntime(
       return logger;
     },
     async withContext(command, options, fn) {
-      const config = options.configOverrides ? loadConfig({ env, overrides: options.configOverrides }) : runtime.config();
+      const config = options.configOverrides ? loadConfig({ env: source, overrides: options.configOverrides }) : runtime.config();
       const ctx = await createAppContext({ config, logger: runtime.logger(), command, migrate: options.migrate, clock });
       try {
         runtime.exitCode = await fn(ctx);

@@ -1,5 +1,6 @@
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import { parseDuration } from '../business-date/duration.js';
+import { loadSandboxSecret, SANDBOX_SECRET_VARIABLE } from '../config.js';
 import { ReconError, UsageError } from '../errors.js';
 import { MAX_PER_PAGE, SANDBOX_DEFAULTS, startSandbox, type Sandbox, type SandboxOptions } from '../sandbox/index.js';
 import { checkSandboxNumber, type NumericSandboxOption } from '../sandbox/sandbox-options.js';
@@ -11,6 +12,8 @@ export interface SandboxCommandIo {
   stop?: AbortSignal;
   /** Called once the sandbox listens, with the running instance. */
   onListening?: (sandbox: Sandbox) => void;
+  /** Where SANDBOX_API_SECRET(_FILE) is read; the process environment by default. */
+  env?: NodeJS.ProcessEnv;
 }
 
 /** The raw option values commander hands the action (strings, validated by parseSandboxFlags). */
@@ -18,6 +21,7 @@ export interface SandboxFlags {
   port: string;
   host: string;
   apiKey: string;
+  /** Refused: kept only to say where the secret goes instead. */
   apiSecret?: string;
   wallets: string;
   seed: string;
@@ -49,17 +53,25 @@ function readNumber(flag: string, option: NumericSandboxOption, text: string): n
   return value;
 }
 
-/** Turns the flags into sandbox options, refusing the first invalid one by its flag name. */
-export function parseSandboxFlags(flags: SandboxFlags): SandboxOptions {
+/**
+ * Turns the flags into sandbox options, refusing the first invalid one by its flag name. The
+ * secret comes from SANDBOX_API_SECRET or SANDBOX_API_SECRET_FILE (`secret`), never from argv.
+ */
+export function parseSandboxFlags(flags: SandboxFlags, secret?: string): SandboxOptions {
+  if (flags.apiSecret !== undefined) {
+    throw new UsageError(
+      `--api-secret is not accepted: a secret on the command line is visible to every user of the machine (ps). Set ${SANDBOX_SECRET_VARIABLE}, or ${SANDBOX_SECRET_VARIABLE}_FILE to the path of a file holding it.`,
+    );
+  }
   const numbers = Object.fromEntries(NUMERIC_FLAGS.map(({ flag, key, option }) => [option, readNumber(flag, option, String(flags[key]))]));
-  for (const [flag, value] of [['--host', flags.host], ['--api-key', flags.apiKey], ['--api-secret', flags.apiSecret]] as const) {
-    if (value !== undefined && value.trim() === '') throw new UsageError(`${flag} must not be empty`);
+  for (const [flag, value] of [['--host', flags.host], ['--api-key', flags.apiKey]] as const) {
+    if (value.trim() === '') throw new UsageError(`${flag} must not be empty`);
   }
   const outageMs = parseDuration(String(flags.outage));
   if (outageMs === undefined) throw new UsageError(`--outage must be a duration such as 0s, 40s, 5m or 1h (got "${flags.outage}")`);
   const outageProblem = checkSandboxNumber('outageMs', outageMs);
   if (outageProblem) throw new UsageError(`--outage ${outageProblem} (got "${flags.outage}")`);
-  return { ...numbers, outageMs, host: flags.host, apiKey: flags.apiKey, apiSecret: flags.apiSecret ?? SANDBOX_DEFAULTS.apiSecret };
+  return { ...numbers, outageMs, host: flags.host, apiKey: flags.apiKey, apiSecret: secret ?? SANDBOX_DEFAULTS.apiSecret };
 }
 
 function shellQuote(value: string): string {
@@ -112,7 +124,7 @@ export function registerSandboxCommand(program: Command, io: SandboxCommandIo = 
     .option('--port <port>', 'port to listen on, 0 for any free port', String(d.port))
     .option('--host <host>', 'interface to listen on', d.host)
     .option('--api-key <key>', 'API key clients must send', d.apiKey)
-    .option('--api-secret <secret>', `API secret clients must send in Secret-Key (default: "${d.apiSecret}")`)
+    .addOption(new Option('--api-secret <secret>').hideHelp())
     .option('--wallets <count>', 'number of wallets: ISO 4217 codes first, then synthetic AAA, AAB…', String(d.wallets))
     .option('--seed <seed>', 'seed of the balances and of the fault decisions', String(d.seed))
     .option('--posts-per-page <n>', `page size when per_page is omitted (per_page is at most ${MAX_PER_PAGE})`, String(d.postsPerPage))
@@ -125,24 +137,27 @@ export function registerSandboxCommand(program: Command, io: SandboxCommandIo = 
     .addHelpText(
       'after',
       '\nExample:\n  wallet-recon sandbox --port 4010 --wallets 40 --fail-rate 0.1\n' +
-        '  wallet-recon sandbox --port 0 --api-secret "$MY_SECRET" --rate-limit 5 --latency-ms 200\n' +
-        '  wallet-recon sandbox --outage 40s        a gateway that is down for the first 40 seconds',
+        '  SANDBOX_API_SECRET_FILE=./sandbox-secret wallet-recon sandbox --port 0 --rate-limit 5 --latency-ms 200\n' +
+        '  wallet-recon sandbox --outage 40s        a gateway that is down for the first 40 seconds\n\n' +
+        `The API secret clients must send in Secret-Key comes from ${SANDBOX_SECRET_VARIABLE} or ${SANDBOX_SECRET_VARIABLE}_FILE\n` +
+        `(a file holding it), never from the command line; default: "${d.apiSecret}" (public).`,
     )
     .action(async (flags: SandboxFlags) => {
-      const options = parseSandboxFlags(flags);
-      const secretIsDefault = flags.apiSecret === undefined;
+      const secret = loadSandboxSecret({ env: io.env });
+      const options = parseSandboxFlags(flags, secret);
+      const secretIsDefault = secret === undefined;
       let sandbox: Sandbox;
       try {
         sandbox = await startSandbox(options);
       } catch (error) {
         throw describeStartError(error, options);
       }
-      const secretEnv = secretIsDefault ? shellQuote(sandbox.apiSecret) : '<the secret you passed>';
+      const secretEnv = secretIsDefault ? shellQuote(sandbox.apiSecret) : `<the value of ${SANDBOX_SECRET_VARIABLE}>`;
       write(
         [
           `Sandbox gateway listening on ${sandbox.url}`,
           `  API key:     ${sandbox.apiKey}`,
-          `  API secret:  ${secretIsDefault ? `${sandbox.apiSecret} (the public default)` : 'as given with --api-secret (not printed)'}`,
+          `  API secret:  ${secretIsDefault ? `${sandbox.apiSecret} (the public default)` : `set by ${SANDBOX_SECRET_VARIABLE} or ${SANDBOX_SECRET_VARIABLE}_FILE (not printed)`}`,
           `  Wallets:     ${options.wallets} (seed ${options.seed})`,
           `  Page size:   ${options.postsPerPage} by default, per_page up to ${MAX_PER_PAGE}`,
           `  Tokens:      valid for ${options.tokenTtlSeconds} s`,

@@ -1,4 +1,4 @@
-import { chmodSync, linkSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { linkSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import path from 'node:path';
 import { LockHeldError } from '../errors.js';
@@ -114,7 +114,6 @@ function removeStale(file: string, stale: LockHolder | undefined): void {
  */
 export function acquireDataDirLock(dataDir: string, command: string): () => void {
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  chmodSync(dataDir, 0o700);
   const file = path.join(dataDir, LOCK_FILE);
   const key = path.resolve(dataDir);
   const me: LockHolder = { pid: process.pid, host: hostname(), command, since: new Date().toISOString(), boot: bootId(), processStart: processStartOf(process.pid) };

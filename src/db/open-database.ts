@@ -4,6 +4,7 @@ import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { DatabaseError } from '../errors.js';
 import { maskUrlPasswords } from '../logger.js';
+import { holdOwnerOnlyUmask, prepareDataDir, restrictToOwner } from './embedded-data-dir.js';
 import { acquireDataDirLock } from './embedded-lock.js';
 import type { Database } from './database.types.js';
 
@@ -77,13 +78,26 @@ async function openPostgres(connectionString: string, poolSize: number): Promise
 
 async function openEmbedded(dataDir: string, command: string): Promise<DatabaseHandle> {
   const inMemory = dataDir.startsWith('memory://');
-  const release = inMemory ? () => undefined : acquireDataDirLock(dataDir, command);
+  if (!inMemory) prepareDataDir(dataDir);
+  const unlock = inMemory ? () => undefined : acquireDataDirLock(dataDir, command);
+  const restoreUmask = inMemory ? () => undefined : holdOwnerOnlyUmask();
+  const release = () => {
+    restoreUmask();
+    unlock();
+  };
   let pglite: PGlite;
   try {
     pglite = await PGlite.create(dataDir);
   } catch (error) {
     release();
     throw new DatabaseError(`Could not open the embedded database in ${dataDir}: ${(error as Error).message}`, { cause: error });
+  }
+  try {
+    if (!inMemory) restrictToOwner(dataDir);
+  } catch (error) {
+    await pglite.close().catch(() => undefined);
+    release();
+    throw new DatabaseError(`Could not make the embedded database in ${dataDir} private to its owner: ${(error as Error).message}`, { cause: error });
   }
   const config = Object.assign(createPgConfig(pglite), { types });
   const pool = new pg.Pool(config as unknown as pg.PoolConfig);

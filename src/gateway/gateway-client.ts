@@ -2,7 +2,7 @@ import { getMaxListeners, setMaxListeners } from 'node:events';
 import { AUTH_SCHEME_PATTERN, checkBaseUrl } from '../config.js';
 import { AuthError, ConfigError, HttpError, PaginationError, ProtocolError, ReconError } from '../errors.js';
 import { createSilentLogger, type Logger } from '../logger.js';
-import { Secret } from '../secret.js';
+import { forgetSecretValue, registerSecretValue, Secret } from '../secret.js';
 import { collectBalancePages } from './balance-listing.js';
 import { accountSuffix, bodyExcerpt, forAccount, requestLabel } from './gateway-messages.js';
 import type { BalanceListing, BalancePage, GatewayClient, GatewayClientOptions, PageProgress, WalletBalance } from './gateway-types.js';
@@ -10,11 +10,11 @@ import { HttpTransport, type HttpRequest, type HttpResponse } from './http-trans
 import { parseJsonLosslessly } from './lossless-json.js';
 import { mapWithConcurrency } from '../concurrency.js';
 import { DEFAULT_TOTAL_PAGES_SLACK, paginate } from './paginate.js';
-import { RateLimiter } from './rate-limiter.js';
+import { processRateLimits } from './rate-limiter.js';
 import { CURRENCY_PATTERN, parseBalanceList, parseSingleWallet } from './response-schemas.js';
 import { sendWithRetry, type RetrySettings } from './send-with-retry.js';
 import { readTokenResponse, type IssuedToken } from './token-response.js';
-import { TokenStore } from './token-store.js';
+import { DEFAULT_MAX_REVOCATIONS, TokenStore } from './token-store.js';
 
 const TOKEN_PATH = '/v1/auth/token';
 const BALANCES_PATH = '/v1/data/wallets/balances';
@@ -30,6 +30,7 @@ interface ResolvedSettings {
   maxRetryAfterMs: number;
   retryBaseDelayMs: number;
   maxPages: number;
+  maxTokenRenewals: number;
 }
 
 /**
@@ -58,7 +59,7 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
     authScheme: settings.authScheme,
     logger,
     signal,
-    rateLimiter: settings.maxRps === undefined ? undefined : new RateLimiter(settings.maxRps),
+    rateLimiter: settings.maxRps === undefined ? undefined : (options.rateLimits ?? processRateLimits).limiterFor(settings.baseUrl, settings.maxRps),
   });
   const retry: RetrySettings = {
     retryAttempts: settings.retryAttempts,
@@ -71,7 +72,11 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
   const basePath = settings.baseUrl.pathname.replace(/\/+$/, '');
   const endpoint = (path: string): URL => new URL(basePath + path, settings.baseUrl.origin);
 
-  const tokens = new TokenStore(issueToken);
+  const tokens = new TokenStore(issueToken, {
+    maxRevocations: settings.maxTokenRenewals,
+    onIssued: (value) => registerSecretValue(value),
+    onForgotten: (value) => forgetSecretValue(value),
+  });
 
   /** POST /v1/auth/token: the only request that carries the API secret. */
   async function issueToken(): Promise<IssuedToken> {
@@ -114,25 +119,39 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
   }
 
   /**
-   * A GET with the current token. A 401 renews the token once and repeats the request once;
-   * a second 401 in a row means the gateway will not take any token of ours.
+   * A GET with the current token. A 401 to a token that has served requests means it expired
+   * or was revoked: the token is renewed (once for all requests in flight with it) and the
+   * request repeated. A 401 to a token on its first use means the gateway will not take any
+   * token of ours, and renewing would only be refused again.
    */
   async function getAuthorized(url: URL): Promise<HttpResponse> {
     const label = requestLabel('GET', url);
-    let renewed = false;
     for (;;) {
       const token = await tokens.get();
       const request: HttpRequest = { method: 'GET', url, headers: { accept: 'application/json' }, token };
-      const response = await sendWithRetry(transport, request, retry);
-      if (response.status === 401) {
-        if (renewed) {
+      tokens.begin(token);
+      let response: HttpResponse;
+      try {
+        response = await sendWithRetry(transport, request, retry);
+      } catch (error) {
+        tokens.finish(token, false);
+        throw error;
+      }
+      if (response.status !== 401) {
+        tokens.finish(token, response.status >= 200 && response.status <= 299);
+      } else {
+        const verdict = await tokens.refused(token);
+        if (verdict === 'refused-on-first-use') {
           throw new AuthError(
-            `the gateway refused a freshly issued token${forAccount(account)} (401 from ${label}, twice in a row). Check the API key's permissions and that the Authorization scheme ("${settings.authScheme}") is what the gateway expects.`,
+            `the gateway refused a freshly issued token${forAccount(account)} (401 from ${label} on the token's first use). Check the API key's permissions and that the Authorization scheme ("${settings.authScheme}") is what the gateway expects.`,
           );
         }
-        logger.debug({ method: 'GET', path: url.pathname }, 'gateway answered 401; renewing the token once');
-        tokens.invalidate(token);
-        renewed = true;
+        if (verdict === 'too-many-revocations') {
+          throw new AuthError(
+            `the gateway revoked ${tokens.revocations + 1} access tokens${forAccount(account)} during this run, each after it had served requests (the last: 401 from ${label}); after ${tokens.revocations} renewals wallet-recon stopped. Another program signing in with ${credentialNames.apiKey} may be revoking our token each time: let one program at a time use this API key.`,
+          );
+        }
+        logger.debug({ method: 'GET', path: url.pathname, revocations: tokens.revocations }, 'gateway refused a token that had served requests; repeating with a renewed token');
         continue;
       }
       if (response.status === 403) {
@@ -270,6 +289,7 @@ function resolveSettings(options: GatewayClientOptions): ResolvedSettings {
     maxRetryAfterMs: int('maxRetryAfterMs', options.maxRetryAfterMs, 60_000, 0),
     retryBaseDelayMs: int('retryBaseDelayMs', options.retryBaseDelayMs, 500, 0),
     maxPages: int('maxPages', options.maxPages, 10_000, 1),
+    maxTokenRenewals: int('maxTokenRenewals', options.maxTokenRenewals, DEFAULT_MAX_REVOCATIONS, 0),
   };
   if (options.maxRps !== undefined && !(Number.isFinite(options.maxRps) && options.maxRps > 0)) problems.push('maxRps must be a positive number');
   if (problems.length > 0) {

@@ -1,5 +1,6 @@
 import type { Logger } from '../logger.js';
 import type { Secret } from '../secret.js';
+import type { GatewayRateLimits } from './rate-limiter.js';
 
 /** Everything a gateway client needs; only baseUrl, apiKey and apiSecret are required. */
 export interface GatewayClientOptions {
@@ -15,8 +16,13 @@ export interface GatewayClientOptions {
   concurrency?: number;
   /** Default 100. */
   perPage?: number;
-  /** Optional cap on request starts per second, across all requests of the client. */
+  /**
+   * Optional cap on request starts per second, shared by every client of the same gateway
+   * origin in the process (see `rateLimits`).
+   */
   maxRps?: number;
+  /** Where the per-origin limiters live; the process-wide ones by default (tests pass their own). */
+  rateLimits?: GatewayRateLimits;
   /** Retries after the first attempt; default 4. */
   retryAttempts?: number;
   /** Longest Retry-After honoured; longer ones fail at once. Default 60000. */
@@ -25,6 +31,8 @@ export interface GatewayClientOptions {
   retryBaseDelayMs?: number;
   /** Default 10000. */
   maxPages?: number;
+  /** Tokens revoked after serving requests that are renewed before the client gives up; default 20. */
+  maxTokenRenewals?: number;
   logger?: Logger;
   /** Account name used in messages and logs. */
   account?: string;

@@ -1,3 +1,4 @@
+import { stringify } from 'csv-stringify/sync';
 import { amountText, type StoredReconciliationResult } from './reconciliation-result.js';
 import type { Report } from './report-data.js';
 
@@ -17,16 +18,22 @@ export const CSV_COLUMNS = [
   'computed_at',
 ] as const;
 
-/** Quotes one field per RFC 4180: only when it holds a comma, a quote, CR or LF; quotes are doubled. */
-export function quoteCsvField(value: string): string {
-  return /[",\r\n]/.test(value) ? `"${value.replaceAll('"', '""')}"` : value;
+/** A number as amounts are written (-100, 12.5): never a formula, so never prefixed. */
+const NUMBER = /^[+-]?\d+(\.\d+)?$/;
+
+/**
+ * Makes a cell inert for spreadsheets (CSV injection): text starting with `=`, `+`, `-` or `@`
+ * (and tab or CR, which some spreadsheets skip before reading a formula) that is not a number
+ * gets a leading `'`. Account names come from configuration files and books may carry anything.
+ */
+export function neutralizeFormula(value: string): string {
+  return /^[=+\-@\t\r]/.test(value) && !NUMBER.test(value) ? `'${value}` : value;
 }
 
 /** One header line and one line per result; CRLF line ends as RFC 4180 and spreadsheets expect. */
 export function renderCsv(report: Report<StoredReconciliationResult>): string {
-  const lines = [CSV_COLUMNS.join(',')];
-  for (const r of report.results) {
-    const fields = [
+  const rows = report.results.map((r) =>
+    [
       r.account,
       r.businessDate,
       r.currency ?? '',
@@ -39,8 +46,8 @@ export function renderCsv(report: Report<StoredReconciliationResult>): string {
       r.status,
       r.runId === null ? '' : String(r.runId),
       r.computedAt.toISOString(),
-    ];
-    lines.push(fields.map(quoteCsvField).join(','));
-  }
-  return `${lines.join('\r\n')}\r\n`;
+    ].map(neutralizeFormula),
+  );
+  // Fields holding a line break are quoted too, so each result stays one record when read back.
+  return stringify([[...CSV_COLUMNS], ...rows], { record_delimiter: 'windows', quote_record_delimiter: true });
 }

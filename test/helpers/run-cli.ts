@@ -54,6 +54,7 @@ export async function runCliInProcess(
   const out: string[] = [];
   const err: string[] = [];
   const output: Output = { out: (s) => void out.push(s), err: (s) => void err.push(s), isTTY: false };
-  const code = await runCli(['node', 'wallet-recon', ...args], { output, env, clock: options.clock });
+  // A copy, as each real process has its own environment: the CLI removes the secrets from it.
+  const code = await runCli(['node', 'wallet-recon', ...args], { output, env: { ...env }, clock: options.clock });
   return { code, stdout: out.join('\n'), stderr: err.join('\n') };
 }

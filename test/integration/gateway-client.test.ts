@@ -2,7 +2,7 @@ import type { ServerResponse } from 'node:http';
 import { inspect } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AuthError, ConfigError, HttpError, InterruptedError, NetworkError, PaginationError, ProtocolError, ReconError } from '../../src/errors.js';
-import { createGatewayClient, type GatewayClient, type GatewayClientOptions, type PageProgress } from '../../src/gateway/index.js';
+import { createGatewayClient, GatewayRateLimits, processRateLimits, type GatewayClient, type GatewayClientOptions, type PageProgress } from '../../src/gateway/index.js';
 import { createLogger } from '../../src/logger.js';
 import { Secret } from '../../src/secret.js';
 import { sendJson, startServer, type ReceivedRequest, type TestServer } from '../helpers/with-server.js';
@@ -192,32 +192,128 @@ describe('token', () => {
     expectNothingSecret(h, gateway, error);
   });
 
-  it('renews the token once on a 401 and repeats the request', async () => {
-    let revoked = false;
-    const gateway = await startGateway((request, res, token) => {
-      if (!revoked && token === gateway.tokens[0]) {
-        revoked = true;
-        gateway.tokens.shift();
-      }
-      if (!token || !gateway.tokens.includes(token)) return sendJson(res, 401, { message: 'expired' });
+  it('renews a token refused after it served a request, and repeats the request', async () => {
+    let served = 0;
+    const gateway = await startGateway((_request, res, token) => {
+      // The first token serves one request and is then revoked.
+      if (!token || (token === gateway.tokens[0] && served === 1)) return sendJson(res, 401, { message: 'expired' });
+      served++;
       sendJson(res, 200, envelope(entries([W(1)])));
     });
     const h = makeClient(gateway);
     expect((await h.client.getWalletBalance('CAB')).balance).toBe(100n);
+    expect((await h.client.getWalletBalance('CAB')).balance).toBe(100n);
     expect(gateway.tokenRequests()).toHaveLength(2);
-    expect(gateway.dataRequests()).toHaveLength(2);
-    expect(gateway.dataRequests()[1]!.headers.authorization).toBe(`Bearer ${gateway.tokens[0]}`);
+    expect(gateway.dataRequests()).toHaveLength(3);
+    expect(gateway.dataRequests()[2]!.headers.authorization).toBe(`Bearer ${gateway.tokens[1]}`);
     expectNothingSecret(h, gateway);
   });
 
-  it('gives up with an AuthError on a second 401 in a row', async () => {
+  it('fails at once with an AuthError when a token is refused on its first use (bad credentials or scheme)', async () => {
     const gateway = await startGateway((_request, res) => sendJson(res, 401, { message: 'no' }));
     const h = makeClient(gateway);
     const error = await failure(h.client.listBalances());
     expect(error).toBeInstanceOf(AuthError);
-    expect(error.message).toContain('401 from GET /v1/data/wallets/balances, twice in a row');
-    expect(gateway.tokenRequests()).toHaveLength(2);
-    expect(gateway.dataRequests()).toHaveLength(2);
+    expect(error.message).toBe(
+      'the gateway refused a freshly issued token for account "eu-main" (401 from GET /v1/data/wallets/balances on the token\'s first use). Check the API key\'s permissions and that the Authorization scheme ("Bearer") is what the gateway expects.',
+    );
+    expect(gateway.tokenRequests()).toHaveLength(1);
+    expect(gateway.dataRequests()).toHaveLength(1);
+    expectNothingSecret(h, gateway, error);
+  });
+
+  it('fails at once when eight requests all meet a token refused on its first use', async () => {
+    const gateway = await startGateway((_request, res) => {
+      setTimeout(() => sendJson(res, 401, { message: 'no' }), 5);
+    });
+    const h = makeClient(gateway, { concurrency: 8 });
+    const error = await failure(h.client.getWalletBalances(Array.from({ length: 8 }, (_, i) => W(i)[0])));
+    expect(error).toBeInstanceOf(AuthError);
+    expect(error.message).toContain("on the token's first use");
+    expect(gateway.tokenRequests()).toHaveLength(1);
+  });
+
+  /** Single-wallet answers; `accept` decides, per request and token, whether the token is still good. */
+  function walletReads(accept: (token: string) => boolean): DataHandler {
+    return (request, res, token) => {
+      const currency = request.path.split('/')[4]!;
+      // A short pause keeps the eight requests in flight together.
+      setTimeout(() => {
+        if (!token || !accept(token)) return sendJson(res, 401, { code: 401, status: 'error', message: 'token revoked' });
+        sendJson(res, 200, envelope(`{"currency":"${currency}","balance":1}`));
+      }, 5);
+    };
+  }
+
+  const forty = Array.from({ length: 40 }, (_, i) => W(i)[0]);
+
+  it('renews a token the gateway revokes after five uses while eight requests run at once, and reads every wallet', async () => {
+    const uses = new Map<string, number>();
+    const gateway = await startGateway(
+      walletReads((token) => {
+        const used = uses.get(token) ?? 0;
+        if (used >= 5) return false;
+        uses.set(token, used + 1);
+        return true;
+      }),
+    );
+    const h = makeClient(gateway, { concurrency: 8 });
+    const wallets = await h.client.getWalletBalances(forty);
+    expect(wallets.map((w) => w.currency)).toEqual(forty);
+    // Forty reads at five per token: eight tokens, one renewal per revocation however many
+    // requests were refused with the revoked token.
+    expect(gateway.tokenRequests()).toHaveLength(8);
+    expect([...uses.values()]).toEqual(Array(8).fill(5));
+    expectNothingSecret(h, gateway);
+  });
+
+  it('renews once per revocation when each new token revokes the previous one (another program signing in)', async () => {
+    let current = '';
+    let served = 0;
+    let outsideSignIns = 0;
+    const gateway = await startGateway(
+      walletReads((token) => {
+        if (token !== current) return false;
+        served++;
+        if (served % 10 === 0) {
+          // Another program signs in with the same key: its new token revokes ours.
+          outsideSignIns++;
+          current = `outside-${outsideSignIns}`;
+        }
+        return true;
+      }),
+      (_r, res, issue) => {
+        current = issue();
+        sendJson(res, 200, { access_token: current, expires_in: 3600 });
+      },
+    );
+    const h = makeClient(gateway, { concurrency: 8 });
+    expect((await h.client.getWalletBalances(forty)).map((w) => w.currency)).toEqual(forty);
+    // Our first token, then one renewal after each outside sign-in that came before the last read:
+    // a second renewal for the same revocation would have revoked the renewed token in turn.
+    expect(gateway.tokenRequests()).toHaveLength(1 + 3);
+    expect(served).toBe(40);
+    expectNothingSecret(h, gateway);
+  });
+
+  it('stops renewing after 20 revocations in a run and says how many tokens the gateway revoked', async () => {
+    const uses = new Map<string, number>();
+    const gateway = await startGateway(
+      walletReads((token) => {
+        if (uses.has(token)) return false;
+        uses.set(token, 1);
+        return true;
+      }),
+    );
+    const h = makeClient(gateway, { concurrency: 8 });
+    const error = await failure(h.client.getWalletBalances(forty));
+    expect(error).toBeInstanceOf(AuthError);
+    expect(error.message).toBe(
+      'the gateway revoked 21 access tokens for account "eu-main" during this run, each after it had served requests (the last: 401 from GET ' +
+        (error.message.match(/GET (\S+)\)/)?.[1] ?? '') +
+        '); after 20 renewals wallet-recon stopped. Another program signing in with GATEWAY_API_KEY may be revoking our token each time: let one program at a time use this API key.',
+    );
+    expect(gateway.tokenRequests()).toHaveLength(21);
     expectNothingSecret(h, gateway, error);
   });
 
@@ -649,6 +745,35 @@ describe('configuration, concurrency and stopping', () => {
     await makeClient(gateway, { maxRps: 20 }).client.getWalletBalances(['AAA', 'BBB', 'CCC', 'DDD', 'EEE']);
     // Six requests (token included) 50 ms apart: at least 250 ms.
     expect(Date.now() - started).toBeGreaterThanOrEqual(240);
+  });
+
+  it('shares one rate budget between the clients of every account on one gateway origin', async () => {
+    const gateway = await startGateway((request, res, token) => {
+      if (!token) return sendJson(res, 401, {});
+      sendJson(res, 200, envelope(`{"currency":"${request.path.split('/')[4]}","balance":1}`));
+    });
+    // A clock that never moves and waits that return at once: each wait is then the distance
+    // of its reserved slot from the first, so the waits show which requests shared a budget.
+    const waits: number[] = [];
+    const rateLimits = new GatewayRateLimits({ now: () => 0, sleep: async (ms) => void waits.push(ms) });
+    const eu = makeClient(gateway, { maxRps: 10, rateLimits, account: 'eu-main' });
+    const us = makeClient(gateway, { maxRps: 10, rateLimits, account: 'us-main' });
+    await Promise.all([eu.client.getWalletBalances(['AAA', 'BBB', 'CCC']), us.client.getWalletBalances(['DDD', 'EEE', 'FFF'])]);
+    const requests = eu.client.requestCount + us.client.requestCount;
+    expect(requests).toBe(8);
+    // One sequence of slots 100 ms apart for both clients, not two sequences starting at 0.
+    expect(waits.sort((a, b) => a - b)).toEqual(Array.from({ length: requests - 1 }, (_, i) => (i + 1) * 100));
+  });
+
+  it('keeps one limiter per origin for the whole process, the stricter rate winning', () => {
+    const a = processRateLimits.limiterFor('http://127.0.0.1:4010/base/', 5);
+    expect(processRateLimits.limiterFor('http://127.0.0.1:4010', 5)).toBe(a);
+    expect(processRateLimits.limiterFor('https://127.0.0.1:4010', 5)).not.toBe(a);
+    const waits: number[] = [];
+    const limits = new GatewayRateLimits({ now: () => 0, sleep: async (ms) => void waits.push(ms) });
+    const limiter = limits.limiterFor('https://gw.example.com', 10);
+    limits.limiterFor('https://gw.example.com/v1', 4);
+    return Promise.all([limiter.acquire(), limiter.acquire()]).then(() => expect(waits).toEqual([250]));
   });
 
   it('stops on abort: the in-flight request is cancelled and no new one starts', async () => {

@@ -1,3 +1,6 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { Command } from 'commander';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { registerSandboxCommand } from '../../src/cli/sandbox-command.js';
@@ -347,12 +350,13 @@ describe('sandbox faults', () => {
 });
 
 describe('wallet-recon sandbox command', () => {
-  async function runCommand(args: string[]): Promise<{ output: string; sandbox: Sandbox | undefined }> {
+  async function runCommand(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ output: string; sandbox: Sandbox | undefined }> {
     let output = '';
     let running: Sandbox | undefined;
     const stop = new AbortController();
     const program = new Command('wallet-recon').exitOverride();
     registerSandboxCommand(program, {
+      env,
       write: (text) => (output += text),
       stop: stop.signal,
       onListening: (instance) => {
@@ -364,13 +368,30 @@ describe('wallet-recon sandbox command', () => {
     return { output, sandbox: running };
   }
 
-  it('prints where it listens and the environment to use, never a secret given on the command line', async () => {
-    const { output, sandbox: ran } = await runCommand(['--port', '0', '--api-secret', 'top-secret-value', '--wallets', '30']);
+  it('takes its secret from SANDBOX_API_SECRET, prints where it listens and the environment to use, never the secret', async () => {
+    const env: NodeJS.ProcessEnv = { SANDBOX_API_SECRET: 'top-secret-value' };
+    const { output, sandbox: ran } = await runCommand(['--port', '0', '--wallets', '30'], env);
+    expect(ran!.apiSecret).toBe('top-secret-value');
     expect(output).toContain(`listening on ${ran!.url}`);
-    expect(output).toContain(`GATEWAY_ENV=sandbox GATEWAY_SANDBOX_URL=${ran!.url} GATEWAY_API_KEY=sandbox-key GATEWAY_API_SECRET=<the secret you passed>`);
+    expect(output).toContain(`GATEWAY_ENV=sandbox GATEWAY_SANDBOX_URL=${ran!.url} GATEWAY_API_KEY=sandbox-key GATEWAY_API_SECRET=<the value of SANDBOX_API_SECRET>`);
     expect(output).toContain('Wallets:     30');
     expect(output).not.toContain('top-secret-value');
     expect(output).toContain('Sandbox stopped.');
+    expect(env.SANDBOX_API_SECRET).toBeUndefined();
+  });
+
+  it('takes its secret from the file named by SANDBOX_API_SECRET_FILE', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'sandbox-secret-'));
+    const file = path.join(dir, 'secret');
+    writeFileSync(file, 'secret-from-a-file\n', { mode: 0o600 });
+    const { sandbox: ran } = await runCommand(['--port', '0'], { SANDBOX_API_SECRET_FILE: file });
+    expect(ran!.apiSecret).toBe('secret-from-a-file');
+  });
+
+  it('refuses a secret on the command line, where ps shows it, and says where it goes instead', async () => {
+    const attempt = runCommand(['--port', '0', '--api-secret', 'top-secret-value']);
+    await expect(attempt).rejects.toBeInstanceOf(UsageError);
+    await expect(attempt).rejects.toThrow(/--api-secret is not accepted: .*Set SANDBOX_API_SECRET, or SANDBOX_API_SECRET_FILE/);
   });
 
   it('announces an outage given as a duration', async () => {

@@ -5,6 +5,7 @@ import { parse } from 'yaml';
 
 interface Service {
   image?: string;
+  secrets?: string[];
   build?: unknown;
   environment?: Record<string, string>;
   volumes?: string[];
@@ -14,7 +15,8 @@ interface Service {
 }
 
 const root = path.join(import.meta.dirname, '..', '..');
-const compose = parse(readFileSync(path.join(root, 'docker-compose.yml'), 'utf8')) as { services: Record<string, Service>; volumes: Record<string, unknown> };
+const composeText = readFileSync(path.join(root, 'docker-compose.yml'), 'utf8');
+const compose = parse(composeText) as { services: Record<string, Service>; volumes: Record<string, unknown>; secrets: Record<string, { file?: string }> };
 
 describe('docker-compose.yml', () => {
   it('runs the official PostgreSQL image with a volume and a healthcheck', () => {
@@ -34,13 +36,30 @@ describe('docker-compose.yml', () => {
     expect(command.indexOf('schedule')).toBeGreaterThan(command.indexOf('migrate'));
   });
 
-  it('passes secrets from the environment and never writes them', () => {
+  it('gives the gateway secret and the database password as Docker secrets, never as environment values', () => {
+    const worker = compose.services.worker!;
+    const postgres = compose.services.postgres!;
+    expect(compose.secrets.gateway_api_secret?.file).toBe('./secrets/gateway_api_secret');
+    expect(compose.secrets.postgres_password?.file).toBe('./secrets/postgres_password');
+    expect(worker.secrets).toEqual(expect.arrayContaining(['gateway_api_secret', 'postgres_password']));
+    expect(postgres.secrets).toEqual(['postgres_password']);
+    expect(worker.environment!.GATEWAY_API_SECRET_FILE).toBe('/run/secrets/gateway_api_secret');
+    expect(worker.environment!.DATABASE_PASSWORD_FILE).toBe('/run/secrets/postgres_password');
+    expect(postgres.environment!.POSTGRES_PASSWORD_FILE).toBe('/run/secrets/postgres_password');
+    // The connection string names the user but carries no password.
+    expect(new URL(worker.environment!.DATABASE_URL!).password).toBe('');
+    for (const env of [worker.environment!, postgres.environment!]) {
+      expect(env).not.toHaveProperty('GATEWAY_API_SECRET');
+      expect(env).not.toHaveProperty('POSTGRES_PASSWORD');
+    }
+    expect(composeText).not.toMatch(/\$\{(GATEWAY_API_SECRET|POSTGRES_PASSWORD)\b/);
+    expect(readFileSync(path.join(root, '.gitignore'), 'utf8').split('\n')).toContain('secrets/');
+  });
+
+  it('takes the non-secret settings from the environment', () => {
     const env = compose.services.worker!.environment!;
-    expect(env.GATEWAY_API_SECRET).toMatch(/^\$\{GATEWAY_API_SECRET[:?}]/);
     expect(env.GATEWAY_API_KEY).toMatch(/^\$\{GATEWAY_API_KEY[:?}]/);
-    expect(env.DATABASE_URL).toContain('${POSTGRES_PASSWORD');
-    expect(compose.services.postgres!.environment!.POSTGRES_PASSWORD).toMatch(/^\$\{POSTGRES_PASSWORD/);
-    for (const variable of ['GATEWAY_ENV', 'RECON_TIMEZONE', 'RECON_SCHEDULE']) expect(env).toHaveProperty(variable);
+    for (const variable of ['GATEWAY_ENV', 'RECON_TIMEZONE', 'RECON_SCHEDULE', 'GATEWAY_MAX_RPS']) expect(env).toHaveProperty(variable);
   });
 
   it('has a Dockerfile whose default command is the scheduler', () => {

@@ -16,7 +16,7 @@ describe('TokenStore', () => {
   it('issues once for concurrent first use (single-flight) and then reuses the token', async () => {
     const clock = { now: 0 };
     const { issue, count } = issuer(undefined, clock);
-    const store = new TokenStore(issue, () => clock.now);
+    const store = new TokenStore(issue, { now: () => clock.now });
     expect(await Promise.all([store.get(), store.get(), store.get()])).toEqual(['t1', 't1', 't1']);
     expect(await store.get()).toBe('t1');
     expect(count()).toBe(1);
@@ -25,7 +25,7 @@ describe('TokenStore', () => {
   it('renews 30 s before a long expiry', async () => {
     const clock = { now: 0 };
     const { issue, count } = issuer(3_600_000, clock);
-    const store = new TokenStore(issue, () => clock.now);
+    const store = new TokenStore(issue, { now: () => clock.now });
     await store.get();
     clock.now = 3_600_000 - 30_001;
     expect(await store.get()).toBe('t1');
@@ -37,7 +37,7 @@ describe('TokenStore', () => {
   it('renews at 90 % of a short lifetime, once for many waiting callers', async () => {
     const clock = { now: 0 };
     const { issue, count } = issuer(10_000, clock);
-    const store = new TokenStore(issue, () => clock.now);
+    const store = new TokenStore(issue, { now: () => clock.now });
     await store.get();
     clock.now = 8_999;
     expect(await store.get()).toBe('t1');
@@ -46,18 +46,68 @@ describe('TokenStore', () => {
     expect(count()).toBe(2);
   });
 
-  it('invalidates only the rejected token, so many 401s cause one renewal', async () => {
+  it('renews a token refused after it served, once for all the requests in flight with it', async () => {
     const clock = { now: 0 };
     const { issue, count } = issuer(undefined, clock);
-    const store = new TokenStore(issue, () => clock.now);
+    const store = new TokenStore(issue, { now: () => clock.now });
     const stale = await store.get();
-    store.invalidate(stale);
-    const renewed = store.get();
-    store.invalidate(stale);
-    expect(await Promise.all([renewed, store.get()])).toEqual(['t2', 't2']);
-    store.invalidate(stale);
-    expect(await store.get()).toBe('t2');
+    for (let i = 0; i < 4; i++) store.begin(stale);
+    store.finish(stale, true);
+    const verdicts = await Promise.all([store.refused(stale), store.refused(stale), store.refused(stale)]);
+    expect(verdicts).toEqual(['retry', 'retry', 'retry']);
+    expect(await Promise.all([store.get(), store.get()])).toEqual(['t2', 't2']);
     expect(count()).toBe(2);
+    expect(store.revocations).toBe(1);
+  });
+
+  it('calls a token refused on its first use a refusal, once every request with it has answered', async () => {
+    const store = new TokenStore(issuer(undefined, { now: 0 }).issue);
+    const token = await store.get();
+    store.begin(token);
+    store.begin(token);
+    const first = store.refused(token);
+    const second = store.refused(token);
+    expect(await Promise.all([first, second])).toEqual(['refused-on-first-use', 'refused-on-first-use']);
+    expect(store.revocations).toBe(0);
+  });
+
+  it('waits for the other requests before judging a 401: a later acceptance makes it a revocation', async () => {
+    const store = new TokenStore(issuer(undefined, { now: 0 }).issue);
+    const token = await store.get();
+    store.begin(token);
+    store.begin(token);
+    const verdict = store.refused(token);
+    store.finish(token, true);
+    expect(await verdict).toBe('retry');
+  });
+
+  it('stops after the allowed number of revocations', async () => {
+    const store = new TokenStore(issuer(undefined, { now: 0 }).issue, { maxRevocations: 2 });
+    const verdicts: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const token = await store.get();
+      store.begin(token);
+      store.finish(token, true);
+      store.begin(token);
+      verdicts.push(await store.refused(token));
+    }
+    expect(verdicts).toEqual(['retry', 'retry', 'too-many-revocations']);
+    expect(store.revocations).toBe(2);
+  });
+
+  it('reports every issued token, and forgets them all when cleared', async () => {
+    const issued: string[] = [];
+    const forgotten: string[] = [];
+    const store = new TokenStore(issuer(undefined, { now: 0 }).issue, { onIssued: (v) => issued.push(v), onForgotten: (v) => forgotten.push(v) });
+    const token = await store.get();
+    store.begin(token);
+    store.finish(token, true);
+    store.begin(token);
+    await store.refused(token);
+    await store.get();
+    store.clear();
+    expect(issued).toEqual(['t1', 't2']);
+    expect(forgotten.sort()).toEqual(['t1', 't2']);
   });
 
   it('lets the next caller try again after a failed renewal', async () => {

