@@ -22,7 +22,10 @@ export default {
     'src/gateway/retry-policy.ts',
     'src/reconciliation/reconcile-rules.ts',
     'src/reconciliation/books-file.ts',
-    // Business dates and cut-offs: the module of the business-date issue goes here once merged.
+    'src/business-date/zoned-time.ts',
+    'src/business-date/business-calendar.ts',
+    'src/business-date/duration.ts',
+    'src/scheduler/slot-schedule.ts',
   ],
   reporters: ['clear-text', 'progress', 'html', 'json'],
   htmlReporter: { fileName: 'reports/mutation/mutation.html' },

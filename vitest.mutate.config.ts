@@ -7,7 +7,7 @@ import { defineConfig } from 'vitest/config';
  */
 export default defineConfig({
   test: {
-    include: ['test/unit/{gateway,reconciliation,ledger}-*.test.ts'],
+    include: ['test/unit/{gateway,reconciliation,ledger,business,slot}-*.test.ts'],
     setupFiles: ['test/helpers/fast-check-fixed-seed.ts'],
     testTimeout: 30_000,
     pool: 'forks',
