@@ -67,6 +67,7 @@ function fromRow(r: ReconciliationResultRow): StoredReconciliationResult {
     status: r.status,
     runId: r.run_id,
     computedAt: r.computed_at,
+    caseId: r.case_id,
   };
 }
 

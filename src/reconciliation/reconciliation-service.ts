@@ -4,6 +4,8 @@ import { listSnapshotRows } from '../db/balance-snapshot.repository.js';
 import { listExpectedBalances } from '../db/expected-balance.repository.js';
 import { findDailyRun, findPreviousSnapshotDate, lockReconciliationDay, replaceResultsForDate } from '../db/reconciliation-result.repository.js';
 import { UsageError } from '../errors.js';
+import { resultCaseKey, trackCases } from '../cases/track-cases.js';
+import { todayOf } from './business-dates.js';
 import { reconcileAccountDay } from './reconcile-rules.js';
 import type { ReconciliationResult } from './reconciliation-result.js';
 
@@ -44,6 +46,8 @@ export async function reconcileBusinessDate(ctx: AppContext, accounts: readonly 
       );
     }
     await replaceResultsForDate(trx, accounts, businessDate, all, computedAt);
-    return all;
+    // Discrepancy cases: each result that did not match joins (or opens) its case, in the same transaction.
+    const cases = await trackCases(trx, { accounts, businessDate, results: all, at: computedAt, today: todayOf(ctx).date, toleranceFor: (currency) => toleranceFor(ctx.config, currency) });
+    return all.map((r) => ({ ...r, case: cases.get(resultCaseKey(r)) ?? null }));
   });
 }

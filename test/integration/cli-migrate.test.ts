@@ -53,10 +53,10 @@ describe(`wallet-recon migrate on the ${backend} database`, () => {
       expect(outcomes.sort()).toEqual([0, 4]);
       expect([a, b].find((r) => r.code === 4)!.stderr).toMatch(/in use by another wallet-recon process \(pid \d+/);
     }
-    expect(a.stdout + b.stdout).toMatch(/Applied 2 migration/);
+    expect(a.stdout + b.stdout).toMatch(/Applied 3 migration/);
     const again = await runCliProcess(['migrate'], t.childEnv);
     expect(again.code).toBe(0);
-    expect(again.stdout).toMatch(/up to date \(2 migrations\)/);
+    expect(again.stdout).toMatch(/up to date \(3 migrations\)/);
     if (backend === 'embedded') {
       expect(statSync(t.childEnv.RECON_DATA_DIR!).mode & 0o777).toBe(0o700);
     }

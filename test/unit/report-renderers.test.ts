@@ -24,6 +24,7 @@ function result(overrides: Partial<StoredReconciliationResult>): StoredReconcili
     status: 'matched',
     runId: 3,
     computedAt,
+    caseId: null,
     ...overrides,
   };
 }
