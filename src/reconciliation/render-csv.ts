@@ -1,7 +1,8 @@
 import { amountText, type StoredReconciliationResult } from './reconciliation-result.js';
 import type { Report } from './report-data.js';
+import { caseCells } from './render-table.js';
 
-/** The CSV columns, in the order of the reconciliation_results table. */
+/** The CSV columns, in the order of the reconciliation_results table, then the result's case (id, state now, age in days). */
 export const CSV_COLUMNS = [
   'account',
   'business_date',
@@ -15,6 +16,9 @@ export const CSV_COLUMNS = [
   'status',
   'run_id',
   'computed_at',
+  'case_id',
+  'case_state',
+  'case_age_days',
 ] as const;
 
 /** Quotes one field per RFC 4180: only when it holds a comma, a quote, CR or LF; quotes are doubled. */
@@ -39,6 +43,7 @@ export function renderCsv(report: Report<StoredReconciliationResult>): string {
       r.status,
       r.runId === null ? '' : String(r.runId),
       r.computedAt.toISOString(),
+      ...caseCells(r),
     ];
     lines.push(fields.map(quoteCsvField).join(','));
   }
