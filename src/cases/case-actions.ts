@@ -3,8 +3,7 @@ import { isCalendarDate } from '../clock.js';
 import { listCaseEvidence, findCase, insertEvent, listOccurrences, updateCase } from '../db/reconciliation-case.repository.js';
 import { UsageError } from '../errors.js';
 import { todayOf } from '../reconciliation/business-dates.js';
-import { CASE_STATES, describeCase, type CaseAction, type CaseState, type ReconciliationCase } from './case-model.js';
-import { describeAmount } from './track-cases.js';
+import { describeAmount, describeCase, type CaseAction, type CaseState, type ReconciliationCase } from './case-model.js';
 
 /** What a person can do to a case from the command line. */
 export type ManualCaseAction = 'ack' | 'assign' | 'note' | 'resolve' | 'accept' | 'reopen';
@@ -131,6 +130,3 @@ export async function applyCaseAction(ctx: AppContext, request: CaseActionReques
     return { before, after };
   });
 }
-
-/** `--state` values of `wallet-recon cases`: a state, or `active` for open and acknowledged. */
-export const CASE_STATE_FILTERS = [...CASE_STATES, 'active'] as const;

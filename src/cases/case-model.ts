@@ -11,6 +11,8 @@ export type { CaseAction, CaseKind, CaseResolution, CaseState } from '../db/data
  */
 export const CASE_STATES: readonly CaseState[] = ['open', 'acknowledged', 'resolved', 'accepted'];
 export const ACTIVE_STATES: readonly CaseState[] = ['open', 'acknowledged'];
+/** `--state` values of `wallet-recon cases`: a state, or `active` for open and acknowledged. */
+export const CASE_STATE_FILTERS = [...CASE_STATES, 'active'] as const;
 
 /**
  * Which result status opens which kind of case. A status absent here (matched) opens none; a
@@ -123,6 +125,11 @@ export function ageBucketOf(ageDays: number): AgeBucket {
   if (ageDays <= 7) return '2-7 days';
   if (ageDays <= 30) return '8-30 days';
   return 'over 30 days';
+}
+
+/** `difference 100`, or `no amount` for account-level kinds. */
+export function describeAmount(amount: bigint | null): string {
+  return amount === null ? 'no amount' : `difference ${amount}`;
 }
 
 /** How a case is named to people: `#7 eu-main EUR break`. */

@@ -13,7 +13,20 @@ import {
   upsertOccurrence,
 } from '../db/reconciliation-case.repository.js';
 import type { ReconciliationResult } from '../reconciliation/reconciliation-result.js';
-import { caseAgeDays, caseKindOf, describeCase, discrepancyAmount, SYSTEM_ACTOR, type CaseOccurrence, type ReconciliationCase, type ResultCase } from './case-model.js';
+import {
+  caseAgeDays,
+  caseKindOf,
+  describeAmount,
+  describeCase,
+  discrepancyAmount,
+  SYSTEM_ACTOR,
+  type CaseAction,
+  type CaseKind,
+  type CaseOccurrence,
+  type CaseState,
+  type ReconciliationCase,
+  type ResultCase,
+} from './case-model.js';
 
 export interface TrackCasesInput {
   /** The accounts whose results for the date were just replaced. */
@@ -108,7 +121,7 @@ class AccountDayTracker {
     return attached;
   }
 
-  async #open(result: ReconciliationResult, kind: NonNullable<ReturnType<typeof caseKindOf>>): Promise<ReconciliationCase> {
+  async #open(result: ReconciliationResult, kind: CaseKind): Promise<ReconciliationCase> {
     const amount = discrepancyAmount(result);
     const c = await insertCase(this.#trx, { account: this.#account, currency: result.currency, kind, openedOn: this.#date, lastSeenOn: this.#date, latestDifference: amount }, this.#input.at);
     const occurrence = occurrenceOf(c.id, result);
@@ -176,7 +189,7 @@ class AccountDayTracker {
     return undefined;
   }
 
-  async #event(c: ReconciliationCase, action: Parameters<typeof insertEvent>[1]['action'], from: ReconciliationCase['state'] | null, to: ReconciliationCase['state'] | null, note: string, evidence?: unknown): Promise<void> {
+  async #event(c: ReconciliationCase, action: CaseAction, from: CaseState | null, to: CaseState | null, note: string, evidence?: unknown): Promise<void> {
     await insertEvent(this.#trx, { caseId: c.id, at: this.#input.at, actor: SYSTEM_ACTOR, action, fromState: from, toState: to, note, evidence });
   }
 }
@@ -233,9 +246,4 @@ function occurrenceEvidence(o: CaseOccurrence) {
     expected_balance: text(o.expectedBalance),
     run_id: o.runId,
   };
-}
-
-/** `difference 100`, or `no amount` for account-level kinds. */
-export function describeAmount(amount: bigint | null): string {
-  return amount === null ? 'no amount' : `difference ${amount}`;
 }

@@ -1,7 +1,7 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { applyCaseAction, CASE_STATE_FILTERS, type CaseActionRequest, type ManualCaseAction } from '../cases/case-actions.js';
+import { applyCaseAction, type CaseActionRequest, type ManualCaseAction } from '../cases/case-actions.js';
 import { resolveActor } from '../cases/case-actor.js';
-import { ACTIVE_STATES, caseAgeDays, CASE_KINDS, describeCase, type CaseEvent, type CaseOccurrence, type ReconciliationCase } from '../cases/case-model.js';
+import { ACTIVE_STATES, caseAgeDays, CASE_KINDS, CASE_STATE_FILTERS, describeCase, type CaseEvent, type CaseOccurrence, type ReconciliationCase } from '../cases/case-model.js';
 import { findCase, listCases, listEvents, listOccurrences } from '../db/reconciliation-case.repository.js';
 import { UsageError } from '../errors.js';
 import { todayOf } from '../reconciliation/business-dates.js';

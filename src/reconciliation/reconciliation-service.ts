@@ -1,10 +1,10 @@
 import type { AppContext } from '../app-context.js';
+import { resultCaseKey, trackCases } from '../cases/track-cases.js';
 import { toleranceFor, type Config } from '../config.js';
 import { listSnapshotRows } from '../db/balance-snapshot.repository.js';
 import { listExpectedBalances } from '../db/expected-balance.repository.js';
 import { findDailyRun, findPreviousSnapshotDate, lockReconciliationDay, replaceResultsForDate } from '../db/reconciliation-result.repository.js';
 import { UsageError } from '../errors.js';
-import { resultCaseKey, trackCases } from '../cases/track-cases.js';
 import { todayOf } from './business-dates.js';
 import { reconcileAccountDay } from './reconcile-rules.js';
 import type { ReconciliationResult } from './reconciliation-result.js';
@@ -47,7 +47,14 @@ export async function reconcileBusinessDate(ctx: AppContext, accounts: readonly 
     }
     await replaceResultsForDate(trx, accounts, businessDate, all, computedAt);
     // Discrepancy cases: each result that did not match joins (or opens) its case, in the same transaction.
-    const cases = await trackCases(trx, { accounts, businessDate, results: all, at: computedAt, today: todayOf(ctx).date, toleranceFor: (currency) => toleranceFor(ctx.config, currency) });
+    const cases = await trackCases(trx, {
+      accounts,
+      businessDate,
+      results: all,
+      at: computedAt,
+      today: todayOf(ctx).date,
+      toleranceFor: (currency) => toleranceFor(ctx.config, currency),
+    });
     return all.map((r) => ({ ...r, case: cases.get(resultCaseKey(r)) ?? null }));
   });
 }

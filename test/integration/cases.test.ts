@@ -13,7 +13,7 @@ import { createTestContext, writeAccountsFile } from '../helpers/test-context.js
 import { backend, createTestDatabase, type TestDatabase } from '../helpers/test-database.js';
 
 // The audit trail cannot be deleted, so each test follows its own account instead of emptying tables.
-const ACCOUNTS = ['persist', 'reopen', 'accept', 'until', 'rerun', 'older', 'corrected', 'refused', 'nosnap', 'audit'];
+const ACCOUNTS = ['persist', 'reopen', 'accept', 'until', 'rerun', 'older', 'corrected', 'refused', 'manual', 'nosnap', 'audit', 'parallel'];
 
 let t: TestDatabase;
 let ctx: AppContext;
@@ -205,6 +205,50 @@ describe(`discrepancy cases on ${backend}`, () => {
     await expect(act({ caseId: id, action: 'resolve', note: 'again' })).rejects.toBeInstanceOf(UsageError);
     expect(await events()).toBe(before + 2);
     expect(await findCase(ctx.database.db, id)).toMatchObject({ state: 'resolved', resolution: 'fixed', resolvedOn: '2026-11-30' });
+  });
+
+  it('records each manual action with its actor and note; a fix holds from today, a later recurrence reopens it', async () => {
+    await day('manual', '2026-11-28', { EUR: 1100n }, { EUR: 1000n });
+    await reconcile('manual', '2026-11-28');
+    const [c] = await casesOf('manual');
+    await act({ caseId: c!.id, action: 'ack', note: 'looking into it' });
+    await act({ caseId: c!.id, action: 'assign', to: 'bob', due: '2026-12-02' });
+    await act({ caseId: c!.id, action: 'note', note: 'bank confirms a fee' });
+    await act({ caseId: c!.id, action: 'resolve', note: 'booked as 2026-11-30/118' });
+    expect(await findCase(ctx.database.db, c!.id)).toMatchObject({ state: 'resolved', resolution: 'fixed', resolvedOn: '2026-11-30', assignee: 'bob', dueOn: '2026-12-02' });
+
+    // The 29th predates the fix: history only. The 30th is the day the fix holds from: it reopens.
+    await day('manual', '2026-11-29', { EUR: 1100n }, { EUR: 1000n });
+    await reconcile('manual', '2026-11-29');
+    expect(await findCase(ctx.database.db, c!.id)).toMatchObject({ state: 'resolved' });
+    await day('manual', '2026-11-30', { EUR: 1100n }, { EUR: 1000n });
+    await reconcile('manual', '2026-11-30');
+    expect(await findCase(ctx.database.db, c!.id)).toMatchObject({ state: 'open', openedOn: '2026-11-30', occurrences: 3 });
+
+    await act({ caseId: c!.id, action: 'accept', note: 'booking on Monday' });
+    await act({ caseId: c!.id, action: 'reopen', note: 'the booking was reversed' });
+    const events = (await listEvents(ctx.database.db, c!.id)).map((e) => [e.actor, e.action, e.fromState, e.toState, e.note]);
+    expect(events).toEqual([
+      ['wallet-recon', 'opened', null, 'open', `#${c!.id} manual EUR break first seen on 2026-11-28: difference 100.`],
+      ['anna', 'acknowledged', 'open', 'acknowledged', 'looking into it'],
+      ['anna', 'assigned', 'acknowledged', 'acknowledged', 'assigned to bob, due 2026-12-02'],
+      ['anna', 'noted', 'acknowledged', 'acknowledged', 'bank confirms a fee'],
+      ['anna', 'resolved', 'acknowledged', 'resolved', 'booked as 2026-11-30/118'],
+      ['wallet-recon', 'seen', 'resolved', 'resolved', "Seen on 2026-11-29: difference 100. An earlier date than the case's latest (2026-11-30): its state is unchanged."],
+      ['wallet-recon', 'seen', 'resolved', 'resolved', 'Seen on 2026-11-30: difference 100.'],
+      ['wallet-recon', 'reopened', 'resolved', 'open', 'Seen again on 2026-11-30 (difference 100) after it was resolved (fixed) from 2026-11-30.'],
+      ['anna', 'accepted', 'open', 'accepted', 'booking on Monday; accepted difference 100'],
+      ['anna', 'reopened', 'accepted', 'open', 'the booking was reversed'],
+    ]);
+  });
+
+  it.runIf(backend === 'postgres')('two dates of one account reconciled at once open one case, not two', async () => {
+    await day('parallel', '2026-11-20', { EUR: 1100n }, { EUR: 1000n });
+    await day('parallel', '2026-11-21', { EUR: 1100n }, { EUR: 1000n });
+    const outcomes = await Promise.all([reconcile('parallel', '2026-11-20'), reconcile('parallel', '2026-11-21')]);
+    expect(outcomes.map((o) => o.exitCode)).toEqual([3, 3]);
+    const cases = await casesOf('parallel');
+    expect(cases).toEqual([expect.objectContaining({ occurrences: 2, openedOn: expect.any(String), lastSeenOn: '2026-11-21' })]);
   });
 
   it('a day without a snapshot is an account-level case and leaves the currency cases alone', async () => {
