@@ -105,7 +105,10 @@ class AccountDayTracker {
     for (const c of cases) {
       if (dirty.has(keyOf(c.currency, c.kind)) || (c.currency !== null && !hasSnapshot)) continue;
       // Another kind of discrepancy on the same currency masks this one: not seen, not cleared.
-      const masked = c.currency !== null && own.some((r) => r.currency === c.currency && r.status !== 'matched');
+      // A disappeared wallet is flagged only on the first day it is gone; on later days the
+      // currency is simply absent, which does not bring it back: only a result for it does.
+      const result = c.currency === null ? undefined : own.find((r) => r.currency === c.currency);
+      const masked = (result !== undefined && result.status !== 'matched') || (c.kind === 'disappeared' && result === undefined);
       await this.#clear(c, onDate.get(c.id), masked);
     }
 
@@ -185,7 +188,7 @@ class AccountDayTracker {
     const tolerance = c.currency === null ? 0n : this.#input.toleranceFor(c.currency);
     const accepted = c.acceptedDifference;
     const moved = accepted === null || amount === null ? accepted !== amount : abs(amount - accepted) > tolerance;
-    if (moved) return `the difference moved from ${describeAmount(accepted)} to ${describeAmount(amount)}, beyond the tolerance of ${tolerance}`;
+    if (moved) return `the difference moved from ${accepted ?? 'none'} to ${amount ?? 'none'}, beyond the tolerance of ${tolerance}`;
     return undefined;
   }
 

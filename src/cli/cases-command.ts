@@ -151,7 +151,7 @@ Exit codes: 0 done, 1 error, 2 usage error (also a transition the case's state d
             e.at.toISOString().replace('T', ' ').slice(0, 19),
             e.actor,
             e.action,
-            e.fromState === e.toState ? (e.toState ?? '') : `${e.fromState ?? ''} -> ${e.toState ?? ''}`,
+            e.fromState === e.toState || e.fromState === null ? (e.toState ?? '') : `${e.fromState} -> ${e.toState ?? ''}`,
             e.note ?? '',
           ]),
         );

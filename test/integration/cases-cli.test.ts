@@ -113,7 +113,7 @@ describe(`wallet-recon cases, the whole story from the command line (${backend})
       ['controlling-bot', 'noted', 'resolved', 'resolved'],
     ]);
     expect(story.events[3]!.note).toBe('booking on Monday (until 2026-11-23); accepted difference 100');
-    expect(story.events[6]!.note).toBe('The acceptance lapsed on 2026-11-20: the difference moved from difference 100 to difference 250, beyond the tolerance of 0. The case is open again.');
+    expect(story.events[6]!.note).toBe('The acceptance lapsed on 2026-11-20: the difference moved from 100 to 250, beyond the tolerance of 0. The case is open again.');
 
     const text = await cli('cases', 'show', id);
     expect(text.code, text.stderr).toBe(0);

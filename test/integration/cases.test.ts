@@ -13,7 +13,7 @@ import { createTestContext, writeAccountsFile } from '../helpers/test-context.js
 import { backend, createTestDatabase, type TestDatabase } from '../helpers/test-database.js';
 
 // The audit trail cannot be deleted, so each test follows its own account instead of emptying tables.
-const ACCOUNTS = ['persist', 'reopen', 'accept', 'until', 'rerun', 'older', 'corrected', 'refused', 'manual', 'nosnap', 'audit', 'parallel'];
+const ACCOUNTS = ['persist', 'reopen', 'accept', 'until', 'rerun', 'older', 'corrected', 'refused', 'manual', 'nosnap', 'audit', 'parallel', 'gone'];
 
 let t: TestDatabase;
 let ctx: AppContext;
@@ -109,7 +109,7 @@ describe(`discrepancy cases on ${backend}`, () => {
     expect(await findCase(ctx.database.db, eur!.id)).toMatchObject({ state: 'open', resolution: null, latestDifference: 250n, acceptedUntil: null });
     const lapsed = (await listEvents(ctx.database.db, eur!.id)).find((e) => e.action === 'lapsed');
     expect(lapsed).toMatchObject({ fromState: 'accepted', toState: 'open', actor: 'wallet-recon' });
-    expect(lapsed!.note).toBe('The acceptance lapsed on 2026-11-22: the difference moved from difference 100 to difference 250, beyond the tolerance of 0. The case is open again.');
+    expect(lapsed!.note).toBe('The acceptance lapsed on 2026-11-22: the difference moved from 100 to 250, beyond the tolerance of 0. The case is open again.');
     // The acceptance froze the result rows as they were, amounts as digit strings, with the books import.
     const accepted = (await listEvents(ctx.database.db, eur!.id)).find((e) => e.action === 'accepted')!;
     expect(accepted).toMatchObject({ actor: 'anna', fromState: 'open', toState: 'accepted' });
@@ -249,6 +249,20 @@ describe(`discrepancy cases on ${backend}`, () => {
     expect(outcomes.map((o) => o.exitCode)).toEqual([3, 3]);
     const cases = await casesOf('parallel');
     expect(cases).toEqual([expect.objectContaining({ occurrences: 2, openedOn: expect.any(String), lastSeenOn: '2026-11-21' })]);
+  });
+
+  it('a disappeared wallet stays a case while it is absent, and resolves when it is back and matches', async () => {
+    await day('gone', '2026-11-20', { EUR: 1000n, USD: 7n }, { EUR: 1000n, USD: 7n });
+    await day('gone', '2026-11-21', { EUR: 1000n }, { EUR: 1000n });
+    await day('gone', '2026-11-22', { EUR: 1000n }, { EUR: 1000n });
+    await day('gone', '2026-11-23', { EUR: 1000n, USD: 7n }, { EUR: 1000n, USD: 7n });
+    await reconcile('gone', '2026-11-20');
+    expect((await reconcile('gone', '2026-11-21')).exitCode).toBe(3);
+    // On the 22nd USD is on neither side: still gone, not resolved.
+    expect((await reconcile('gone', '2026-11-22')).exitCode).toBe(0);
+    expect((await casesOf('gone')).map((c) => [c.currency, c.kind, c.state])).toEqual([['USD', 'disappeared', 'open']]);
+    await reconcile('gone', '2026-11-23');
+    expect((await casesOf('gone')).map((c) => [c.kind, c.state, c.resolution, c.resolvedOn])).toEqual([['disappeared', 'resolved', 'auto', '2026-11-23']]);
   });
 
   it('a day without a snapshot is an account-level case and leaves the currency cases alone', async () => {
