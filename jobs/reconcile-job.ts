@@ -1,5 +1,5 @@
 import type { AppContext } from '../src/app-context.js';
-import { countByStatus, reconciliationExitCode, type ReconciliationResult, type StatusCounts } from '../src/reconciliation/reconciliation-result.js';
+import { countByStatus, isAccepted, reconciliationExitCode, type ReconciliationResult, type StatusCounts } from '../src/reconciliation/reconciliation-result.js';
 import { reconcileBusinessDate, resolveAccountNames } from '../src/reconciliation/reconciliation-service.js';
 
 export interface ReconcileJobOptions {
@@ -13,8 +13,10 @@ export interface ReconcileJobResult {
   businessDate: string;
   /** 0 everything matched, 3 any break, missing side, endpoint mismatch, disappeared wallet or missing snapshot. */
   exitCode: 0 | 3;
-  /** Results per status over all accounts. */
+  /** Results per status over all accounts; discrepancies their case accepted are counted in `accepted` only. */
   summary: StatusCounts;
+  /** Discrepancies whose case is accepted: shown, but not breaks for the exit code. */
+  accepted: number;
   accounts: Array<{ account: string; summary: StatusCounts }>;
   results: ReconciliationResult[];
 }
@@ -26,13 +28,16 @@ export interface ReconcileJobResult {
 export async function runReconcileJob(ctx: AppContext, options: ReconcileJobOptions): Promise<ReconcileJobResult> {
   const accounts = resolveAccountNames(ctx.config, options.account);
   const results = await reconcileBusinessDate(ctx, accounts, options.date);
-  const summary = countByStatus(results);
+  const counted = results.filter((r) => !isAccepted(r));
+  const accepted = results.length - counted.length;
+  const summary = countByStatus(counted);
   const exitCode = reconciliationExitCode(summary);
-  const perAccount = accounts.map((account) => ({ account, summary: countByStatus(results.filter((r) => r.account === account)) }));
-  const log = { businessDate: options.date, accounts, ...summary };
-  if (exitCode === 0) ctx.logger.info(log, `reconciliation of ${options.date}: all ${results.length} results matched`);
-  else ctx.logger.warn(log, `reconciliation of ${options.date}: ${results.length - summary.matched} of ${results.length} results need attention`);
-  return { businessDate: options.date, exitCode, summary, accounts: perAccount, results };
+  const perAccount = accounts.map((account) => ({ account, summary: countByStatus(counted.filter((r) => r.account === account)) }));
+  const log = { businessDate: options.date, accounts, ...summary, accepted };
+  const acceptedNote = accepted === 0 ? '' : ` (${accepted} accepted discrepancies not counted)`;
+  if (exitCode === 0) ctx.logger.info(log, `reconciliation of ${options.date}: all ${counted.length} results matched${acceptedNote}`);
+  else ctx.logger.warn(log, `reconciliation of ${options.date}: ${counted.length - summary.matched} of ${results.length} results need attention${acceptedNote}`);
+  return { businessDate: options.date, exitCode, summary, accepted, accounts: perAccount, results };
 }
 
 /** Adapter for the nightly job's `reconcile` hook: one account, the business date just captured. */

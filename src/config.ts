@@ -81,6 +81,8 @@ export interface Config {
   readonly shutdownGraceMs: number;
   /** Tolerance in minor units: the default and per-currency overrides (RECON_TOLERANCE_JPY). */
   readonly tolerance: { readonly default: bigint; readonly byCurrency: Readonly<Record<string, bigint>> };
+  /** Who manual case actions are recorded as when --by is not given (RECON_ACTOR); else the OS user. */
+  readonly actor: string | undefined;
 }
 
 /** A single word (Bearer, Token), or empty for a bare token. */
@@ -161,6 +163,7 @@ const envSchema = z.object({
     .string()
     .default('0')
     .refine((v) => /^\d{1,30}$/.test(v), 'must be a whole number of minor units, 0 or more'),
+  RECON_ACTOR: z.string().trim().min(1).max(200).optional(),
 });
 
 const accountsFileSchema = z.object({
@@ -398,6 +401,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     catchUp: v.RECON_CATCH_UP,
     shutdownGraceMs: v.RECON_SHUTDOWN_GRACE_MS,
     tolerance: { default: BigInt(v.RECON_TOLERANCE), byCurrency: toleranceByCurrency },
+    actor: v.RECON_ACTOR,
   });
 }
 

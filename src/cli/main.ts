@@ -4,6 +4,7 @@ import { Command, CommanderError } from 'commander';
 import type { Clock } from '../clock.js';
 import { ReconError } from '../errors.js';
 import { registerBackfillCommand } from './backfill-command.js';
+import { registerCasesCommand } from './cases-command.js';
 import { registerDemoCommand } from './demo-command.js';
 import { registerLedgerCommand } from './ledger-command.js';
 import { registerMigrateCommand } from './migrate-command.js';
@@ -25,6 +26,7 @@ Examples:
   wallet-recon ledger import books.csv               load the merchant's books (expected balances)
   wallet-recon reconcile --date 2026-11-20           compare a business date with the books
   wallet-recon report --from 2026-11-01 --to 2026-11-30 --format html --out nov.html
+  wallet-recon cases --state active                  the discrepancies that need attention
   wallet-recon backfill --from 2026-11-18 --to 2026-11-20 --import statements.csv
   wallet-recon schedule                              the nightly worker
   wallet-recon sandbox --port 4010 --wallets 12      the gateway emulator on its own`;
@@ -66,6 +68,7 @@ export function buildProgram(runtime: ReturnType<typeof createCliRuntime>): Comm
   registerLedgerCommand(program, runtime);
   registerReconcileCommand(program, runtime);
   registerReportCommand(program, runtime);
+  registerCasesCommand(program, runtime);
   registerBackfillCommand(program, runtime);
   registerScheduleCommand(program, runtime);
   registerSandboxCommand(program);

@@ -115,6 +115,8 @@ export interface ReconciliationResultsTable {
   run_id: number | null;
   books_import_id: number | null;
   computed_at: ColumnType<Date, Date | undefined, Date>;
+  /** The case the result belongs to; null for matched results. */
+  case_id: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 export interface DailyBalancesView {
@@ -140,6 +142,81 @@ export interface BalanceHistoryView {
   run_id: number;
 }
 
+export type CaseKind = 'break' | 'missing_in_ledger' | 'missing_in_gateway' | 'endpoint_mismatch' | 'disappeared' | 'no_snapshot';
+export type CaseState = 'open' | 'acknowledged' | 'resolved' | 'accepted';
+export type CaseResolution = 'auto' | 'fixed' | 'accepted';
+export type CaseAction =
+  | 'opened'
+  | 'seen'
+  | 'withdrawn'
+  | 'acknowledged'
+  | 'assigned'
+  | 'noted'
+  | 'resolved'
+  | 'accepted'
+  | 'reopened'
+  | 'lapsed'
+  | 'auto_resolved';
+
+export interface ReconciliationCasesTable {
+  id: Generated<number>;
+  account: string;
+  currency: string | null;
+  kind: CaseKind;
+  state: CaseState;
+  resolution: CaseResolution | null;
+  opened_on: DateString;
+  last_seen_on: DateString;
+  occurrences: number;
+  latest_difference: Amount | null;
+  assignee: string | null;
+  due_on: DateString | null;
+  accepted_until: DateString | null;
+  accepted_difference: Amount | null;
+  resolved_on: DateString | null;
+  updated_at: Date;
+}
+
+export interface CaseOccurrencesTable {
+  case_id: number;
+  business_date: DateString;
+  status: ReconciliationStatus;
+  difference: Amount | null;
+  gateway_balance: Amount | null;
+  single_balance: Amount | null;
+  expected_balance: Amount | null;
+  run_id: number | null;
+  seen_at: Date;
+}
+
+export interface CaseEventsTable {
+  id: Generated<number>;
+  case_id: number;
+  at: Date;
+  actor: string;
+  action: CaseAction;
+  from_state: CaseState | null;
+  to_state: CaseState | null;
+  note: string | null;
+  /** jsonb; written as JSON text, read back parsed. Amounts inside are strings of digits. */
+  evidence: ColumnType<unknown, string | null, never>;
+}
+
+export interface OpenCasesView {
+  id: number;
+  account: string;
+  currency: string | null;
+  kind: CaseKind;
+  state: CaseState;
+  opened_on: DateString;
+  last_seen_on: DateString;
+  occurrences: number;
+  latest_difference: Amount | null;
+  assignee: string | null;
+  due_on: DateString | null;
+  age_days: number;
+}
+
 export interface Database {
   snapshot_runs: SnapshotRunsTable;
   balance_snapshots: BalanceSnapshotsTable;
@@ -152,7 +229,14 @@ export interface Database {
   books_imports: BooksImportsTable;
   capture_days: CaptureDaysView;
   authoritative_runs: AuthoritativeRunsView;
+  reconciliation_cases: ReconciliationCasesTable;
+  case_occurrences: CaseOccurrencesTable;
+  case_events: CaseEventsTable;
+  open_cases: OpenCasesView;
 }
 
 export type SnapshotRun = Selectable<SnapshotRunsTable>;
 export type ReconciliationResultRow = Selectable<ReconciliationResultsTable>;
+export type ReconciliationCaseRow = Selectable<ReconciliationCasesTable>;
+export type CaseOccurrenceRow = Selectable<CaseOccurrencesTable>;
+export type CaseEventRow = Selectable<CaseEventsTable>;

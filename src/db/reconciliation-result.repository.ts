@@ -68,6 +68,7 @@ function fromRow(r: ReconciliationResultRow): StoredReconciliationResult {
     runId: r.run_id,
     booksImportId: r.books_import_id,
     computedAt: r.computed_at,
+    caseId: r.case_id,
   };
 }
 

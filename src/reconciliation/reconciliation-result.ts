@@ -1,3 +1,4 @@
+import type { ResultCase } from '../cases/case-model.js';
 import type { ReconciliationStatus } from '../db/database.types.js';
 
 export type { ReconciliationStatus } from '../db/database.types.js';
@@ -37,11 +38,14 @@ export interface ReconciliationResult {
   runId: number | null;
   /** The books import the expected side came from (null: no books for that day, or imported before imports were recorded). */
   booksImportId?: number | null;
+  /** The case following this discrepancy (null for a matched result; absent before cases are tracked). */
+  case?: ResultCase | null;
 }
 
 /** A result as stored, with the time it was computed. */
 export interface StoredReconciliationResult extends ReconciliationResult {
   computedAt: Date;
+  caseId: number | null;
 }
 
 export type StatusCounts = Record<ReconciliationStatus, number>;
@@ -82,6 +86,11 @@ export function countByStatus(results: readonly Pick<ReconciliationResult, 'stat
 /** Adds status counts together. */
 export function addCounts(a: StatusCounts, b: StatusCounts): StatusCounts {
   return Object.fromEntries(RECONCILIATION_STATUSES.map((s) => [s, a[s] + b[s]])) as StatusCounts;
+}
+
+/** Whether a result is a discrepancy its case has accepted: known, explained, not a break for exit codes. */
+export function isAccepted(r: Pick<ReconciliationResult, 'case'>): boolean {
+  return r.case?.state === 'accepted';
 }
 
 /** Exit code a set of results implies: 0 when everything matched, 3 otherwise. */

@@ -1,4 +1,5 @@
 import type { AppContext } from '../app-context.js';
+import { resultCaseKey, trackCases } from '../cases/track-cases.js';
 import { toleranceFor, type Config } from '../config.js';
 import { listSnapshotRows } from '../db/balance-snapshot.repository.js';
 import { listExpectedBalances } from '../db/expected-balance.repository.js';
@@ -11,6 +12,7 @@ import {
   replaceResultsForDate,
 } from '../db/reconciliation-result.repository.js';
 import { UsageError } from '../errors.js';
+import { todayOf } from './business-dates.js';
 import { reconcileAccountDay } from './reconcile-rules.js';
 import type { ReconciliationResult } from './reconciliation-result.js';
 
@@ -53,7 +55,16 @@ export async function reconcileBusinessDate(ctx: AppContext, accounts: readonly 
       all.push(...results.map((r) => ({ ...r, booksImportId })));
     }
     await replaceResultsForDate(trx, accounts, businessDate, all, computedAt);
-    return all;
+    // Discrepancy cases: each result that did not match joins (or opens) its case, in the same transaction.
+    const cases = await trackCases(trx, {
+      accounts,
+      businessDate,
+      results: all,
+      at: computedAt,
+      today: todayOf(ctx).date,
+      toleranceFor: (currency) => toleranceFor(ctx.config, currency),
+    });
+    return all.map((r) => ({ ...r, case: cases.get(resultCaseKey(r)) ?? null }));
   });
 }
 

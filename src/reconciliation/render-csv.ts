@@ -1,8 +1,9 @@
 import { stringify } from 'csv-stringify/sync';
 import { amountText, type StoredReconciliationResult } from './reconciliation-result.js';
 import type { Report } from './report-data.js';
+import { caseCells } from './render-table.js';
 
-/** The CSV columns, in the order of the reconciliation_results table. */
+/** The CSV columns, in the order of the reconciliation_results table, then the result's case (id, state now, age in days). */
 export const CSV_COLUMNS = [
   'account',
   'business_date',
@@ -16,6 +17,9 @@ export const CSV_COLUMNS = [
   'status',
   'run_id',
   'computed_at',
+  'case_id',
+  'case_state',
+  'case_age_days',
 ] as const;
 
 /** A number as amounts are written (-100, 12.5): never a formula, so never prefixed. */
@@ -46,6 +50,7 @@ export function renderCsv(report: Report<StoredReconciliationResult>): string {
       r.status,
       r.runId === null ? '' : String(r.runId),
       r.computedAt.toISOString(),
+      ...caseCells(r),
     ].map(neutralizeFormula),
   );
   // Fields holding a line break are quoted too, so each result stays one record when read back.

@@ -2,7 +2,7 @@ import { renderBalanceChartSvg } from './balance-chart-svg.js';
 import { escapeHtml } from './escape-html.js';
 import { amountText, type StoredReconciliationResult } from './reconciliation-result.js';
 import type { CurrencyHistory, Report } from './report-data.js';
-import { describeUnreconciled, SUMMARY_COLUMNS } from './render-table.js';
+import { caseCells, describeCases, describeUnreconciled, SUMMARY_COLUMNS } from './render-table.js';
 
 // Inline only: the file is mailed and archived, so it must open with no network at all.
 const STYLE = `
@@ -15,7 +15,8 @@ tr.status-missing_in_ledger td, tr.status-missing_in_gateway td, tr.status-no_sn
 .chart-title { font-weight: bold; font-size: 14px; }
 .x-label, .y-label, .legend { font-size: 11px; fill: #333; }
 .ok { color: #1a7f37; }
-.warn { color: #9a6700; }`;
+.warn { color: #9a6700; }
+tr.case-accepted td { background: #eef3fb; }`;
 
 /** One self-contained HTML page: summary, every result not matched, and per currency an SVG chart. */
 export function renderHtml(report: Report<StoredReconciliationResult>, histories: readonly CurrencyHistory[], generatedAt: Date): string {
@@ -30,14 +31,20 @@ export function renderHtml(report: Report<StoredReconciliationResult>, histories
   const breakRows = unmatched
     .map(
       (r) =>
-        `<tr class="status-${escapeHtml(r.status)}"><td>${escapeHtml(r.businessDate)}</td><td>${escapeHtml(r.account)}</td><td>${escapeHtml(r.currency ?? '')}</td><td>${escapeHtml(r.status)}</td>` +
+        `<tr class="status-${escapeHtml(r.status)}${r.case?.state === 'accepted' ? ' case-accepted' : ''}"><td>${escapeHtml(r.businessDate)}</td><td>${escapeHtml(r.account)}</td><td>${escapeHtml(r.currency ?? '')}</td><td>${escapeHtml(r.status)}</td>` +
         [r.gatewayBalance, r.singleBalance, r.expectedBalance, r.difference, r.movement].map((v) => `<td class="amount">${amountText(v) ?? ''}</td>`).join('') +
-        `<td>${r.runId ?? ''}</td></tr>`,
+        `<td>${r.runId ?? ''}</td>` +
+        caseCells(r)
+          .map((cell, i) => `<td${i === 2 ? ' class="amount"' : ''}>${escapeHtml(cell)}</td>`)
+          .join('') +
+        '</tr>',
     )
     .join('\n');
   const unreconciled = describeUnreconciled(summary);
   const unreconciledList =
     unreconciled.length === 0 ? '' : `\n<ul id="unreconciled" class="warn">\n${unreconciled.map((line) => `<li>${escapeHtml(line)}</li>`).join('\n')}\n</ul>`;
+  const caseLines = describeCases(summary);
+  const caseList = caseLines.length === 0 ? '' : `\n<ul id="cases">\n${caseLines.map((line) => `<li>${escapeHtml(line)}</li>`).join('\n')}\n</ul>`;
   const charts = histories.map((h) => `<figure>\n${renderBalanceChartSvg(h)}\n</figure>`).join('\n');
 
   return `<!DOCTYPE html>
@@ -61,13 +68,13 @@ ${
 ${summaryRows}
 </tbody>
 </table>`
-}${unreconciledList}
+}${caseList}${unreconciledList}
 <h2>Breaks and missing balances</h2>
 ${
   unmatched.length === 0
     ? `<p class="ok">${results.length === 0 ? 'Nothing to show.' : unreconciled.length === 0 ? 'Every result matched.' : 'Every stored result matched, but not every date was reconciled.'}</p>`
     : `<table id="breaks">
-<thead><tr><th>business date</th><th>account</th><th>currency</th><th>status</th><th>gateway</th><th>single wallet</th><th>books</th><th>difference</th><th>movement</th><th>run</th></tr></thead>
+<thead><tr><th>business date</th><th>account</th><th>currency</th><th>status</th><th>gateway</th><th>single wallet</th><th>books</th><th>difference</th><th>movement</th><th>run</th><th>case</th><th>case state</th><th>age (days)</th></tr></thead>
 <tbody>
 ${breakRows}
 </tbody>

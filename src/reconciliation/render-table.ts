@@ -1,7 +1,29 @@
+import { AGE_BUCKETS } from '../cases/case-model.js';
 import { formatTable } from '../cli/output.js';
 import { describeDates } from './business-dates.js';
 import { amountText, countUnmatched, type ReconciliationResult, type StatusCounts } from './reconciliation-result.js';
 import type { Report, ReportSummary } from './report-data.js';
+
+/** The case columns every report format adds per result: id, state and age in days (empty without a case). */
+export function caseCells(r: Pick<ReconciliationResult, 'case'>): [string, string, string] {
+  const c = r.case;
+  return c === undefined || c === null ? ['', '', ''] : [String(c.id), c.state, String(c.ageDays)];
+}
+
+/**
+ * The case lines of a summary, none when no result names a case: active cases by age and the
+ * accepted ones, e.g. `active cases by age: under 2 days 1, 2-7 days 0, 8-30 days 0, over 30 days 0`.
+ */
+export function describeCases(summary: ReportSummary): string[] {
+  const { activeByAge, accepted } = summary.cases;
+  const active = AGE_BUCKETS.reduce((sum, b) => sum + activeByAge[b], 0);
+  if (active === 0 && accepted.length === 0) return [];
+  const lines = [`active cases by age: ${AGE_BUCKETS.map((b) => `${b} ${activeByAge[b]}`).join(', ')}`];
+  for (const a of accepted) {
+    lines.push(`accepted (not counted as a break): case ${a.caseId} ${a.account}${a.currency === null ? '' : ` ${a.currency}`} ${a.kind ?? ''}${a.acceptedUntil === null ? ', no end date' : ` until ${a.acceptedUntil}`}`);
+  }
+  return lines;
+}
 
 /** Summary columns shared by the table and HTML reports. */
 export const SUMMARY_COLUMNS: ReadonlyArray<{ header: string; count: (c: StatusCounts) => number }> = [
@@ -31,11 +53,13 @@ export function renderTable(report: Report<ReconciliationResult>): string {
     summary.accounts.map((a) => [a.account, ...SUMMARY_COLUMNS.map((c) => String(c.count(a.counts)))]),
   );
   const unreconciled = describeUnreconciled(summary);
-  const head = unreconciled.length === 0 ? `${title}\n\n${table}` : `${title}\n\n${table}\n\n${unreconciled.join('\n')}\nRun "wallet-recon reconcile --date D" (or "wallet-recon backfill") for these dates.`;
+  const caseLines = describeCases(summary);
+  const withCases = caseLines.length === 0 ? `${title}\n\n${table}` : `${title}\n\n${table}\n\n${caseLines.join('\n')}`;
+  const head = unreconciled.length === 0 ? withCases : `${withCases}\n\n${unreconciled.join('\n')}\nRun "wallet-recon reconcile --date D" (or "wallet-recon backfill") for these dates.`;
   const unmatched = results.filter((r) => r.status !== 'matched');
   if (unmatched.length === 0) return `${head}\n\n${unreconciled.length === 0 ? 'Every result matched.' : 'Every stored result matched, but not every date was reconciled.'}`;
   const details = formatTable(
-    ['business date', 'account', 'currency', 'status', 'gateway', 'single wallet', 'books', 'difference', 'movement', 'run'],
+    ['business date', 'account', 'currency', 'status', 'gateway', 'single wallet', 'books', 'difference', 'movement', 'run', 'case', 'case state', 'age (days)'],
     unmatched.map((r) => [
       r.businessDate,
       r.account,
@@ -47,7 +71,9 @@ export function renderTable(report: Report<ReconciliationResult>): string {
       amountText(r.difference) ?? '',
       amountText(r.movement) ?? '',
       r.runId === null ? '' : String(r.runId),
+      ...caseCells(r),
     ]),
   );
-  return `${head}\n\n${countUnmatched(summary.total)} result(s) need attention:\n\n${details}`;
+  const acceptedNote = summary.accepted === 0 ? '' : `, ${summary.accepted} accepted`;
+  return `${head}\n\n${countUnmatched(summary.total)} result(s) need attention${acceptedNote}:\n\n${details}`;
 }

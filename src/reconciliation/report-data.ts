@@ -1,9 +1,11 @@
 import type { Kysely } from 'kysely';
+import { ageBucketOf, AGE_BUCKETS, caseAgeDays, caseKindOf, type AgeBucket, type CaseKind } from '../cases/case-model.js';
 import { datesBetween } from '../clock.js';
 import type { Database } from '../db/database.types.js';
 import { listExpectedBalancesBetween } from '../db/expected-balance.repository.js';
+import { listCasesByIds } from '../db/reconciliation-case.repository.js';
 import { listBalanceHistory, listResults } from '../db/reconciliation-result.repository.js';
-import { addCounts, countByStatus, reconciliationExitCode, type ReconciliationResult, type StatusCounts, type StoredReconciliationResult } from './reconciliation-result.js';
+import { addCounts, countByStatus, isAccepted, reconciliationExitCode, type ReconciliationResult, type StatusCounts, type StoredReconciliationResult } from './reconciliation-result.js';
 
 /** The business dates (inclusive) and, optionally, the one account a report covers. */
 export interface ReportRange {
@@ -17,13 +19,40 @@ export interface ReportSummary {
   to: string;
   /** The account asked for, or null for all. */
   account: string | null;
+  /** Results per status; a discrepancy whose case is accepted is counted in `accepted`, not under its status. */
   total: StatusCounts;
+  /** Results whose case is accepted: shown, but no break for the exit code. */
+  accepted: number;
   /** Per account: its counts and the dates of the range (up to today) without any stored result. */
-  accounts: Array<{ account: string; counts: StatusCounts; unreconciledDates: string[] }>;
+  accounts: Array<{ account: string; counts: StatusCounts; accepted: number; unreconciledDates: string[] }>;
+  /** The cases the results name: active ones (open, acknowledged) counted by age, accepted ones listed. */
+  cases: CasesSummary;
   /** Dates of the range (up to today) on which some account has no stored result: never reconciled. */
   unreconciledDates: string[];
   /** 0 when every result matched and every date was reconciled, 3 otherwise (what `reconcile` would exit with). */
   exitCode: 0 | 3;
+}
+
+/** Active cases by age bucket and the accepted ones, among the cases a report's results name. */
+export interface CasesSummary {
+  activeByAge: Record<AgeBucket, number>;
+  accepted: Array<{ caseId: number; account: string; currency: string | null; kind: CaseKind | null; acceptedUntil: string | null; ageDays: number }>;
+}
+
+/** Counts the distinct cases of a set of results: active ones by age, accepted ones listed by case id. */
+export function summarizeCases(results: readonly ReconciliationResult[]): CasesSummary {
+  const activeByAge = Object.fromEntries(AGE_BUCKETS.map((b) => [b, 0])) as Record<AgeBucket, number>;
+  const accepted: CasesSummary['accepted'] = [];
+  const seen = new Set<number>();
+  for (const r of results) {
+    const c = r.case;
+    if (c === undefined || c === null || seen.has(c.id)) continue;
+    seen.add(c.id);
+    if (c.state === 'open' || c.state === 'acknowledged') activeByAge[ageBucketOf(c.ageDays)]++;
+    else if (c.state === 'accepted') accepted.push({ caseId: c.id, account: r.account, currency: r.currency, kind: caseKindOf(r.status) ?? null, acceptedUntil: c.acceptedUntil, ageDays: c.ageDays });
+  }
+  accepted.sort((a, b) => a.caseId - b.caseId);
+  return { activeByAge, accepted };
 }
 
 /** What a summary needs beyond the results to tell which dates were never reconciled. */
@@ -68,17 +97,31 @@ export function summarizeResults<R extends ReconciliationResult>(range: ReportRa
     const own = results.filter((r) => r.account === account);
     const reconciled = new Set(own.map((r) => r.businessDate));
     const unreconciledDates = expected.includes(account) ? dates.filter((d) => !reconciled.has(d)) : [];
-    return { account, counts: countByStatus(own), unreconciledDates };
+    const counted = own.filter((r) => !isAccepted(r));
+    return { account, counts: countByStatus(counted), accepted: own.length - counted.length, unreconciledDates };
   });
   const total = accounts.reduce((sum, a) => addCounts(sum, a.counts), countByStatus([]));
+  const accepted = accounts.reduce((sum, a) => sum + a.accepted, 0);
   const unreconciledDates = dates.filter((d) => accounts.some((a) => a.unreconciledDates.includes(d)));
   const exitCode = unreconciledDates.length > 0 ? 3 : reconciliationExitCode(total);
-  return { summary: { from: range.from, to: range.to, account: range.account ?? null, total, accounts, unreconciledDates, exitCode }, results };
+  const cases = summarizeCases(results);
+  return { summary: { from: range.from, to: range.to, account: range.account ?? null, total, accepted, accounts, cases, unreconciledDates, exitCode }, results };
 }
 
-/** Reads the stored results over a range and summarises them, listing the dates never reconciled. */
+/**
+ * Reads the stored results over a range with their cases (state now, age to `today`) and
+ * summarises them, listing the dates never reconciled.
+ */
 export async function loadReport(db: Kysely<Database>, range: ReportRange, options: SummaryOptions = {}): Promise<Report> {
-  return summarizeResults(range, await listResults(db, range), options);
+  const results = await listResults(db, range);
+  const ids = [...new Set(results.flatMap((r) => (r.caseId === null ? [] : [r.caseId])))];
+  const cases = new Map((await listCasesByIds(db, ids)).map((c) => [c.id, c]));
+  const today = options.today ?? range.to;
+  const withCases = results.map((r) => {
+    const c = r.caseId === null ? undefined : cases.get(r.caseId);
+    return { ...r, case: c === undefined ? null : { id: c.id, state: c.state, ageDays: caseAgeDays(c, today), acceptedUntil: c.acceptedUntil } };
+  });
+  return summarizeResults(range, withCases, options);
 }
 
 /** Per currency, each account's gateway balances (`balance_history`) and books over the range. */

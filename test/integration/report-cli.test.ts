@@ -81,7 +81,7 @@ describe(`wallet-recon report (${backend})`, () => {
     expect(result.stderr).toMatch(/Wrote the csv report \(9 results\) to /);
     expect(statSync(out).mode & 0o777).toBe(0o600);
     const lines = readFileSync(out, 'utf8').split('\r\n');
-    expect(lines[0]).toBe('account,business_date,currency,gateway_balance,single_balance,expected_balance,previous_balance,movement,difference,status,run_id,computed_at');
+    expect(lines[0]).toBe('account,business_date,currency,gateway_balance,single_balance,expected_balance,previous_balance,movement,difference,status,run_id,computed_at,case_id,case_state,case_age_days');
     expect(lines).toHaveLength(11);
     expect(lines[3]).toMatch(/^default,2026-11-17,EUR,9007199254740993,9007199254740993,9007199254740993,9007199254740000,993,0,matched,\d+,/);
     expect(readdirSync(dir).filter((f) => f.endsWith('.tmp'))).toEqual([]);

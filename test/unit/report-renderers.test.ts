@@ -25,6 +25,7 @@ function result(overrides: Partial<StoredReconciliationResult>): StoredReconcili
     status: 'matched',
     runId: 3,
     computedAt,
+    caseId: null,
     ...overrides,
   };
 }
@@ -132,8 +133,8 @@ describe('csv', () => {
     expect(lines).toHaveLength(results.length + 2);
     expect(lines.at(-1)).toBe('');
     expect(lines[0]).toBe(CSV_COLUMNS.join(','));
-    expect(lines[2]).toBe('acme,2026-11-20,USD,9007199254740993,9007199254740993,9007199254740893,1,9007199254740992,100,break,3,2026-11-21T06:00:00.000Z');
-    expect(lines[3]).toBe('zeta,2026-11-20,,,,,,,,no_snapshot,,2026-11-21T06:00:00.000Z');
+    expect(lines[2]).toBe('acme,2026-11-20,USD,9007199254740993,9007199254740993,9007199254740893,1,9007199254740992,100,break,3,2026-11-21T06:00:00.000Z,,,');
+    expect(lines[3]).toBe('zeta,2026-11-20,,,,,,,,no_snapshot,,2026-11-21T06:00:00.000Z,,,');
   });
 });
 
@@ -155,7 +156,45 @@ describe('json', () => {
       run_id: 3,
       books_import_id: null,
       computed_at: '2026-11-21T06:00:00.000Z',
+      case_id: null,
+      case_state: null,
+      case_age_days: null,
     });
+  });
+});
+
+describe('cases in reports', () => {
+  const open = (id: number, ageDays: number) => ({ id, state: 'open' as const, ageDays, acceptedUntil: null });
+  const withCases = summarizeResults({ from: '2026-11-20', to: '2026-11-20' }, [
+    result({ currency: 'USD', status: 'break', difference: 100n, caseId: 1, case: open(1, 0) }),
+    result({ currency: 'GBP', status: 'missing_in_ledger', expectedBalance: null, difference: null, caseId: 2, case: open(2, 7) }),
+    result({ currency: 'CHF', status: 'break', difference: 5n, caseId: 3, case: open(3, 8) }),
+    result({ currency: 'JPY', status: 'break', difference: 9n, caseId: 4, case: open(4, 31) }),
+    result({ currency: 'EUR', status: 'break', difference: 100n, caseId: 5, case: { id: 5, state: 'accepted', ageDays: 3, acceptedUntil: '2026-11-23' } }),
+  ]);
+
+  it('counts active cases by age bucket and lists accepted ones apart, not as breaks', () => {
+    expect(withCases.summary.cases).toEqual({
+      activeByAge: { 'under 2 days': 1, '2-7 days': 1, '8-30 days': 1, 'over 30 days': 1 },
+      accepted: [{ caseId: 5, account: 'acme', currency: 'EUR', kind: 'break', acceptedUntil: '2026-11-23', ageDays: 3 }],
+    });
+    expect(withCases.summary.total.break).toBe(3);
+    expect(withCases.summary.accepted).toBe(1);
+    const table = renderTable(withCases);
+    expect(table).toContain('active cases by age: under 2 days 1, 2-7 days 1, 8-30 days 1, over 30 days 1');
+    expect(table).toContain('accepted (not counted as a break): case 5 acme EUR break until 2026-11-23');
+    expect(table).toContain('4 result(s) need attention, 1 accepted:');
+    expect(table).toMatch(/2026-11-20\s+acme\s+EUR\s+break\s.*\s5\s+accepted\s+3$/m);
+  });
+
+  it('gives every format the case id, state and age of each result', () => {
+    expect(renderCsv(withCases).split('\r\n')[5]).toMatch(/,5,accepted,3$/);
+    const json = JSON.parse(renderJson(withCases)) as { results: Array<Record<string, unknown>> };
+    expect(json.results[4]).toMatchObject({ case_id: 5, case_state: 'accepted', case_age_days: 3 });
+    const html = renderHtml(withCases, [], computedAt);
+    expect(html).toContain('<tr class="status-break case-accepted">');
+    expect(html).toContain('<td>5</td><td>accepted</td><td class="amount">3</td></tr>');
+    expect(html).toContain('<li>active cases by age: under 2 days 1, 2-7 days 1, 8-30 days 1, over 30 days 1</li>');
   });
 });
 

@@ -1,0 +1,138 @@
+import type { CaseAction, CaseKind, CaseResolution, CaseState, ReconciliationStatus } from '../db/database.types.js';
+import type { ReconciliationResult } from '../reconciliation/reconciliation-result.js';
+
+export type { CaseAction, CaseKind, CaseResolution, CaseState } from '../db/database.types.js';
+
+/**
+ * Glossary. A *case* is one discrepancy of one kind for one account and currency (currency null
+ * for account-level kinds), followed from the day it opens. An *occurrence* is one business
+ * date it was seen on. An *event* is one line of its append-only audit trail. *Active* cases
+ * (open, acknowledged) need someone's attention; accepted ones are known and explained.
+ */
+export const CASE_STATES: readonly CaseState[] = ['open', 'acknowledged', 'resolved', 'accepted'];
+export const ACTIVE_STATES: readonly CaseState[] = ['open', 'acknowledged'];
+/** `--state` values of `wallet-recon cases`: a state, or `active` for open and acknowledged. */
+export const CASE_STATE_FILTERS = [...CASE_STATES, 'active'] as const;
+
+/**
+ * Which result status opens which kind of case. A status absent here (matched) opens none; a
+ * new kind (a missed business date) is one more entry here and in the migration's check.
+ */
+export const CASE_KIND_OF_STATUS: Readonly<Partial<Record<ReconciliationStatus, CaseKind>>> = {
+  break: 'break',
+  missing_in_ledger: 'missing_in_ledger',
+  missing_in_gateway: 'missing_in_gateway',
+  endpoint_mismatch: 'endpoint_mismatch',
+  disappeared: 'disappeared',
+  no_snapshot: 'no_snapshot',
+};
+
+export const CASE_KINDS: readonly CaseKind[] = [...new Set(Object.values(CASE_KIND_OF_STATUS))];
+
+/** Kinds about the whole account rather than one currency. */
+export const ACCOUNT_LEVEL_KINDS: readonly CaseKind[] = ['no_snapshot'];
+
+/** A case as services see it; amounts exact. */
+export interface ReconciliationCase {
+  id: number;
+  account: string;
+  currency: string | null;
+  kind: CaseKind;
+  state: CaseState;
+  resolution: CaseResolution | null;
+  openedOn: string;
+  lastSeenOn: string;
+  occurrences: number;
+  latestDifference: bigint | null;
+  assignee: string | null;
+  dueOn: string | null;
+  acceptedUntil: string | null;
+  acceptedDifference: bigint | null;
+  resolvedOn: string | null;
+}
+
+/** One business date a case was seen on. */
+export interface CaseOccurrence {
+  caseId: number;
+  businessDate: string;
+  status: ReconciliationStatus;
+  difference: bigint | null;
+  gatewayBalance: bigint | null;
+  singleBalance: bigint | null;
+  expectedBalance: bigint | null;
+  runId: number | null;
+}
+
+/** One line of a case's audit trail. */
+export interface CaseEvent {
+  id: number;
+  caseId: number;
+  at: Date;
+  actor: string;
+  action: CaseAction;
+  fromState: CaseState | null;
+  toState: CaseState | null;
+  note: string | null;
+  evidence: unknown;
+}
+
+/** What a result carries of its case, for exit codes and reports. */
+export interface ResultCase {
+  id: number;
+  state: CaseState;
+  /** Days from the case's opening to today (active, accepted) or to its resolution. */
+  ageDays: number;
+  acceptedUntil: string | null;
+}
+
+/** The actor the reconciliation itself writes events as. */
+export const SYSTEM_ACTOR = 'wallet-recon';
+
+/** The case kind a result opens, or undefined for a matched result. */
+export function caseKindOf(status: ReconciliationStatus): CaseKind | undefined {
+  return CASE_KIND_OF_STATUS[status];
+}
+
+/**
+ * The amount a case follows: gateway minus books with a missing side counted as zero (so a
+ * missing_in_ledger case follows the gateway balance); for endpoint_mismatch the list balance
+ * minus the single-wallet one; null when neither side has an amount (no_snapshot).
+ */
+export function discrepancyAmount(r: Pick<ReconciliationResult, 'status' | 'gatewayBalance' | 'singleBalance' | 'expectedBalance' | 'difference'>): bigint | null {
+  if (r.status === 'endpoint_mismatch' && r.gatewayBalance !== null && r.singleBalance !== null) return r.gatewayBalance - r.singleBalance;
+  if (r.difference !== null) return r.difference;
+  if (r.gatewayBalance === null && r.expectedBalance === null) return null;
+  return (r.gatewayBalance ?? 0n) - (r.expectedBalance ?? 0n);
+}
+
+/** Whole days from one YYYY-MM-DD date to another (negative when `to` is earlier). */
+export function daysBetween(from: string, to: string): number {
+  return Math.round((Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / 86_400_000);
+}
+
+/** A case's age in days: to today while it is active or accepted, to its resolution date once resolved. */
+export function caseAgeDays(c: Pick<ReconciliationCase, 'state' | 'openedOn' | 'resolvedOn'>, today: string): number {
+  const end = c.state === 'resolved' && c.resolvedOn !== null ? c.resolvedOn : today;
+  return Math.max(0, daysBetween(c.openedOn, end));
+}
+
+export const AGE_BUCKETS = ['under 2 days', '2-7 days', '8-30 days', 'over 30 days'] as const;
+export type AgeBucket = (typeof AGE_BUCKETS)[number];
+
+/** The age bucket the summaries count active cases in. */
+export function ageBucketOf(ageDays: number): AgeBucket {
+  if (ageDays < 2) return 'under 2 days';
+  if (ageDays <= 7) return '2-7 days';
+  if (ageDays <= 30) return '8-30 days';
+  return 'over 30 days';
+}
+
+/** `difference 100`, or `no amount` for account-level kinds. */
+export function describeAmount(amount: bigint | null): string {
+  return amount === null ? 'no amount' : `difference ${amount}`;
+}
+
+/** How a case is named to people: `#7 eu-main EUR break`. */
+export function describeCase(c: Pick<ReconciliationCase, 'id' | 'account' | 'currency' | 'kind'>): string {
+  return `#${c.id} ${c.account}${c.currency === null ? '' : ` ${c.currency}`} ${c.kind}`;
+}

@@ -1,0 +1,183 @@
+import { InvalidArgumentError, Option, type Command } from 'commander';
+import { applyCaseAction, type CaseActionRequest, type ManualCaseAction } from '../cases/case-actions.js';
+import { resolveActor } from '../cases/case-actor.js';
+import { ACTIVE_STATES, caseAgeDays, CASE_KINDS, CASE_STATE_FILTERS, describeCase, type CaseEvent, type CaseOccurrence, type ReconciliationCase } from '../cases/case-model.js';
+import { findCase, listCases, listEvents, listOccurrences } from '../db/reconciliation-case.repository.js';
+import { UsageError } from '../errors.js';
+import { todayOf } from '../reconciliation/business-dates.js';
+import { formatTable } from './output.js';
+import type { CliRuntime } from './runtime.js';
+
+function parseCaseId(value: string): number {
+  if (!/^\d{1,9}$/.test(value) || Number(value) < 1) throw new InvalidArgumentError('must be a case number such as 7 (see "wallet-recon cases")');
+  return Number(value);
+}
+
+const text = (v: bigint | null) => (v === null ? null : v.toString());
+
+/** A case in the column names of `reconciliation_cases`, amounts as digit strings, plus its age. */
+function caseJson(c: ReconciliationCase, today: string) {
+  return {
+    id: c.id,
+    account: c.account,
+    currency: c.currency,
+    kind: c.kind,
+    state: c.state,
+    resolution: c.resolution,
+    opened_on: c.openedOn,
+    last_seen_on: c.lastSeenOn,
+    age_days: caseAgeDays(c, today),
+    occurrences: c.occurrences,
+    latest_difference: text(c.latestDifference),
+    assignee: c.assignee,
+    due_on: c.dueOn,
+    accepted_until: c.acceptedUntil,
+    accepted_difference: text(c.acceptedDifference),
+    resolved_on: c.resolvedOn,
+  };
+}
+
+const occurrenceJson = (o: CaseOccurrence) => ({
+  business_date: o.businessDate,
+  status: o.status,
+  difference: text(o.difference),
+  gateway_balance: text(o.gatewayBalance),
+  single_balance: text(o.singleBalance),
+  expected_balance: text(o.expectedBalance),
+  run_id: o.runId,
+});
+
+const eventJson = (e: CaseEvent) => ({
+  at: e.at.toISOString(),
+  actor: e.actor,
+  action: e.action,
+  from_state: e.fromState,
+  to_state: e.toState,
+  note: e.note,
+  evidence: e.evidence,
+});
+
+function describeState(c: ReconciliationCase): string {
+  if (c.state === 'accepted') return c.acceptedUntil === null ? 'accepted' : `accepted until ${c.acceptedUntil}`;
+  if (c.state === 'resolved') return `resolved (${c.resolution})`;
+  return c.state;
+}
+
+/** `wallet-recon cases`: discrepancy cases, one line each; subcommands show and act on one case. */
+export function registerCasesCommand(program: Command, runtime: CliRuntime): void {
+  const cases = program
+    .command('cases')
+    .description('discrepancy cases: list them, show one with its history, acknowledge, assign, note, resolve, accept, reopen')
+    .addOption(new Option('--state <state>', 'only cases in this state (active: open or acknowledged)').choices(CASE_STATE_FILTERS))
+    .option('--account <name>', 'only this account')
+    .option('--currency <cur>', 'only this currency, e.g. EUR')
+    .addOption(new Option('--kind <kind>', 'only this kind').choices(CASE_KINDS))
+    .option('--json', 'print JSON')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  wallet-recon cases --state active
+  wallet-recon cases show 7
+  wallet-recon cases ack 7 --note "looking into it"
+  wallet-recon cases assign 7 --to anna --due 2026-11-30
+  wallet-recon cases accept 7 --note "booking on Monday" --until 2026-11-24
+  wallet-recon cases resolve 7 --note "booked as 2026-11-23/118"
+
+Actions are recorded as --by NAME, else RECON_ACTOR, else the operating-system user.
+Exit codes: 0 done, 1 error, 2 usage error (also a transition the case's state does not allow; nothing changes).`,
+    )
+    .action(async (opts: { state?: (typeof CASE_STATE_FILTERS)[number]; account?: string; currency?: string; kind?: (typeof CASE_KINDS)[number]; json?: boolean }) => {
+      if (opts.currency !== undefined && !/^[A-Z]{3}$/.test(opts.currency)) throw new UsageError(`--currency ${JSON.stringify(opts.currency)} is not a currency code: use three capital letters such as EUR.`);
+      await runtime.withContext('wallet-recon cases', {}, async (ctx) => {
+        const states = opts.state === undefined ? undefined : opts.state === 'active' ? ACTIVE_STATES : [opts.state];
+        const found = await listCases(ctx.database.db, { states, account: opts.account, currency: opts.currency, kind: opts.kind });
+        const today = todayOf(ctx).date;
+        if (opts.json) {
+          runtime.output.out(JSON.stringify(found.map((c) => caseJson(c, today)), null, 2));
+          return 0;
+        }
+        if (found.length === 0) {
+          runtime.output.out('No cases match. Cases open when "wallet-recon reconcile" finds a discrepancy.');
+          return 0;
+        }
+        const rows = found.map((c) => [
+          String(c.id),
+          c.account,
+          c.currency ?? '',
+          c.kind,
+          describeState(c),
+          String(caseAgeDays(c, today)),
+          String(c.occurrences),
+          text(c.latestDifference) ?? '',
+          c.assignee ?? '',
+        ]);
+        runtime.output.out(formatTable(['case', 'account', 'currency', 'kind', 'state', 'age (days)', 'occurrences', 'latest difference', 'assignee'], rows));
+        return 0;
+      });
+    });
+
+  cases
+    .command('show')
+    .description('one case: its fields, its occurrences oldest first and its whole event history')
+    .argument('<id>', 'case number', parseCaseId)
+    .option('--json', 'print JSON')
+    .action(async (id: number, _opts: unknown, command: Command) => {
+      // `cases` has a --json of its own, which commander gives the first say: read both.
+      const opts = command.optsWithGlobals<{ json?: boolean }>();
+      await runtime.withContext('wallet-recon cases show', {}, async (ctx) => {
+        const { db } = ctx.database;
+        const c = await findCase(db, id);
+        if (c === undefined) throw new UsageError(`There is no case #${id}. Run "wallet-recon cases" to list them.`);
+        const occurrences = await listOccurrences(db, id);
+        const events = await listEvents(db, id);
+        const today = todayOf(ctx).date;
+        if (opts.json) {
+          runtime.output.out(JSON.stringify({ case: caseJson(c, today), occurrences: occurrences.map(occurrenceJson), events: events.map(eventJson) }, null, 2));
+          return 0;
+        }
+        const head = [
+          `Case ${describeCase(c)}: ${describeState(c)}`,
+          `opened on ${c.openedOn}, last seen on ${c.lastSeenOn}, age ${caseAgeDays(c, today)} days, ${c.occurrences} occurrence(s), latest difference ${text(c.latestDifference) ?? '-'}`,
+          `assignee ${c.assignee ?? '-'}${c.dueOn === null ? '' : `, due ${c.dueOn}`}`,
+        ].join('\n');
+        const occurrenceTable = formatTable(
+          ['business date', 'status', 'difference', 'gateway', 'single wallet', 'books', 'run'],
+          occurrences.map((o) => [o.businessDate, o.status, text(o.difference) ?? '', text(o.gatewayBalance) ?? '', text(o.singleBalance) ?? '', text(o.expectedBalance) ?? '', o.runId === null ? '' : String(o.runId)]),
+        );
+        const eventTable = formatTable(
+          ['at (UTC)', 'actor', 'action', 'state', 'note'],
+          events.map((e) => [
+            e.at.toISOString().replace('T', ' ').slice(0, 19),
+            e.actor,
+            e.action,
+            e.fromState === e.toState || e.fromState === null ? (e.toState ?? '') : `${e.fromState} -> ${e.toState ?? ''}`,
+            e.note ?? '',
+          ]),
+        );
+        runtime.output.out(`${head}\n\nOccurrences:\n${occurrenceTable}\n\nHistory:\n${eventTable}`);
+        return 0;
+      });
+    });
+
+  const action = (name: ManualCaseAction, description: string, configure: (c: Command) => Command) =>
+    configure(cases.command(name).description(description).argument('<id>', 'case number', parseCaseId).option('--by <name>', 'who does it (default: RECON_ACTOR, else the operating-system user)')).action(
+      async (id: number, opts: { by?: string; note?: string; to?: string; due?: string; until?: string }) => {
+        await runtime.withContext(`wallet-recon cases ${name}`, {}, async (ctx) => {
+          const request: CaseActionRequest = { caseId: id, action: name, actor: resolveActor(opts.by, ctx.config), note: opts.note, to: opts.to, due: opts.due, until: opts.until };
+          const { before, after } = await applyCaseAction(ctx, request);
+          const change = before.state === after.state ? describeState(after) : `${describeState(before)} -> ${describeState(after)}`;
+          runtime.output.out(`Case ${describeCase(after)}: ${change} (${name} by ${request.actor}).`);
+          return 0;
+        });
+      },
+    );
+  action('ack', 'acknowledge: someone is looking into it', (c) => c.option('--note <text>', 'optional note'));
+  action('assign', 'give the case to someone, optionally with a due date', (c) => c.option('--to <name>', 'assignee').option('--due <date>', 'due date YYYY-MM-DD').option('--note <text>', 'optional note'));
+  action('note', 'add a note to the history', (c) => c.option('--note <text>', 'the note'));
+  action('resolve', 'resolved: fixed by a booking (say which in the note)', (c) => c.option('--note <text>', 'how it was fixed'));
+  action('accept', 'accept the difference as explained; reconcile stops counting it while it stays the same', (c) =>
+    c.option('--note <text>', 'why it is accepted').option('--until <date>', 'last business date the acceptance covers, YYYY-MM-DD'),
+  );
+  action('reopen', 'open a resolved or accepted case again', (c) => c.option('--note <text>', 'why'));
+}
