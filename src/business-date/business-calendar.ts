@@ -74,7 +74,7 @@ export class BusinessCalendar {
       // "After the start of D": a 00:00 cut-off is the midnight that ends D, not the one that starts it.
       const wall = wallOfDate(midnightCutoff ? addDays(date, 1) : date) + (this.#cutoffHour * 60 + this.#cutoffMinute) * 60_000;
       cached = instantOfWall(wall, this.#timezone);
-      if (this.#cutoffs.size > 1000) this.#cutoffs.clear();
+      // A calendar lives as long as its configuration: one entry per date it was asked about.
       this.#cutoffs.set(date, cached);
     }
     return new Date(cached);

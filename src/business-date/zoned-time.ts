@@ -46,26 +46,24 @@ const DAY_MS = 86_400_000;
  * follow this rule, so a slot and the cut-off it serves never disagree about a DST night.
  */
 export function instantOfWall(wallMs: number, timeZone: string): number {
-  // Transitions are months apart, so the offsets a day either side are the only candidates.
-  const offsets = new Set([offsetAt(wallMs - DAY_MS, timeZone), offsetAt(wallMs, timeZone), offsetAt(wallMs + DAY_MS, timeZone)]);
-  let first: number | undefined;
-  for (const offset of offsets) {
+  // Transitions are months apart: the offsets a day either side are the only ones in play.
+  const earlier = offsetAt(wallMs - DAY_MS, timeZone);
+  const later = offsetAt(wallMs + DAY_MS, timeZone);
+  // The larger offset gives the earlier instant: where the wall time occurs twice, its first occurrence.
+  for (const offset of earlier >= later ? [earlier, later] : [later, earlier]) {
     const candidate = wallMs - offset;
-    if (wallClockOf(candidate, timeZone) === wallMs && (first === undefined || candidate < first)) first = candidate;
+    if (wallClockOf(candidate, timeZone) === wallMs) return candidate;
   }
-  if (first !== undefined) return first;
-  // A gap: the clocks jumped forward over this wall time. The transition lies between the
-  // instants the wall time would have had under the larger and the smaller offset.
-  const sorted = [...offsets].sort((a, b) => a - b);
-  let before = wallMs - sorted[sorted.length - 1]!; // still the old offset here
-  let after = wallMs - sorted[0]!; // already past the jump
-  const oldOffset = offsetAt(before, timeZone);
-  while (after - before > 1) {
-    const middle = Math.floor((before + after) / 2);
-    if (offsetAt(middle, timeZone) === oldOffset) before = middle;
-    else after = middle;
+  // A gap: the clocks jumped forward (from `earlier` to the larger `later`) over this wall time.
+  // Under the new offset the wall time would lie before the jump, under the old one after it.
+  let stillOld = wallMs - later;
+  let alreadyNew = wallMs - earlier;
+  while (alreadyNew - stillOld > 1) {
+    const middle = Math.floor((stillOld + alreadyNew) / 2);
+    if (offsetAt(middle, timeZone) === earlier) stillOld = middle;
+    else alreadyNew = middle;
   }
-  return after;
+  return alreadyNew;
 }
 
 /** Wall ms of 00:00 on a YYYY-MM-DD date. */

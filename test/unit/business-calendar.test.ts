@@ -23,6 +23,19 @@ describe('cut-off of a business date', () => {
     expect(iso(calendar('02:30', 'Europe/Berlin').cutoffOf('2026-10-25'))).toBe('2026-10-25T00:30:00.000Z');
   });
 
+  it('handles the gaps and repeats of zones west of UTC too (New York, 2026-03-08 and 2026-11-01)', () => {
+    // 02:30 does not exist on 2026-03-08: the clocks jump from 02:00 EST to 03:00 EDT (07:00Z).
+    expect(iso(calendar('02:30', 'America/New_York').cutoffOf('2026-03-08'))).toBe('2026-03-08T07:00:00.000Z');
+    // 01:30 happens twice on 2026-11-01: first in EDT (05:30Z), then in EST (06:30Z).
+    expect(iso(calendar('01:30', 'America/New_York').cutoffOf('2026-11-01'))).toBe('2026-11-01T05:30:00.000Z');
+    expect(iso(calendar('01:30', 'America/New_York').cutoffOf('2026-11-02'))).toBe('2026-11-02T06:30:00.000Z');
+  });
+
+  it('with a cut-off just after midnight is on the date itself, not the next', () => {
+    expect(iso(calendar('00:30').cutoffOf('2026-11-20'))).toBe('2026-11-20T00:30:00.000Z');
+    expect(iso(calendar('00:01').cutoffOf('2026-11-20'))).toBe('2026-11-20T00:01:00.000Z');
+  });
+
   it('maps wall times exactly, to the millisecond, around both Berlin transitions', () => {
     expect(instantOfWall(wallOfDate('2026-03-29') + 2 * 3_600_000 + 59 * 60_000 + 59_999, 'Europe/Berlin')).toBe(Date.parse('2026-03-29T01:00:00.000Z'));
     expect(instantOfWall(wallOfDate('2026-03-29') + 3_600_000 + 59 * 60_000 + 59_999, 'Europe/Berlin')).toBe(Date.parse('2026-03-29T00:59:59.999Z'));
@@ -64,14 +77,32 @@ describe('capture timing', () => {
     expect(c.classify(new Date('2026-11-21T14:00:00Z'))).toMatchObject({ businessDate: '2026-11-21', endOfDay: false, driftSeconds: -36_000 });
   });
 
+  it('counts both edges of the window in, and a millisecond beyond out', () => {
+    const cut = Date.parse('2026-11-21T00:00:00Z');
+    expect(c.classify(new Date(cut - 3 * 3_600_000))).toMatchObject({ businessDate: '2026-11-20', endOfDay: true, driftSeconds: -10_800 });
+    expect(c.classify(new Date(cut - 3 * 3_600_000 - 1))).toMatchObject({ businessDate: '2026-11-20', endOfDay: false });
+    expect(c.windowOf('2026-11-20')).toEqual({
+      businessDate: '2026-11-20',
+      cutoffAt: new Date('2026-11-21T00:00:00Z'),
+      opensAt: new Date('2026-11-20T21:00:00Z'),
+      closesAt: new Date('2026-11-21T03:00:00Z'),
+    });
+  });
+
   it('finds the nearest cut-off on either side', () => {
+    // Exactly halfway, the earlier cut-off wins.
+    expect(c.nearestCutoff(new Date('2026-11-21T12:00:00Z'))).toMatchObject({ businessDate: '2026-11-20', distanceMs: 12 * 3_600_000 });
     expect(c.nearestCutoff(new Date('2026-11-21T11:00:00Z'))).toMatchObject({ businessDate: '2026-11-20', distanceMs: 11 * 3_600_000 });
     expect(c.nearestCutoff(new Date('2026-11-21T13:00:00Z'))).toMatchObject({ businessDate: '2026-11-21', distanceMs: 11 * 3_600_000 });
   });
 
   it('refuses a window so wide that two dates would share captures', () => {
     expect(() => new BusinessCalendar({ timezone: 'UTC', cutoff: '00:00', captureWindowMs: 12 * 3_600_000 })).toThrow(/at most 11 hours/);
-    expect(() => new BusinessCalendar({ timezone: 'UTC', cutoff: '24:00', captureWindowMs: 1000 })).toThrow(/HH:MM/);
+    for (const cutoff of ['24:00', '23:60', '7:00', 'x07:00', '07:00x', '']) {
+      expect(() => new BusinessCalendar({ timezone: 'UTC', cutoff, captureWindowMs: 1000 })).toThrow(`cut-off must be HH:MM from 00:00 to 23:59, got "${cutoff}"`);
+    }
+    expect(() => new BusinessCalendar({ timezone: 'UTC', cutoff: '00:00', captureWindowMs: 0 })).toThrow(/more than 0 and at most 11 hours, got 0 ms/);
+    expect(new BusinessCalendar({ timezone: 'UTC', cutoff: '23:59', captureWindowMs: 11 * 3_600_000 }).captureWindowMs).toBe(11 * 3_600_000);
   });
 });
 
