@@ -17,7 +17,9 @@ export function formatDuration(ms: number): string {
   const seconds = Math.round(Math.abs(ms) / 1000);
   if (seconds < 60) return `${seconds} s`;
   const minutes = Math.floor(seconds / 60);
-  if (minutes < 60) return seconds % 60 === 0 || minutes >= 10 ? `${Math.round(seconds / 60)} min` : `${minutes} min ${seconds % 60} s`;
+  // Seconds matter for a few minutes; from ten minutes on, whole minutes say enough.
+  if (minutes < 10) return seconds % 60 === 0 ? `${minutes} min` : `${minutes} min ${seconds % 60} s`;
+  if (minutes < 60) return `${Math.round(seconds / 60)} min`;
   const hours = Math.floor(minutes / 60);
   if (hours < 24) return minutes % 60 === 0 ? `${hours} h` : `${hours} h ${minutes % 60} min`;
   const days = Math.floor(hours / 24);

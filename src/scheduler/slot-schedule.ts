@@ -11,7 +11,6 @@ export interface SlotService {
 
 // A DST shift moves a wall time by at most two hours from where the same offset would put it.
 const LOOK_BEHIND_MS = 3 * 3_600_000;
-const MAX_STEPS = 200_000;
 
 /** Why a cron expression is not accepted, or undefined. Five fields, or six with seconds first. */
 export function checkCronExpression(expression: string): string | undefined {
@@ -20,7 +19,7 @@ export function checkCronExpression(expression: string): string | undefined {
     return `must be a cron expression of 5 fields (minute hour day month weekday) or 6 with seconds first, such as "55 23 * * *" (got ${fields.length} field${fields.length === 1 ? '' : 's'})`;
   }
   try {
-    CronExpressionParser.parse(expression, { tz: 'UTC' });
+    CronExpressionParser.parse(expression);
     return undefined;
   } catch (error) {
     return `is not a valid cron expression (${(error as Error).message})`;
@@ -60,28 +59,22 @@ export class SlotSchedule {
     return slots;
   }
 
-  /** Every slot strictly after an instant, in order, each once. */
+  /**
+   * Every slot strictly after an instant, in order, each once. The expression was checked when
+   * the schedule was built (cron-parser refuses one that can never match, such as 30 February).
+   */
   *slotsAfter(instant: Date): Generator<Date> {
     let last = instant.getTime();
     // Walk wall times from a little before the instant's own: the instant a wall time maps to
-    // never decreases as the wall time grows, so skipping those at or before `last` is enough.
-    let iterator: CronExpression;
-    try {
-      iterator = CronExpressionParser.parse(this.expression, { currentDate: new Date(wallClockOf(last, this.timezone) - LOOK_BEHIND_MS - 1), tz: 'UTC' });
-    } catch {
-      return;
-    }
-    for (let step = 0; step < MAX_STEPS; step++) {
-      let wall: number;
-      try {
-        wall = iterator.next().getTime();
-      } catch {
-        // cron-parser ends an expression that can never match again (30 February) by throwing.
-        return;
-      }
-      const slot = instantOfWall(wall, this.timezone);
+    // never decreases as the wall time grows, so skipping those at or before `last` is enough
+    // (two wall times in one DST gap map to the same instant and fire once).
+    const walls: CronExpression = CronExpressionParser.parse(this.expression, {
+      currentDate: new Date(wallClockOf(last, this.timezone) - LOOK_BEHIND_MS),
+      tz: 'UTC',
+    });
+    for (;;) {
+      const slot = instantOfWall(walls.next().getTime(), this.timezone);
       if (slot <= last) continue;
-      step = 0;
       last = slot;
       yield new Date(slot);
     }
@@ -103,9 +96,7 @@ const CHECK_TO = new Date('2027-02-01T00:00:00Z');
  * nothing useful), or undefined when each slot lies inside the window of its nearest cut-off.
  */
 export function checkScheduleFitsWindows(schedule: SlotSchedule, calendar: BusinessCalendar): string | undefined {
-  let checked = 0;
-  for (const slot of schedule.slotsAfter(CHECK_FROM)) {
-    if (slot >= CHECK_TO || ++checked > 5_000) break;
+  for (const slot of schedule.between(CHECK_FROM, CHECK_TO, 5_000)) {
     const nearest = calendar.nearestCutoff(slot);
     if (nearest.distanceMs > calendar.captureWindowMs) {
       const local = new Date(wallClockOf(slot.getTime(), calendar.timezone)).toISOString().slice(11, 19);

@@ -123,7 +123,7 @@ describe('durations', () => {
     expect(parseDuration('3h')).toBe(10_800_000);
     expect(parseDuration('1h30m')).toBe(5_400_000);
     expect(parseDuration(' 500ms ')).toBe(500);
-    for (const bad of ['', '90', '3 h', 'h', '-5m', '1.5h', '5x']) expect(parseDuration(bad)).toBeUndefined();
+    for (const bad of ['', '90', '3 h', 'h', '-5m', '1.5h', '5x', '5mx', 'x5m']) expect(parseDuration(bad)).toBeUndefined();
   });
 
   it('formats for people', () => {
@@ -132,5 +132,14 @@ describe('durations', () => {
     expect(formatDuration(3_900_000)).toBe('1 h 5 min');
     expect(formatDuration(3 * 3_600_000)).toBe('3 h');
     expect(formatDuration(27 * 3_600_000)).toBe('1 d 3 h');
+    // Each unit takes over exactly at its first whole one.
+    expect(formatDuration(59_000)).toBe('59 s');
+    expect(formatDuration(60_000)).toBe('1 min');
+    expect(formatDuration(570_000)).toBe('9 min 30 s');
+    expect(formatDuration(600_000)).toBe('10 min');
+    expect(formatDuration(659_000)).toBe('11 min');
+    expect(formatDuration(3_600_000)).toBe('1 h');
+    expect(formatDuration(86_400_000)).toBe('1 d');
+    expect(formatDuration(48 * 3_600_000)).toBe('2 d');
   });
 });

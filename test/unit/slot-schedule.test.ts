@@ -33,6 +33,17 @@ describe('slot schedule across DST in Europe/Berlin', () => {
     expect(schedule.nextAfter(new Date('2026-10-25T01:10:00Z'))?.toISOString()).toBe('2026-10-26T01:00:00.000Z');
   });
 
+  it('fires two wall times of one DST gap once, at the end of the gap', () => {
+    const slots = berlin('15,45 2 * * *').between(new Date('2026-03-28T12:00:00Z'), new Date('2026-03-29T12:00:00Z'));
+    expect(isoList(slots)).toEqual(['2026-03-29T01:00:00.000Z']);
+  });
+
+  it('includes a slot at the end of the range and stops at the limit', () => {
+    const schedule = new SlotSchedule('0 * * * *', 'UTC');
+    expect(isoList(schedule.between(new Date('2026-11-20T00:00:00Z'), new Date('2026-11-20T02:00:00Z')))).toEqual(['2026-11-20T01:00:00.000Z', '2026-11-20T02:00:00.000Z']);
+    expect(schedule.between(new Date('2026-11-20T00:00:00Z'), new Date('2026-11-21T00:00:00Z'), 3)).toHaveLength(3);
+  });
+
   it('runs six-field expressions with seconds, in the zone', () => {
     expect(new SlotSchedule('30 55 23 * * *', 'UTC').nextAfter(new Date('2026-11-20T12:00:00Z'))?.toISOString()).toBe('2026-11-20T23:55:30.000Z');
     expect(berlin('30 55 23 * * *').nextAfter(new Date('2026-11-20T12:00:00Z'))?.toISOString()).toBe('2026-11-20T22:55:30.000Z');
@@ -47,13 +58,20 @@ describe('cron expressions', () => {
   it('accepts five fields or six with seconds, and says what is wrong otherwise', () => {
     expect(checkCronExpression('55 23 * * *')).toBeUndefined();
     expect(checkCronExpression('0 55 23 * * *')).toBeUndefined();
-    expect(checkCronExpression('55 23 * *')).toMatch(/5 fields .* or 6 with seconds first.*got 4 fields/);
+    expect(checkCronExpression(' 55  23 * * * ')).toBeUndefined();
+    expect(checkCronExpression('55 23 * *')).toMatch(/5 fields .* or 6 with seconds first.*got 4 fields\)$/);
+    expect(checkCronExpression('daily')).toMatch(/got 1 field\)$/);
     expect(checkCronExpression('61 23 * * *')).toMatch(/is not a valid cron expression/);
   });
 });
 
 describe('a schedule against the capture windows', () => {
   const calendar = (cutoff: string, hours: number) => new BusinessCalendar({ timezone: 'Europe/Berlin', cutoff, captureWindowMs: hours * 3_600_000 });
+
+  it('fits when a slot is exactly a window away from its cut-off', () => {
+    expect(checkScheduleFitsWindows(new SlotSchedule('0 21 * * *', 'UTC'), new BusinessCalendar({ timezone: 'UTC', cutoff: '00:00', captureWindowMs: 3 * 3_600_000 }))).toBeUndefined();
+    expect(checkScheduleFitsWindows(new SlotSchedule('59 20 * * *', 'UTC'), new BusinessCalendar({ timezone: 'UTC', cutoff: '00:00', captureWindowMs: 3 * 3_600_000 }))).toMatch(/fires at 20:59:00/);
+  });
 
   it('fits when every slot is within the window of its nearest cut-off, DST nights included', () => {
     expect(checkScheduleFitsWindows(new SlotSchedule('55 23 * * *', 'Europe/Berlin'), calendar('00:00', 3))).toBeUndefined();
