@@ -27,9 +27,91 @@ function inProcessLock(key: string): AccountLock | undefined {
 }
 
 /**
+ * Advisory locks are held by database sessions, and one session can hold any number of them:
+ * a process keeps at most this many lock sessions whatever its account concurrency, so a fleet
+ * of accounts (or several replicas) does not exhaust max_connections. A session is opened when
+ * needed and closed as soon as it holds no lock.
+ */
+export const MAX_LOCK_SESSIONS = 4;
+
+interface LockSession {
+  readonly client: pg.Client;
+  /** Aborted when the session ends unexpectedly: every lock it held is lost. */
+  readonly lost: AbortController;
+  held: number;
+}
+
+interface SessionSet {
+  readonly sessions: LockSession[];
+  /** Choosing, opening and closing sessions take turns, so two acquirers never both open the last slot. */
+  turn: Promise<void>;
+}
+
+const sessionSets = new WeakMap<DatabaseHandle, SessionSet>();
+
+function inTurn<T>(set: SessionSet, fn: () => Promise<T>): Promise<T> {
+  const result = set.turn.then(fn);
+  set.turn = result.then(
+    () => undefined,
+    () => undefined,
+  );
+  return result;
+}
+
+async function openSession(database: DatabaseHandle): Promise<LockSession> {
+  const client = await database.connectDedicated();
+  const session: LockSession = { client, lost: new AbortController(), held: 0 };
+  const onLost = () => session.lost.abort(new Error('the database session holding account locks ended'));
+  client.on('error', onLost);
+  client.on('end', onLost);
+  try {
+    // A replica that dies without closing its socket (power loss, a cut network) keeps its
+    // session, and so its accounts, until the server notices: probe it after 10 s of silence,
+    // every 5 s, and drop it after 3 missed probes (about 25 s), well inside one retry delay.
+    await client.query('set tcp_keepalives_idle = 10; set tcp_keepalives_interval = 5; set tcp_keepalives_count = 3');
+  } catch (error) {
+    await closeSession(session);
+    throw error;
+  }
+  return session;
+}
+
+async function closeSession(session: LockSession): Promise<void> {
+  session.client.removeAllListeners('end');
+  // Closing the session releases whatever advisory locks it still holds.
+  await session.client.end().catch(() => undefined);
+}
+
+/** The least busy live session, or a new one while there are fewer than MAX_LOCK_SESSIONS. */
+function takeSession(database: DatabaseHandle, set: SessionSet): Promise<LockSession> {
+  return inTurn(set, async () => {
+    for (const dead of set.sessions.filter((s) => s.lost.signal.aborted)) set.sessions.splice(set.sessions.indexOf(dead), 1);
+    const idlest = set.sessions.reduce<LockSession | undefined>((best, s) => (best === undefined || s.held < best.held ? s : best), undefined);
+    const session = idlest !== undefined && (idlest.held === 0 || set.sessions.length >= MAX_LOCK_SESSIONS) ? idlest : await openSession(database);
+    if (!set.sessions.includes(session)) set.sessions.push(session);
+    session.held++;
+    return session;
+  });
+}
+
+function giveBack(set: SessionSet, session: LockSession): Promise<void> {
+  return inTurn(set, async () => {
+    session.held--;
+    if (session.held > 0 && !session.lost.signal.aborted) return;
+    const index = set.sessions.indexOf(session);
+    if (index >= 0) set.sessions.splice(index, 1);
+    await closeSession(session);
+  });
+}
+
+// The lock's key, computed from the account name passed as $1.
+const LOCK_KEY = `hashtextextended('wallet-recon:account:' || $1, 0)`;
+
+/**
  * Tries to take the account's run lock without waiting. On PostgreSQL it is a session advisory
- * lock on a dedicated connection held for the whole run, so it dies with the process that holds
- * it (kill -9 included) and never blocks the pool. Returns undefined when someone else holds it.
+ * lock on one of the process's few lock sessions (never a pool connection), held for the whole
+ * run, so it dies with the process that holds it (kill -9 included) and never blocks the pool.
+ * Returns undefined when someone else holds it.
  */
 export async function tryAcquireAccountLock(database: DatabaseHandle, account: string): Promise<AccountLock | undefined> {
   const key = `${database.description}|${account}`;
@@ -37,45 +119,41 @@ export async function tryAcquireAccountLock(database: DatabaseHandle, account: s
   if (!local) return undefined;
   if (database.kind === 'embedded') return local;
 
-  let client: pg.Client;
+  let set = sessionSets.get(database);
+  if (set === undefined) {
+    set = { sessions: [], turn: Promise.resolve() };
+    sessionSets.set(database, set);
+  }
+  let session: LockSession;
   try {
-    client = await database.connectDedicated();
+    session = await takeSession(database, set);
   } catch (error) {
     await local.release();
     throw error;
   }
+  let locked = false;
   try {
-    // A replica that dies without closing its socket (power loss, a cut network) keeps its
-    // session, and so the account, until the server notices: probe it after 10 s of silence,
-    // every 5 s, and drop it after 3 missed probes (about 25 s), well inside one retry delay.
-    await client.query('set tcp_keepalives_idle = 10; set tcp_keepalives_interval = 5; set tcp_keepalives_count = 3');
-    const result = await client.query<{ locked: boolean }>(
-      `select pg_try_advisory_lock(hashtextextended('wallet-recon:account:' || $1, 0)) as locked`,
-      [account],
-    );
-    if (!result.rows[0]?.locked) {
-      await client.end().catch(() => undefined);
+    const result = await session.client.query<{ locked: boolean }>(`select pg_try_advisory_lock(${LOCK_KEY}) as locked`, [account]);
+    locked = result.rows[0]?.locked === true;
+  } finally {
+    if (!locked) {
+      await giveBack(set, session);
       await local.release();
-      return undefined;
     }
-  } catch (error) {
-    await client.end().catch(() => undefined);
-    await local.release();
-    throw error;
   }
-  const lost = new AbortController();
-  let releasing = false;
-  const onLost = () => {
-    if (!releasing) lost.abort(new Error(`the database session holding the lock of account "${account}" ended`));
-  };
-  client.on('error', onLost);
-  client.on('end', onLost);
+  if (!locked) return undefined;
+  const sessionSet = set;
+  let released = false;
   return {
-    lost: lost.signal,
+    lost: session.lost.signal,
     async release() {
-      releasing = true;
-      // Closing the session releases the advisory lock even if the unlock query fails.
-      await client.end().catch(() => undefined);
+      if (released) return;
+      released = true;
+      if (!session.lost.signal.aborted) {
+        // Unlocked on the session that holds it; if that fails the session is closed, which unlocks too.
+        await session.client.query(`select pg_advisory_unlock(${LOCK_KEY})`, [account]).catch(() => session.lost.abort(new Error('unlock failed')));
+      }
+      await giveBack(sessionSet, session);
       await local.release();
     },
   };
