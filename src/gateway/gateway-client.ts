@@ -59,6 +59,7 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
     logger,
     signal,
     rateLimiter: settings.maxRps === undefined ? undefined : new RateLimiter(settings.maxRps),
+    onAttempt: options.onAttempt,
   });
   const retry: RetrySettings = {
     retryAttempts: settings.retryAttempts,
