@@ -56,6 +56,17 @@ export async function claimDueNotifications(db: Kysely<Database>, now: Date, lea
   return [...result.rows].sort((a, b) => Number(a.id) - Number(b.id));
 }
 
+/** Gives back claimed rows that were not tried (a shutdown came first): unleased, their attempt not counted. */
+export async function releaseNotifications(db: Db, ids: readonly string[]): Promise<void> {
+  if (ids.length === 0) return;
+  await db
+    .updateTable('notifications')
+    .set((eb) => ({ locked_until: null, attempts: eb('attempts', '-', 1) }))
+    .where('id', 'in', [...ids])
+    .where('status', '=', 'pending')
+    .execute();
+}
+
 /** The row reached its channel. */
 export async function markNotificationSent(db: Db, id: string, at: Date): Promise<void> {
   await db.updateTable('notifications').set({ status: 'sent', sent_at: at, locked_until: null, last_error: null }).where('id', '=', id).execute();

@@ -6,6 +6,7 @@ import {
   findNextDueAt,
   markNotificationFailed,
   markNotificationSent,
+  releaseNotifications,
   scheduleNotificationRetry,
 } from '../db/notification.repository.js';
 import { describeError, NotificationError } from '../errors.js';
@@ -59,14 +60,20 @@ export class Deliverer {
     this.#o = { leaseMs: 120_000, pollMs: 15_000, batchSize: 20, ...options };
   }
 
-  /** One pass: every row due now, claimed in batches until none is left. */
-  async deliverDue(): Promise<DeliveryPass> {
+  /** One pass: every row due now, claimed in batches until none is left (or `signal` aborts). */
+  async deliverDue(signal?: AbortSignal): Promise<DeliveryPass> {
     const pass: DeliveryPass = { sent: 0, retried: 0, failed: 0 };
     for (;;) {
       const now = this.#o.clock.now();
       const rows = await claimDueNotifications(this.#o.db, now, new Date(now.getTime() + this.#o.leaseMs), this.#o.batchSize);
       if (rows.length === 0) return pass;
-      for (const row of rows) pass[await this.#deliver(row)]++;
+      const untried: string[] = [];
+      for (const row of rows) {
+        if (signal?.aborted) untried.push(row.id);
+        else pass[await this.#deliver(row, signal)]++;
+      }
+      if (untried.length > 0) await releaseNotifications(this.#o.db, untried);
+      if (signal?.aborted) return pass;
     }
   }
 
@@ -76,7 +83,7 @@ export class Deliverer {
     while (!signal.aborted) {
       let waitMs = pollMs;
       try {
-        await this.deliverDue();
+        await this.deliverDue(signal);
         const due = await findNextDueAt(db);
         if (due !== undefined) waitMs = Math.max(0, Math.min(pollMs, due.getTime() - clock.now().getTime()));
       } catch (error) {
@@ -94,7 +101,7 @@ export class Deliverer {
     this.#wake?.abort();
   }
 
-  async #deliver(row: NotificationRow): Promise<'sent' | 'retried' | 'failed'> {
+  async #deliver(row: NotificationRow, signal?: AbortSignal): Promise<'sent' | 'retried' | 'failed'> {
     const { db, clock, logger, channels, maxAttempts, metrics } = this.#o;
     const event = row.payload as NotificationEvent;
     const log = logger.child({ notificationId: row.id, eventId: row.event_id, eventType: row.event_type, channel: row.channel, attempt: row.attempts });
@@ -107,7 +114,7 @@ export class Deliverer {
       return 'failed';
     }
     try {
-      await channel.send(event, clock.now());
+      await channel.send(event, clock.now(), signal);
     } catch (error) {
       const reason = describeError(error);
       const retryable = !(error instanceof NotificationError) || error.retryable;

@@ -218,6 +218,23 @@ describe(`notifications through the outbox on the ${backend} database`, () => {
     expect(digest.data.reconciliation.no_snapshot).toBe(1);
   });
 
+  it('records no miss when its notification cannot be written: the two share one transaction', async () => {
+    const ctx = nightContext('2026-11-20T23:55:00Z', captureLogs(), { RECON_CAPTURE_WINDOW: '90s', RECON_SCHEDULE: '59 23 * * *' });
+    const window = serviceOfSlot(businessCalendarOf(ctx.config), new Date('2026-11-20T23:59:00Z')).window;
+    nightClock.set('2026-11-21T00:02:00Z');
+    await t.handle.db.schema.alterTable('notifications').renameTo('notifications_away').execute();
+    try {
+      await expect(settleAccountDate(ctx, 'default', window)).rejects.toThrow(/notifications/);
+      expect(await t.handle.db.selectFrom('missed_dates').selectAll().execute()).toEqual([]);
+    } finally {
+      await t.handle.db.schema.alterTable('notifications_away').renameTo('notifications').execute();
+    }
+    // Once the outbox is back, the next settle records the miss and its event together.
+    expect(await settleAccountDate(ctx, 'default', window)).toBe('missed');
+    expect(await t.handle.db.selectFrom('missed_dates').select('business_date').execute()).toEqual([{ business_date: '2026-11-20' }]);
+    expect((await outbox()).map((r) => r.event_type)).toEqual(['date.missed', 'date.missed', 'date.missed']);
+  });
+
   it('tries a failing receiver again after its backoff and Retry-After, and delivers once with every attempt counted', async () => {
     const ctx = nightContext('2026-11-20T23:55:00Z', captureLogs(), { RECON_SLACK_WEBHOOK_URL: '', RECON_SMTP_URL: '', RECON_MAIL_FROM: '', RECON_MAIL_TO: '' });
     await night(ctx, '2026-11-20T23:55:00Z');
@@ -294,6 +311,27 @@ describe(`notifications through the outbox on the ${backend} database`, () => {
       ['sent', 2],
       ['sent', 1],
     ]);
+  });
+
+  it('on shutdown, ends a send under way (tried again later) and gives back claimed rows it had not tried', async () => {
+    const stop = new AbortController();
+    // A receiver that never answers; the worker is stopped while it waits.
+    const hanging = await startServer(() => stop.abort());
+    try {
+      const ctx = nightContext('2026-11-20T23:55:00Z', captureLogs(), { RECON_WEBHOOK_URL: `${hanging.url}/in`, RECON_SLACK_WEBHOOK_URL: '', RECON_SMTP_URL: '', RECON_MAIL_FROM: '', RECON_MAIL_TO: '' });
+      const now = new Date();
+      await enqueueEvent(t.handle.db, ctx.config, 'notification.test', { message: 'under way' }, 'stop:1', now);
+      await enqueueEvent(t.handle.db, ctx.config, 'notification.test', { message: 'not tried' }, 'stop:2', now);
+      const { deliverer: d } = deliverer(ctx, captureLogs(), new FixedClock(now));
+      expect(await d.deliverDue(stop.signal)).toEqual({ sent: 0, retried: 1, failed: 0 });
+      expect(hanging.requests).toHaveLength(1);
+      expect((await outbox()).map((r) => [r.dedupe_key, r.status, r.attempts, r.locked_until, r.last_error])).toEqual([
+        ['stop:1', 'pending', 1, null, expect.stringMatching(/could not be reached \(stopped by shutdown\); it will be tried again\.$/)],
+        ['stop:2', 'pending', 0, null, null],
+      ]);
+    } finally {
+      await hanging.close();
+    }
   });
 
   it('sends each notification once when two workers deliver side by side', async () => {

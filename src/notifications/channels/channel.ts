@@ -6,6 +6,7 @@ export interface Channel {
   readonly name: NotificationChannel;
   /** Where it sends, safe to print (no secret: an origin, "Slack", the SMTP host). */
   readonly target: string;
-  send(event: NotificationEvent, at: Date): Promise<void>;
+  /** `signal` ends an HTTP send early (shutdown); the attempt then counts as failed and is tried again. */
+  send(event: NotificationEvent, at: Date, signal?: AbortSignal): Promise<void>;
   close?(): void;
 }

@@ -20,17 +20,17 @@ const client = got.extend({
  * Retry-After, when given); any other status is a refusal. `label` names the receiver in errors
  * and never contains the URL (a webhook URL is a credential).
  */
-export async function postJson(url: string, body: string, headers: Record<string, string>, label: string, now: Date): Promise<void> {
+export async function postJson(url: string, body: string, headers: Record<string, string>, label: string, now: Date, signal?: AbortSignal): Promise<void> {
   let status: number;
   let retryAfter: string | undefined;
   let excerpt: string;
   try {
-    const response = await client.post(url, { body, headers: { 'content-type': 'application/json', ...headers } });
+    const response = await client.post(url, { body, headers: { 'content-type': 'application/json', ...headers }, signal });
     status = response.statusCode;
     retryAfter = typeof response.headers['retry-after'] === 'string' ? response.headers['retry-after'] : undefined;
     excerpt = response.body.replace(/\s+/g, ' ').slice(0, 120);
   } catch (error) {
-    const code = error instanceof RequestError ? error.code : 'UNKNOWN';
+    const code = signal?.aborted ? 'stopped by shutdown' : error instanceof RequestError ? error.code : 'UNKNOWN';
     throw new NotificationError(`${label} could not be reached (${code}); it will be tried again.`, true, undefined, { cause: new Error(code) });
   }
   if (status >= 200 && status < 300) return;

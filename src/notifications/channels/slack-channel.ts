@@ -8,8 +8,8 @@ export function createSlackChannel(settings: { url: Secret }): Channel {
   return {
     name: 'slack',
     target: 'Slack',
-    async send(event, at) {
-      await postJson(settings.url.reveal(), JSON.stringify(renderSlackMessage(event)), {}, 'Slack', at);
+    async send(event, at, signal) {
+      await postJson(settings.url.reveal(), JSON.stringify(renderSlackMessage(event)), {}, 'Slack', at, signal);
     },
   };
 }

@@ -16,7 +16,7 @@ export function createWebhookChannel(settings: { url: Secret; secret: Secret }):
   return {
     name: 'webhook',
     target,
-    async send(event, at) {
+    async send(event, at, signal) {
       const body = JSON.stringify(event satisfies NotificationEvent);
       // Whole seconds: the header carries seconds, and the signature must cover that same value.
       const timestamp = new Date(Math.floor(at.getTime() / 1000) * 1000);
@@ -25,7 +25,7 @@ export function createWebhookChannel(settings: { url: Secret; secret: Secret }):
         'webhook-timestamp': String(timestamp.getTime() / 1000),
         'webhook-signature': signer.sign(event.id, timestamp, body),
       };
-      await postJson(settings.url.reveal(), body, headers, `The ${target}`, at);
+      await postJson(settings.url.reveal(), body, headers, `The ${target}`, at, signal);
     },
   };
 }
