@@ -200,7 +200,11 @@ const envSchema = z.object({
       return list;
     }),
   RECON_NOTIFY_MAX_ATTEMPTS: positiveInt(100).default(10),
-  RECON_METRICS_PORT: z.coerce.number({ error: 'must be a port number from 1 to 65535' }).int().min(1).max(65535).optional(),
+  RECON_METRICS_PORT: z
+    .string()
+    .optional()
+    .refine((v) => v === undefined || (/^\d{1,5}$/.test(v) && Number(v) >= 1 && Number(v) <= 65535), 'must be a port number from 1 to 65535')
+    .transform((v) => (v === undefined ? undefined : Number(v))),
   RECON_METRICS_HOST: z.string().min(1).default('127.0.0.1'),
   RECON_METRICS_PER_ACCOUNT: z
     .enum(['1', '0', 'true', 'false', 'yes', 'no', 'on', 'off'], { error: 'must be true or false' })

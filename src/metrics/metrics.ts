@@ -73,7 +73,8 @@ export class Metrics implements MetricsRecorder {
     const { db, accounts } = options;
     this.#perAccount = options.perAccount;
     const accountLabel = options.perAccount ? ['account'] : [];
-    if (options.processDefaults) collectDefaultMetrics({ register: this.registry, prefix: PREFIX });
+    // Unprefixed (process_cpu_seconds_total, nodejs_heap_size_used_bytes…), as stock Node.js dashboards expect.
+    if (options.processDefaults) collectDefaultMetrics({ register: this.registry });
 
     this.#runs = new Counter({ name: `${PREFIX}runs_total`, help: 'Capture runs by trigger (schedule, manual, backfill) and status (succeeded, failed).', labelNames: ['trigger', 'status'], registers });
     this.#duration = new Histogram({

@@ -65,7 +65,7 @@ describe(`/metrics and /healthz on the ${backend} database`, () => {
     expect(value(midRun, 'wallet_recon_gateway_requests_total', { endpoint: 'token', status_class: '2xx' })).toEqual([1]);
     expect(value(midRun, 'wallet_recon_runs_total')).toEqual([]);
     expect(value(midRun, 'wallet_recon_notifications_pending')).toEqual([0]);
-    expect(samplesOf(midRun, 'wallet_recon_process_resident_memory_bytes')).toHaveLength(1);
+    expect(samplesOf(midRun, 'process_resident_memory_bytes')).toHaveLength(1);
 
     const after = await scrape(server);
     const [run] = await t.handle.db.selectFrom('snapshot_runs').select(['finished_at']).execute();
@@ -101,7 +101,7 @@ describe(`/metrics and /healthz on the ${backend} database`, () => {
     expect(value(samples, 'wallet_recon_runs_total', { trigger: 'manual', status: 'failed' })).toEqual([1]);
     expect(samplesOf(samples, 'wallet_recon_gateway_requests_total').every((s) => /^(token|balances|other)$/.test(s.labels.endpoint!) && /^([1-5]xx|network)$/.test(s.labels.status_class!))).toBe(true);
     expect(value(samples, 'wallet_recon_gateway_requests_total', { status_class: '5xx' }).reduce((a, b) => a + b, 0)).toBeGreaterThan(0);
-    const own = samples.filter((s) => s.name.startsWith('wallet_recon_') && !s.name.startsWith('wallet_recon_process_') && !s.name.startsWith('wallet_recon_nodejs_'));
+    const own = samples.filter((s) => s.name.startsWith('wallet_recon_'));
     const labelNames = new Set(own.flatMap((s) => Object.keys(s.labels)));
     expect([...labelNames].sort()).toEqual(['account', 'endpoint', 'le', 'status', 'status_class', 'trigger'].filter((l) => labelNames.has(l)));
     expect(labelNames.has('currency') || labelNames.has('run_id')).toBe(false);
