@@ -1,4 +1,5 @@
 import nodemailer from 'nodemailer';
+import { isLoopbackHost } from '../../config.js';
 import { NotificationError } from '../../errors.js';
 import { maskUrlPasswords } from '../../logger.js';
 import type { Secret } from '../../secret.js';
@@ -33,6 +34,8 @@ export function createEmailChannel(settings: EmailSettings, renderReport?: Repor
     host: url.hostname,
     port: url.port ? Number(url.port) : secure ? 465 : 587,
     secure,
+    // smtp:// to another machine must upgrade with STARTTLS before the password is sent.
+    requireTLS: !secure && !isLoopbackHost(url.hostname),
     auth: url.username ? { user: decodeURIComponent(url.username), pass: decodeURIComponent(url.password) } : undefined,
     connectionTimeout: 15_000,
     greetingTimeout: 15_000,
