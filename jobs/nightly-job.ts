@@ -2,8 +2,9 @@ import type { AppContext } from '../src/app-context.js';
 import { addDays } from '../src/business-date/zoned-time.js';
 import type { CaptureWindow } from '../src/business-date/business-calendar.js';
 import { businessCalendarOf, selectAccounts } from '../src/config.js';
-import { countConsecutiveMissedDates, findFirstRunDates, findLastRunError, listSettledDates, recordMissedDate } from '../src/db/capture-day.repository.js';
+import { countConsecutiveMissedDates, findFirstRunDates, findLastRunError, listSettledDates } from '../src/db/capture-day.repository.js';
 import { abandonRunningRuns, accountsWithoutEndOfDay, findRunningRun, hasEndOfDayCapture } from '../src/db/snapshot-run.repository.js';
+import { enqueueNightCompleted, recordMissedDateAndNotify } from '../src/notifications/outbox.js';
 import { serviceOfSlot, type SlotSchedule, type SlotService } from '../src/scheduler/slot-schedule.js';
 import { tryAcquireAccountLock } from '../src/snapshot/account-lock.js';
 import { runSnapshotJob, type SnapshotJobOptions } from './snapshot-job.js';
@@ -100,7 +101,10 @@ export async function runNight(ctx: AppContext, options: NightOptions): Promise<
     { captured: accounts.filter((a) => a.status === 'captured').length, missed: accounts.filter((a) => a.status === 'missed').length, pending: accounts.filter((a) => a.status === 'pending').length },
     `night of ${date} settled`,
   );
-  return { businessDate: date, slot: options.serve.slot, accounts, interrupted: false };
+  const result: NightResult = { businessDate: date, slot: options.serve.slot, accounts, interrupted: false };
+  // Tell people: the night.completed digest, written once every account's date is settled.
+  await enqueueNightCompleted(ctx, result, window);
+  return result;
 }
 
 /**
@@ -123,7 +127,8 @@ export async function settleAccountDate(ctx: AppContext, account: string, window
     }
     if (await hasEndOfDayCapture(db, account, date)) return 'captured';
     const lastError = (await findLastRunError(db, account, date)) ?? 'no capture was attempted inside the window (no worker was running)';
-    const recorded = await recordMissedDate(db, {
+    // The miss and its date.missed notification are written in one transaction.
+    const recorded = await recordMissedDateAndNotify(ctx, {
       account,
       businessDate: date,
       cutoffAt: window.cutoffAt,

@@ -51,13 +51,15 @@ export async function runSnapshotJob(ctx: AppContext, options: SnapshotJobOption
   const results = await mapWithConcurrency(accounts, ctx.config.accountConcurrency, async (account): Promise<AccountRunResult> => {
     // After a stop signal no new account starts; the ones under way record `interrupted`.
     if (options.signal?.aborted) return { account: account.name, status: 'failed', durationMs: 0, error: 'interrupted before it started' };
-    return captureAccount(ctx, account, {
+    const result = await captureAccount(ctx, account, {
       trigger: options.trigger,
       serve: options.serve,
       signal: options.signal,
       onProgress: options.onProgress,
       createGateway: options.createGateway,
     });
+    if (result.runId !== undefined) ctx.metrics?.recordRun({ trigger: options.trigger, status: result.status, durationMs: result.durationMs });
+    return result;
   });
   let reReconciledDates = 0;
   if (options.reconcileChanged) {

@@ -3,6 +3,7 @@ import type { Config } from './config.js';
 import { assertSchemaCurrent, migrateToLatest } from './db/migrate.js';
 import { openDatabase, type DatabaseHandle } from './db/open-database.js';
 import type { Logger } from './logger.js';
+import type { MetricsRecorder } from './metrics/metrics.js';
 
 /** What every job needs, built the same way by the CLI and the scheduler. */
 export interface AppContext {
@@ -10,6 +11,8 @@ export interface AppContext {
   readonly database: DatabaseHandle;
   readonly logger: Logger;
   readonly clock: Clock;
+  /** Where jobs count runs, gateway requests and missed dates; absent when nobody collects them. */
+  readonly metrics?: MetricsRecorder;
   close(): Promise<void>;
 }
 
@@ -19,6 +22,7 @@ export interface CreateAppContextOptions {
   /** Names the process in the embedded database's lock file. */
   command: string;
   clock?: Clock;
+  metrics?: MetricsRecorder;
   /**
    * The embedded database is private to this tool, so it is migrated on open; a shared
    * PostgreSQL server is migrated only by an explicit `wallet-recon migrate`.
@@ -48,6 +52,7 @@ export async function createAppContext(options: CreateAppContextOptions): Promis
     database,
     logger,
     clock: options.clock ?? systemClock,
+    metrics: options.metrics,
     close: () => database.close(),
   };
 }

@@ -16,7 +16,18 @@ import { registerSecretValue, Secret } from './secret.js';
  * and are removed from the process environment once read. The accounts file's `apiSecretEnv`
  * variables get the same treatment. A new secret variable only needs its name added here.
  */
-export const SECRET_VARIABLES: readonly string[] = ['GATEWAY_API_SECRET', 'DATABASE_URL', 'DATABASE_PASSWORD'];
+export const SECRET_VARIABLES: readonly string[] = [
+  'GATEWAY_API_SECRET',
+  'DATABASE_URL',
+  'DATABASE_PASSWORD',
+  // Notification and metrics endpoints: a webhook or Slack URL is itself a credential, an SMTP or
+  // Pushgateway URL may carry a password.
+  'RECON_WEBHOOK_URL',
+  'RECON_WEBHOOK_SECRET',
+  'RECON_SLACK_WEBHOOK_URL',
+  'RECON_SMTP_URL',
+  'RECON_PUSHGATEWAY_URL',
+];
 
 /** The secret the sandbox emulator expects in Secret-Key (or SANDBOX_API_SECRET_FILE). */
 export const SANDBOX_SECRET_VARIABLE = 'SANDBOX_API_SECRET';
@@ -83,6 +94,27 @@ export interface Config {
   readonly tolerance: { readonly default: bigint; readonly byCurrency: Readonly<Record<string, bigint>> };
   /** Who manual case actions are recorded as when --by is not given (RECON_ACTOR); else the OS user. */
   readonly actor: string | undefined;
+  readonly notifications: NotificationSettings;
+  readonly metrics: MetricsSettings;
+}
+
+/** Where events are sent; each channel is optional (absent: not configured). */
+export interface NotificationSettings {
+  readonly webhook: { readonly url: Secret; readonly secret: Secret } | undefined;
+  readonly slack: { readonly url: Secret } | undefined;
+  readonly email: { readonly smtpUrl: Secret; readonly from: string; readonly to: readonly string[] } | undefined;
+  /** Attempts per notification and channel before it is marked failed. */
+  readonly maxAttempts: number;
+}
+
+export interface MetricsSettings {
+  /** Port of the worker's /metrics and /healthz; undefined: not served. */
+  readonly port: number | undefined;
+  readonly host: string;
+  /** Whether per-account series carry an `account` label. */
+  readonly perAccount: boolean;
+  /** Where one-shot commands push their metrics; undefined: not pushed. */
+  readonly pushgatewayUrl: Secret | undefined;
 }
 
 /** A single word (Bearer, Token), or empty for a bare token. */
@@ -164,6 +196,39 @@ const envSchema = z.object({
     .default('0')
     .refine((v) => /^\d{1,30}$/.test(v), 'must be a whole number of minor units, 0 or more'),
   RECON_ACTOR: z.string().trim().min(1).max(200).optional(),
+  // Notifications and metrics.
+  RECON_WEBHOOK_URL: z.string().optional(),
+  RECON_WEBHOOK_SECRET: z
+    .string()
+    .optional()
+    .refine((v) => v === undefined || isWebhookSecret(v), 'must be whsec_ followed by the base64 of 24 to 64 random bytes (for example: echo "whsec_$(openssl rand -base64 32)")'),
+  RECON_SLACK_WEBHOOK_URL: z.string().optional(),
+  RECON_SMTP_URL: z.string().optional(),
+  RECON_MAIL_FROM: z.string().optional().refine((v) => v === undefined || isMailAddress(v), 'must be an e-mail address such as recon@example.com or "Recon <recon@example.com>"'),
+  RECON_MAIL_TO: z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined) return undefined;
+      const list = v.split(',').map((a) => a.trim()).filter(Boolean);
+      if (list.length === 0 || !list.every(isMailAddress)) {
+        ctx.addIssue({ code: 'custom', message: 'must be a comma-separated list of e-mail addresses such as finance@example.com,ops@example.com' });
+        return z.NEVER;
+      }
+      return list;
+    }),
+  RECON_NOTIFY_MAX_ATTEMPTS: positiveInt(100).default(10),
+  RECON_METRICS_PORT: z
+    .string()
+    .optional()
+    .refine((v) => v === undefined || (/^\d{1,5}$/.test(v) && Number(v) >= 1 && Number(v) <= 65535), 'must be a port number from 1 to 65535')
+    .transform((v) => (v === undefined ? undefined : Number(v))),
+  RECON_METRICS_HOST: z.string().min(1).default('127.0.0.1'),
+  RECON_METRICS_PER_ACCOUNT: z
+    .enum(['1', '0', 'true', 'false', 'yes', 'no', 'on', 'off'], { error: 'must be true or false' })
+    .default('true')
+    .transform((v) => ['1', 'true', 'yes', 'on'].includes(v)),
+  RECON_PUSHGATEWAY_URL: z.string().optional(),
 });
 
 const accountsFileSchema = z.object({
@@ -352,6 +417,8 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     if (problem) problems.push(describeIssue(variable, value, problem));
   }
 
+  problems.push(...notificationProblems(env));
+
   const toleranceByCurrency: Record<string, bigint> = {};
   for (const [key, value] of Object.entries(env)) {
     const match = /^RECON_TOLERANCE_(.+)$/.exec(key);
@@ -402,7 +469,68 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     shutdownGraceMs: v.RECON_SHUTDOWN_GRACE_MS,
     tolerance: { default: BigInt(v.RECON_TOLERANCE), byCurrency: toleranceByCurrency },
     actor: v.RECON_ACTOR,
+    notifications: {
+      webhook: v.RECON_WEBHOOK_URL === undefined ? undefined : { url: new Secret(v.RECON_WEBHOOK_URL), secret: new Secret(v.RECON_WEBHOOK_SECRET!) },
+      slack: v.RECON_SLACK_WEBHOOK_URL === undefined ? undefined : { url: new Secret(v.RECON_SLACK_WEBHOOK_URL) },
+      email: v.RECON_SMTP_URL === undefined ? undefined : { smtpUrl: new Secret(v.RECON_SMTP_URL), from: v.RECON_MAIL_FROM!, to: v.RECON_MAIL_TO! },
+      maxAttempts: v.RECON_NOTIFY_MAX_ATTEMPTS,
+    },
+    metrics: {
+      port: v.RECON_METRICS_PORT,
+      host: v.RECON_METRICS_HOST,
+      perAccount: v.RECON_METRICS_PER_ACCOUNT,
+      pushgatewayUrl: v.RECON_PUSHGATEWAY_URL === undefined ? undefined : new Secret(v.RECON_PUSHGATEWAY_URL),
+    },
   });
+}
+
+function isWebhookSecret(value: string): boolean {
+  const base64 = value.startsWith('whsec_') ? value.slice('whsec_'.length) : value;
+  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(base64)) return false;
+  const bytes = Buffer.from(base64, 'base64').length;
+  return bytes >= 24 && bytes <= 64;
+}
+
+function isMailAddress(value: string): boolean {
+  return /^[^\s@<>]+@[^\s@<>]+$/.test(value) || /^[^<>]*<[^\s@<>]+@[^\s@<>]+>$/.test(value.trim());
+}
+
+/** Channels configured by halves, and endpoint URLs that would send credentials in clear. */
+function notificationProblems(env: Record<string, string | undefined>): string[] {
+  const problems: string[] = [];
+  const pairs: Array<[string, string[]]> = [
+    ['RECON_WEBHOOK_URL', ['RECON_WEBHOOK_SECRET']],
+    ['RECON_SMTP_URL', ['RECON_MAIL_FROM', 'RECON_MAIL_TO']],
+  ];
+  for (const [main, needed] of pairs) {
+    for (const other of needed) {
+      if (env[main] !== undefined && env[other] === undefined) problems.push(`${other} is required when ${main} is set`);
+      if (env[main] === undefined && env[other] !== undefined) problems.push(`${other} is set but ${main} is not: set both, or neither`);
+    }
+  }
+  for (const variable of ['RECON_WEBHOOK_URL', 'RECON_SLACK_WEBHOOK_URL', 'RECON_PUSHGATEWAY_URL'] as const) {
+    const value = env[variable];
+    const problem = value === undefined ? undefined : checkEndpointUrl(value);
+    if (problem) problems.push(describeIssue(variable, value, problem));
+  }
+  const smtp = env.RECON_SMTP_URL;
+  if (smtp !== undefined && !/^smtps?:\/\/[^/]+/.test(smtp)) problems.push(describeIssue('RECON_SMTP_URL', smtp, 'must be an smtp:// or smtps:// URL such as smtps://user:password@smtp.example.com:465'));
+  return problems;
+}
+
+/** Checks an outgoing endpoint (webhook, Slack, Pushgateway): https, or http on a loopback host only. */
+export function checkEndpointUrl(value: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return 'is not a URL';
+  }
+  if (url.protocol === 'https:') return undefined;
+  if (url.protocol === 'http:') {
+    return isLoopbackHost(url.hostname) ? undefined : `uses http:// for a host that is not loopback; use https:// so what is sent cannot be read or changed on the way`;
+  }
+  return 'must start with https://';
 }
 
 /**

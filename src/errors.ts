@@ -108,3 +108,18 @@ export function describeError(error: unknown): string {
   if (error instanceof Error) return `${error.name}: ${error.message}`;
   return String(error);
 }
+
+/** A notification could not be delivered to a channel (webhook, Slack, e-mail). */
+export class NotificationError extends ReconError {
+  override readonly code = 'E_NOTIFY';
+  constructor(
+    message: string,
+    /** Worth trying again later (a 5xx, 429, a timeout); false: the channel refused it for good. */
+    readonly retryable: boolean,
+    /** How long the channel asked us to wait (Retry-After), in ms. */
+    readonly retryAfterMs?: number,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}

@@ -8,6 +8,7 @@ import { registerCasesCommand } from './cases-command.js';
 import { registerDemoCommand } from './demo-command.js';
 import { registerLedgerCommand } from './ledger-command.js';
 import { registerMigrateCommand } from './migrate-command.js';
+import { registerNotifyCommand } from './notify-command.js';
 import { registerReconcileCommand } from './reconcile-command.js';
 import { registerReportCommand } from './report-command.js';
 import { registerRunsCommand } from './runs-command.js';
@@ -29,6 +30,7 @@ Examples:
   wallet-recon cases --state active                  the discrepancies that need attention
   wallet-recon backfill --from 2026-11-18 --to 2026-11-20 --import statements.csv
   wallet-recon schedule                              the nightly worker
+  wallet-recon notify test                           send a test event to every configured channel
   wallet-recon sandbox --port 4010 --wallets 12      the gateway emulator on its own`;
 
 const EXIT_CODES_HELP = `
@@ -71,6 +73,7 @@ export function buildProgram(runtime: ReturnType<typeof createCliRuntime>): Comm
   registerCasesCommand(program, runtime);
   registerBackfillCommand(program, runtime);
   registerScheduleCommand(program, runtime);
+  registerNotifyCommand(program, runtime);
   registerSandboxCommand(program);
   for (const command of program.commands) command.exitOverride();
   return program;

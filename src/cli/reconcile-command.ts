@@ -19,7 +19,7 @@ export function registerReconcileCommand(program: Command, runtime: CliRuntime):
     .action(async (opts: { date?: string; account?: string }) => {
       // Not a real date: refused before the database is opened; after today: refused on the context's clock.
       const date = opts.date === undefined ? undefined : parseBusinessDate(opts.date, '--date');
-      await runtime.withContext('wallet-recon reconcile', {}, async (ctx) => {
+      await runtime.withContext('wallet-recon reconcile', { pushJob: 'reconcile' }, async (ctx) => {
         const today = todayOf(ctx);
         const businessDate = date === undefined ? latestClosedDateOf(ctx) : parseBusinessDate(date, '--date', today);
         const result = await runReconcileJob(ctx, { date: businessDate, account: opts.account });

@@ -1,7 +1,9 @@
 import { createAppContext, type AppContext } from '../app-context.js';
-import type { Clock } from '../clock.js';
+import { systemClock, type Clock } from '../clock.js';
 import { copyEnvironment, loadConfig, removeSecretsFromEnvironment, type Config } from '../config.js';
 import { createLogger, type Logger } from '../logger.js';
+import { Metrics } from '../metrics/metrics.js';
+import { pushMetrics } from '../metrics/push-metrics.js';
 import type { Output } from './output.js';
 
 /** What command actions share: lazily loaded config and logger, a way to run with a context, the exit code. */
@@ -10,16 +12,28 @@ export interface CliRuntime {
   config(): Config;
   logger(): Logger;
   /** Opens the context, runs `fn`, always closes; the number returned becomes the exit code. */
-  withContext(command: string, options: { migrate?: 'auto' | 'never'; configOverrides?: Record<string, string | undefined> }, fn: (ctx: AppContext) => Promise<number>): Promise<void>;
+  withContext(command: string, options: ContextOptions, fn: (ctx: AppContext) => Promise<number>): Promise<void>;
   exitCode: number;
   /** Where logs go: stderr for commands that print results, stdout for the long-running worker. */
   logFd: 1 | 2;
   /** Log level when LOG_LEVEL is not set: info, or warn for commands whose output is the point. */
   defaultLogLevel: string;
+  /** Where commands take "now" from (a fixed clock in tests). */
+  readonly clock: Clock;
   /** Aborted when the process receives SIGINT or SIGTERM. */
   readonly signal: AbortSignal;
   /** How long after a stop signal the process may take before it is ended by force. */
   readonly shutdown: ShutdownBudget;
+}
+
+export interface ContextOptions {
+  migrate?: 'auto' | 'never';
+  configOverrides?: Record<string, string | undefined>;
+  /**
+   * A one-shot batch command: its metrics are pushed under this job name to RECON_PUSHGATEWAY_URL
+   * when that is set, after the command ran (failed or not).
+   */
+  pushJob?: string;
 }
 
 export interface ShutdownBudget {
@@ -46,6 +60,7 @@ export function createCliRuntime(
     defaultLogLevel: process.stderr.isTTY ? 'warn' : 'info',
     signal,
     shutdown,
+    clock: clock ?? systemClock,
     config() {
       if (config === undefined) {
         config = loadConfig({ env: source });
@@ -61,11 +76,21 @@ export function createCliRuntime(
     },
     async withContext(command, options, fn) {
       const config = options.configOverrides ? loadConfig({ env: source, overrides: options.configOverrides }) : runtime.config();
-      const ctx = await createAppContext({ config, logger: runtime.logger(), command, migrate: options.migrate, clock });
+      const opened = await createAppContext({ config, logger: runtime.logger(), command, migrate: options.migrate, clock });
+      const pushUrl = options.pushJob === undefined ? undefined : config.metrics.pushgatewayUrl;
+      const metrics =
+        pushUrl === undefined
+          ? undefined
+          : new Metrics({ perAccount: config.metrics.perAccount, accounts: config.accounts.map((a) => a.name), processDefaults: false, db: opened.database.db });
+      const ctx: AppContext = metrics === undefined ? opened : { ...opened, metrics };
       try {
         runtime.exitCode = await fn(ctx);
       } finally {
-        await ctx.close();
+        try {
+          if (metrics !== undefined) await pushMetrics({ url: pushUrl!, job: `wallet_recon_${options.pushJob}`, metrics, logger: ctx.logger });
+        } finally {
+          await ctx.close();
+        }
       }
     },
   };

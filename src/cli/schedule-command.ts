@@ -1,7 +1,12 @@
 import type { Command } from 'commander';
 import { runNight, settleClosedDates } from '../../jobs/nightly-job.js';
 import { reconcileAfterSnapshot } from '../../jobs/reconcile-job.js';
+import type { AppContext } from '../app-context.js';
 import { assertScheduleFitsWindows, businessCalendarOf, selectAccounts } from '../config.js';
+import { startMetricsServer, checkHealth, type MetricsServer } from '../metrics/metrics-server.js';
+import { Metrics } from '../metrics/metrics.js';
+import { Deliverer } from '../notifications/deliverer.js';
+import { createChannels } from '../notifications/outbox.js';
 import { createScheduler } from '../scheduler/scheduler.js';
 import { SlotSchedule } from '../scheduler/slot-schedule.js';
 import type { CliRuntime } from './runtime.js';
@@ -15,6 +20,8 @@ export function registerScheduleCommand(program: Command, runtime: CliRuntime): 
       'after',
       '\nEach slot serves the business date whose cut-off (RECON_CUTOFF) is nearest; accounts not captured are tried again\n' +
         '(RECON_RETRY_DELAYS) until the capture window (RECON_CAPTURE_WINDOW) closes, then the date is recorded as missed.\n' +
+        'Settled nights and missed dates are sent to the configured channels (RECON_WEBHOOK_URL, RECON_SLACK_WEBHOOK_URL,\n' +
+        'RECON_SMTP_URL) through the notifications outbox; RECON_METRICS_PORT serves /metrics and /healthz.\n' +
         'Logs JSON lines on stdout. SIGTERM stops it gracefully (RECON_SHUTDOWN_GRACE_MS).\n\n' +
         'Example:\n  RECON_SCHEDULE="55 23 * * *" RECON_CUTOFF=00:00 RECON_TIMEZONE=Europe/Berlin wallet-recon schedule',
     )
@@ -24,9 +31,14 @@ export function registerScheduleCommand(program: Command, runtime: CliRuntime): 
       runtime.shutdown.forceExitAfterMs = runtime.config().shutdownGraceMs + 9_500;
       // Refused before the database is opened: nothing is touched.
       assertScheduleFitsWindows(runtime.config());
-      await runtime.withContext('wallet-recon schedule', {}, async (ctx) => {
+      await runtime.withContext('wallet-recon schedule', {}, async (opened) => {
         // Credentials are checked now, not at 23:55.
-        selectAccounts(ctx.config);
+        const names = selectAccounts(opened.config).map((a) => a.name);
+        const { db } = opened.database;
+        const metrics = new Metrics({ perAccount: opened.config.metrics.perAccount, accounts: names, processDefaults: true, db });
+        const ctx: AppContext = { ...opened, metrics };
+        const channels = createChannels(ctx.config, db, () => ctx.clock.now());
+        const deliverer = new Deliverer({ db, clock: ctx.clock, logger: ctx.logger.child({ component: 'notifications' }), channels, maxAttempts: ctx.config.notifications.maxAttempts, metrics });
         const schedule = new SlotSchedule(ctx.config.schedule, ctx.config.timezone);
         const scheduler = createScheduler({
           schedule,
@@ -34,19 +46,46 @@ export function registerScheduleCommand(program: Command, runtime: CliRuntime): 
           clock: ctx.clock,
           logger: ctx.logger,
           resume: ctx.config.catchUp,
-          settleClosed: async () => void (await settleClosedDates(ctx, schedule, reconcileAfterSnapshot)),
-          runNight: async (serve, signal) => void (await runNight(ctx, { serve, signal, reconcile: reconcileAfterSnapshot })),
+          settleClosed: async () => {
+            await settleClosedDates(ctx, schedule, reconcileAfterSnapshot);
+            deliverer.wake();
+          },
+          runNight: async (serve, signal) => {
+            await runNight(ctx, { serve, signal, reconcile: reconcileAfterSnapshot });
+            // The night's notifications are in the outbox: send them now, not at the next poll.
+            deliverer.wake();
+          },
         });
         // A stop signal during start-up (opening the database takes seconds) means: never start.
         if (runtime.signal.aborted) return 0;
-        await scheduler.start();
-        await new Promise<void>((resolve) => {
-          if (runtime.signal.aborted) resolve();
-          runtime.signal.addEventListener('abort', () => resolve(), { once: true });
-        });
-        ctx.logger.info('shutting down');
-        await scheduler.stop(ctx.config.shutdownGraceMs);
-        ctx.logger.info('scheduler stopped');
+        let server: MetricsServer | undefined;
+        const { port, host } = ctx.config.metrics;
+        let schedulerAlive = false;
+        if (port !== undefined) {
+          server = await startMetricsServer({ host, port, metrics, logger: ctx.logger, health: () => checkHealth(db, () => schedulerAlive) });
+          ctx.logger.info({ url: server.url }, `metrics on ${server.url}/metrics, health on ${server.url}/healthz`);
+        }
+        if (channels.size > 0) ctx.logger.info({ channels: [...channels.values()].map((c) => c.target) }, `notifications go to: ${[...channels.values()].map((c) => c.target).join('; ')}`);
+        const stopDelivering = new AbortController();
+        const delivering = deliverer.run(stopDelivering.signal);
+        try {
+          await scheduler.start();
+          schedulerAlive = true;
+          void scheduler.stopped.then(() => (schedulerAlive = false));
+          await new Promise<void>((resolve) => {
+            if (runtime.signal.aborted) resolve();
+            runtime.signal.addEventListener('abort', () => resolve(), { once: true });
+          });
+          ctx.logger.info('shutting down');
+          await scheduler.stop(ctx.config.shutdownGraceMs);
+          ctx.logger.info('scheduler stopped');
+        } finally {
+          // A send under way finishes (or times out) first: its row is then recorded, not left leased.
+          stopDelivering.abort();
+          await delivering;
+          for (const channel of channels.values()) channel.close?.();
+          await server?.close();
+        }
         return 0;
       });
     });

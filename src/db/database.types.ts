@@ -217,7 +217,31 @@ export interface OpenCasesView {
   age_days: number;
 }
 
+export type NotificationChannel = 'webhook' | 'slack' | 'email';
+export type NotificationStatus = 'pending' | 'sent' | 'failed';
+
+export interface NotificationsTable {
+  id: Generated<string>;
+  /** The event's id, shared by its rows for each channel (the webhook-id a receiver deduplicates on). */
+  event_id: string;
+  event_type: string;
+  /** What makes an event unique ("night.completed:<slot>"): a second writer of it inserts nothing. */
+  dedupe_key: string;
+  channel: NotificationChannel;
+  /** The event as sent (id, type, timestamp, data); jsonb, read back as an object. */
+  payload: ColumnType<unknown, string, string>;
+  status: ColumnType<NotificationStatus, NotificationStatus | undefined, NotificationStatus>;
+  attempts: ColumnType<number, number | undefined, number>;
+  next_attempt_at: Date;
+  /** Claimed by a deliverer until then; an expired lease means its sender died. */
+  locked_until: Date | null;
+  last_error: string | null;
+  created_at: Date;
+  sent_at: Date | null;
+}
+
 export interface Database {
+  notifications: NotificationsTable;
   snapshot_runs: SnapshotRunsTable;
   balance_snapshots: BalanceSnapshotsTable;
   expected_balances: ExpectedBalancesTable;
@@ -236,6 +260,7 @@ export interface Database {
 }
 
 export type SnapshotRun = Selectable<SnapshotRunsTable>;
+export type NotificationRow = Selectable<NotificationsTable>;
 export type ReconciliationResultRow = Selectable<ReconciliationResultsTable>;
 export type ReconciliationCaseRow = Selectable<ReconciliationCasesTable>;
 export type CaseOccurrenceRow = Selectable<CaseOccurrencesTable>;

@@ -241,3 +241,28 @@ function eventFromRow(r: CaseEventRow): CaseEvent {
     evidence: r.evidence,
   };
 }
+
+/**
+ * For the nightly digest: among the given accounts, the cases that became open on a business
+ * date (opened or reopened then), those seen that day that were open before it, and those
+ * resolved automatically by that day's clean results.
+ */
+export async function countCasesOfDate(db: Db, accounts: readonly string[], businessDate: string): Promise<{ new: number; persisting: number; autoResolved: number }> {
+  if (accounts.length === 0) return { new: 0, persisting: 0, autoResolved: 0 };
+  const seen = await db
+    .selectFrom('case_occurrences as o')
+    .innerJoin('reconciliation_cases as c', 'c.id', 'o.case_id')
+    .select(['c.opened_on'])
+    .where('o.business_date', '=', businessDate)
+    .where('c.account', 'in', [...accounts])
+    .execute();
+  const resolved = await db
+    .selectFrom('reconciliation_cases')
+    .select('id')
+    .where('account', 'in', [...accounts])
+    .where('resolution', '=', 'auto')
+    .where('resolved_on', '=', businessDate)
+    .execute();
+  const opened = seen.filter((r) => r.opened_on === businessDate).length;
+  return { new: opened, persisting: seen.length - opened, autoResolved: resolved.length };
+}

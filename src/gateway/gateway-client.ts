@@ -60,6 +60,7 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
     logger,
     signal,
     rateLimiter: settings.maxRps === undefined ? undefined : (options.rateLimits ?? processRateLimits).limiterFor(settings.baseUrl, settings.maxRps),
+    onAttempt: options.onAttempt,
   });
   const retry: RetrySettings = {
     retryAttempts: settings.retryAttempts,

@@ -40,6 +40,8 @@ export interface GatewayClientOptions {
   credentialNames?: { apiKey: string; apiSecret: string };
   /** Once aborted: no new requests start, in-flight ones are cancelled, InterruptedError is thrown. */
   signal?: AbortSignal;
+  /** Told of every request attempt: its path and status, or undefined when no answer came (for metrics). */
+  onAttempt?: (path: string, status: number | undefined) => void;
 }
 
 /** One wallet's balance in minor units, exact. */

@@ -64,6 +64,8 @@ export interface HttpTransportOptions {
   logger: Logger;
   signal?: AbortSignal;
   rateLimiter?: RateLimiter;
+  /** Told of every attempt: its path and status, or undefined when no answer came (for metrics). */
+  onAttempt?: (path: string, status: number | undefined) => void;
 }
 
 /** The Authorization value: `<scheme> <token>`, or the bare token when the scheme is empty. */
@@ -129,6 +131,7 @@ export class HttpTransport {
       });
       const ms = Math.round(performance.now() - started);
       logger.debug({ method: request.method, path, status: response.statusCode, ms, attempt }, 'gateway request');
+      this.#options.onAttempt?.(path, response.statusCode);
       return {
         status: response.statusCode,
         headers: response.headers,
@@ -143,6 +146,7 @@ export class HttpTransport {
         throw new InterruptedError(`the gateway client was stopped during ${request.method} ${path}`);
       }
       const failure = toTransportFailure(error, this.#options.timeoutMs);
+      this.#options.onAttempt?.(path, undefined);
       logger.debug({ method: request.method, path, ms, attempt, code: failure.kind === 'timeout' ? 'ETIMEDOUT' : codeOf(error) }, 'gateway request failed');
       throw failure;
     }

@@ -163,7 +163,7 @@ async function fetchAndRecord(
   try {
     gateway = options.createGateway
       ? options.createGateway(account, controller.signal)
-      : createGatewayForAccount(ctx.config, account, run.log, controller.signal);
+      : createGatewayForAccount(ctx.config, account, run.log, controller.signal, ctx.metrics);
     const client = gateway;
     const progress = (p: Omit<CaptureProgress, 'account'>) => options.onProgress?.({ account: account.name, ...p });
 

@@ -2,9 +2,10 @@ import { baseUrlFor, type AccountConfig, type Config } from '../config.js';
 import { ConfigError } from '../errors.js';
 import { createGatewayClient, type GatewayClient } from '../gateway/index.js';
 import type { Logger } from '../logger.js';
+import type { MetricsRecorder } from '../metrics/metrics.js';
 
 /** Builds the gateway client for one account from the validated configuration. */
-export function createGatewayForAccount(config: Config, account: AccountConfig, logger: Logger, signal?: AbortSignal): GatewayClient {
+export function createGatewayForAccount(config: Config, account: AccountConfig, logger: Logger, signal?: AbortSignal, metrics?: MetricsRecorder): GatewayClient {
   if (!account.apiKey || !account.apiSecret) {
     throw new ConfigError(`Account "${account.name}" has no credentials: set ${account.apiKeyEnv} and ${account.apiSecretEnv}.`);
   }
@@ -26,5 +27,6 @@ export function createGatewayForAccount(config: Config, account: AccountConfig, 
     account: account.name,
     credentialNames: { apiKey: account.apiKeyEnv, apiSecret: account.apiSecretEnv },
     signal,
+    onAttempt: metrics === undefined ? undefined : (path, status) => metrics.recordGatewayRequest(path, status),
   });
 }

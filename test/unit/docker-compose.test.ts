@@ -9,7 +9,8 @@ interface Service {
   build?: unknown;
   environment?: Record<string, string>;
   volumes?: string[];
-  healthcheck?: { test: string[] };
+  healthcheck?: { test: string[]; interval?: string };
+  ports?: string[];
   depends_on?: Record<string, { condition: string }>;
   entrypoint?: string[];
 }
@@ -60,6 +61,15 @@ describe('docker-compose.yml', () => {
     const env = compose.services.worker!.environment!;
     expect(env.GATEWAY_API_KEY).toMatch(/^\$\{GATEWAY_API_KEY[:?}]/);
     for (const variable of ['GATEWAY_ENV', 'RECON_TIMEZONE', 'RECON_SCHEDULE', 'GATEWAY_MAX_RPS']) expect(env).toHaveProperty(variable);
+  });
+
+  it('checks the worker\'s health on /healthz and publishes its metrics port on loopback only', () => {
+    const worker = compose.services.worker!;
+    expect(worker.healthcheck?.test.join(' ')).toMatch(/^CMD node -e .*http:\/\/127\.0\.0\.1:9464\/healthz/);
+    expect(worker.ports).toEqual(['127.0.0.1:9464:9464']);
+    const dockerfile = readFileSync(path.join(root, 'Dockerfile'), 'utf8');
+    expect(dockerfile).toMatch(/^ENV RECON_METRICS_PORT=9464 RECON_METRICS_HOST=0\.0\.0\.0$/m);
+    expect(dockerfile).toMatch(/^HEALTHCHECK .*\\\n\s+CMD \["node", "-e", ".*\/healthz/m);
   });
 
   it('has a Dockerfile whose default command is the scheduler', () => {

@@ -1,0 +1,188 @@
+import type { Kysely } from 'kysely';
+import { sql } from 'kysely';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { Database } from '../db/database.types.js';
+import { countPendingNotifications } from '../db/notification.repository.js';
+import { RECONCILIATION_STATUSES } from '../reconciliation/reconciliation-result.js';
+
+/** What jobs report as they go; the context carries one when metrics are wanted. */
+export interface MetricsRecorder {
+  /** A capture run ended (succeeded or failed; skips are not runs). */
+  recordRun(run: { trigger: string; status: string; durationMs: number }): void;
+  /** One attempt of a gateway request: its path and status, or undefined when no answer came. */
+  recordGatewayRequest(path: string, status: number | undefined): void;
+  /** An account's business date was recorded missed (by this process). */
+  recordMissedDate(account: string): void;
+  /** One delivery attempt of a notification. */
+  recordNotification(channel: string, outcome: 'sent' | 'retry' | 'failed'): void;
+}
+
+export interface MetricsOptions {
+  /** Per-account series carry an `account` label; false for large fleets. */
+  perAccount: boolean;
+  /** The configured account names: only they appear as label values. */
+  accounts: readonly string[];
+  /** Process metrics (CPU, memory, event loop): for the long-running worker, not for pushes. */
+  processDefaults: boolean;
+  /** Where the gauges that describe stored state (last success, results, outbox) are read at scrape time. */
+  db: Kysely<Database>;
+}
+
+const PREFIX = 'wallet_recon_';
+
+// A scrape while the database is unreachable keeps the last values (and /healthz says 503)
+// rather than failing the whole page and losing the process metrics with it.
+async function keepOnFailure(read: () => Promise<void>): Promise<void> {
+  try {
+    await read();
+  } catch {
+    return;
+  }
+}
+
+/** The endpoint kind of a gateway path: a fixed set, so a gateway's paths never grow the label. */
+export function endpointKind(path: string): 'token' | 'balances' | 'other' {
+  if (path.endsWith('/auth/token')) return 'token';
+  if (/\/wallets\/balances$|\/wallets\/[^/]+\/balance$/.test(path)) return 'balances';
+  return 'other';
+}
+
+/** 2xx … 5xx, or `network` when no answer came. */
+export function statusClass(status: number | undefined): string {
+  return status === undefined ? 'network' : `${Math.floor(status / 100)}xx`;
+}
+
+/**
+ * The worker's and the one-shot commands' metrics on their own registry. Counters and the run
+ * histogram count what this process did; the gauges of stored state are read from the database
+ * when scraped, so every replica shows the same last success, results and outbox.
+ * Label values are bounded: trigger, status, endpoint kind, status class, channel, and the
+ * configured account names (dropped with `perAccount: false`); never a currency or a run id.
+ */
+export class Metrics implements MetricsRecorder {
+  readonly registry = new Registry();
+  readonly #perAccount: boolean;
+  readonly #runs: Counter<'trigger' | 'status'>;
+  readonly #duration: Histogram<'trigger'>;
+  readonly #gateway: Counter<'endpoint' | 'status_class'>;
+  readonly #missed: Counter<string>;
+  readonly #notifications: Counter<'channel' | 'outcome'>;
+
+  constructor(options: MetricsOptions) {
+    const registers = [this.registry];
+    const { db, accounts } = options;
+    this.#perAccount = options.perAccount;
+    const accountLabel = options.perAccount ? ['account'] : [];
+    // Unprefixed (process_cpu_seconds_total, nodejs_heap_size_used_bytes…), as stock Node.js dashboards expect.
+    if (options.processDefaults) collectDefaultMetrics({ register: this.registry });
+
+    this.#runs = new Counter({ name: `${PREFIX}runs_total`, help: 'Capture runs by trigger (schedule, manual, backfill) and status (succeeded, failed).', labelNames: ['trigger', 'status'], registers });
+    this.#duration = new Histogram({
+      name: `${PREFIX}run_duration_seconds`,
+      help: 'Duration of capture runs, by trigger.',
+      labelNames: ['trigger'],
+      buckets: [1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600],
+      registers,
+    });
+    this.#gateway = new Counter({
+      name: `${PREFIX}gateway_requests_total`,
+      help: 'Gateway request attempts by endpoint kind (token, balances, other) and status class (2xx..5xx, network).',
+      labelNames: ['endpoint', 'status_class'],
+      registers,
+    });
+    this.#missed = new Counter({ name: `${PREFIX}missed_dates_total`, help: 'Business dates recorded missed by this process (window closed without an end-of-day snapshot).', labelNames: accountLabel, registers });
+    this.#notifications = new Counter({
+      name: `${PREFIX}notifications_total`,
+      help: 'Notification delivery attempts by channel and outcome (sent, retry, failed).',
+      labelNames: ['channel', 'outcome'],
+      registers,
+    });
+
+    const perAccount = this.#perAccount;
+    new Gauge({
+      name: `${PREFIX}last_success_timestamp_seconds`,
+      help: perAccount
+        ? 'When each account last finished a succeeded capture run (Unix seconds).'
+        : 'The oldest of the accounts\u2019 last succeeded capture runs (Unix seconds): the fleet is as fresh as its stalest account.',
+      labelNames: accountLabel,
+      registers,
+      async collect() {
+        await keepOnFailure(async () => {
+          const rows = await sql<{ account: string; finished: Date | null }>`
+            select account, max(finished_at) as finished from snapshot_runs where status = 'succeeded' group by account`.execute(db);
+          const last = new Map(rows.rows.filter((r) => accounts.includes(r.account) && r.finished !== null).map((r) => [r.account, r.finished!.getTime() / 1000]));
+          this.reset();
+          if (perAccount) for (const [account, seconds] of last) this.set({ account }, seconds);
+          else if (last.size > 0 && last.size === accounts.length) this.set(Math.min(...last.values()));
+        });
+      },
+    });
+    new Gauge({
+      name: `${PREFIX}reconciliation_results`,
+      help: 'Reconciliation results of the latest reconciled business date, by status.',
+      labelNames: ['status', ...accountLabel],
+      registers,
+      async collect() {
+        await keepOnFailure(async () => {
+          const rows = await sql<{ account: string; status: string; n: string }>`
+            select account, status, count(*) as n from reconciliation_results
+            where business_date = (select max(business_date) from reconciliation_results)
+            group by account, status`.execute(db);
+          this.reset();
+          const own = rows.rows.filter((r) => accounts.includes(r.account));
+          if (own.length === 0) return;
+          for (const status of RECONCILIATION_STATUSES) {
+            if (perAccount) {
+              for (const account of new Set(own.map((r) => r.account))) {
+                this.set({ status, account }, Number(own.find((r) => r.account === account && r.status === status)?.n ?? 0));
+              }
+            } else {
+              this.set({ status }, own.filter((r) => r.status === status).reduce((sum, r) => sum + Number(r.n), 0));
+            }
+          }
+        });
+      },
+    });
+    new Gauge({
+      name: `${PREFIX}reconciliation_business_date_seconds`,
+      help: 'The latest reconciled business date (its 00:00 UTC, Unix seconds): the date wallet_recon_reconciliation_results describes.',
+      registers,
+      async collect() {
+        await keepOnFailure(async () => {
+          const rows = await sql<{ latest: string | null }>`select max(business_date)::text as latest from reconciliation_results`.execute(db);
+          this.reset();
+          const latest = rows.rows[0]?.latest;
+          if (latest) this.set(Date.parse(`${latest}T00:00:00Z`) / 1000);
+        });
+      },
+    });
+    new Gauge({
+      name: `${PREFIX}notifications_pending`,
+      help: 'Notifications in the outbox not yet delivered (status pending).',
+      registers,
+      async collect() {
+        await keepOnFailure(async () => {
+          this.set(await countPendingNotifications(db));
+        });
+      },
+    });
+  }
+
+  recordRun(run: { trigger: string; status: string; durationMs: number }): void {
+    this.#runs.inc({ trigger: run.trigger, status: run.status });
+    this.#duration.observe({ trigger: run.trigger }, run.durationMs / 1000);
+  }
+
+  recordGatewayRequest(path: string, status: number | undefined): void {
+    this.#gateway.inc({ endpoint: endpointKind(path), status_class: statusClass(status) });
+  }
+
+  recordMissedDate(account: string): void {
+    if (this.#perAccount) this.#missed.inc({ account });
+    else this.#missed.inc();
+  }
+
+  recordNotification(channel: string, outcome: 'sent' | 'retry' | 'failed'): void {
+    this.#notifications.inc({ channel, outcome });
+  }
+}

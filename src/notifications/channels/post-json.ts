@@ -1,0 +1,50 @@
+import { got, RequestError } from 'got';
+import { NotificationError } from '../../errors.js';
+import { parseRetryAfter } from '../../gateway/retry-policy.js';
+
+// A receiver that takes longer than this is treated as down; the outbox tries again later.
+const REQUEST_TIMEOUT_MS = 15_000;
+
+const client = got.extend({
+  retry: { limit: 0 },
+  // A redirect could carry the body or signature somewhere else: a receiver answers itself.
+  followRedirect: false,
+  throwHttpErrors: false,
+  responseType: 'text',
+  timeout: { request: REQUEST_TIMEOUT_MS },
+  headers: { 'user-agent': 'wallet-recon' },
+});
+
+/**
+ * POSTs a JSON body once. 2xx is success; 408, 429 and 5xx are worth another attempt (after
+ * Retry-After, when given); any other status is a refusal. `label` names the receiver in errors
+ * and never contains the URL (a webhook URL is a credential).
+ */
+export async function postJson(url: string, body: string, headers: Record<string, string>, label: string, now: Date, signal?: AbortSignal): Promise<void> {
+  let status: number;
+  let retryAfter: string | undefined;
+  let excerpt: string;
+  try {
+    const response = await client.post(url, { body, headers: { 'content-type': 'application/json', ...headers }, signal });
+    status = response.statusCode;
+    retryAfter = typeof response.headers['retry-after'] === 'string' ? response.headers['retry-after'] : undefined;
+    excerpt = response.body.replace(/\s+/g, ' ').slice(0, 120);
+  } catch (error) {
+    const code = signal?.aborted ? 'stopped by shutdown' : error instanceof RequestError ? error.code : 'UNKNOWN';
+    throw new NotificationError(`${label} could not be reached (${code}); it will be tried again.`, true, undefined, { cause: new Error(code) });
+  }
+  if (status >= 200 && status < 300) return;
+  const retryable = status === 408 || status === 429 || status >= 500;
+  const retryAfterMs = parseRetryAfter(retryAfter, now.getTime());
+  throw new NotificationError(
+    `${label} answered ${status}${excerpt ? ` (${excerpt})` : ''}${retryable ? '' : ': refused, not tried again'}.`,
+    retryable,
+    retryable ? retryAfterMs : undefined,
+  );
+}
+
+/** The origin of a URL, for messages: never its path or query, which may hold a token. */
+export function originOf(url: string): string {
+  const u = new URL(url);
+  return `${u.protocol}//${u.host}`;
+}

@@ -1,0 +1,117 @@
+import { randomUUID } from 'node:crypto';
+import type { StatusCounts } from '../reconciliation/reconciliation-result.js';
+
+/**
+ * Glossary. An *event* is something people are told about (a settled night, a missed date); it
+ * has an id, a type, a timestamp and a versioned body. A *notification* is one event on its way
+ * to one *channel* (webhook, Slack, e-mail): a row of the outbox.
+ */
+export const EVENT_VERSION = 1;
+
+export type EventType = 'night.completed' | 'date.missed' | 'notification.test';
+
+export interface NotificationEvent<D = EventData> {
+  /** `evt_…`, the same for every channel: a webhook receiver deduplicates on it (webhook-id). */
+  id: string;
+  type: EventType;
+  /** When the event happened (ISO 8601, UTC). */
+  timestamp: string;
+  version: typeof EVENT_VERSION;
+  data: D;
+}
+
+export type EventData = NightCompletedData | DateMissedData | TestEventData;
+
+/** An exact amount in minor units, as a string of digits, with its currency. */
+export interface Money {
+  amount: string;
+  currency: string;
+}
+
+export interface NightAccountDigest {
+  account: string;
+  status: 'captured' | 'missed';
+  /** The run whose snapshot is the date's end of day (captured only). */
+  runId: number | null;
+  /** Capture start minus cut-off, in seconds (negative: before the cut-off). */
+  cutoffDriftSeconds: number | null;
+  /** Wallets in the captured snapshot. */
+  wallets: number | null;
+  /** End-of-day capture attempts for the date (a failure that was retried and captured shows here). */
+  attempts: number;
+  /** Why the date was missed, or the last error of an attempt that was retried. */
+  lastError: string | null;
+  reconciliation: StatusCounts;
+}
+
+export interface Discrepancy {
+  account: string;
+  status: string;
+  /** Gateway minus books (a missing side counts as zero); its absolute value orders the list. */
+  difference: Money;
+  gatewayBalance: string | null;
+  expectedBalance: string | null;
+}
+
+/** Discrepancy cases of the date: newly open (opened or reopened that day), still open from before, resolved by the day's clean results. */
+export interface CaseCounts {
+  new: number;
+  persisting: number;
+  autoResolved: number;
+}
+
+export interface NightCompletedData {
+  businessDate: string;
+  /** The scheduled slot that served the date. */
+  slot: string;
+  cutoffAt: string;
+  accounts: NightAccountDigest[];
+  /** Results of the date over every account, per status. */
+  reconciliation: StatusCounts;
+  /** The largest discrepancies by absolute amount, at most 20. */
+  topDiscrepancies: Discrepancy[];
+  /** Discrepancies beyond the ones listed. */
+  moreDiscrepancies: number;
+  /** Accounts whose latest settled dates were missed in a row (only counts above zero). */
+  consecutiveFailures: Array<{ account: string; missedDates: number }>;
+  /** Discrepancies of the date whose case is accepted: not in `reconciliation` nor `topDiscrepancies`. */
+  acceptedDiscrepancies: number;
+  caseCounts: CaseCounts;
+}
+
+export interface DateMissedData {
+  account: string;
+  businessDate: string;
+  cutoffAt: string;
+  windowClosedAt: string;
+  lastError: string | null;
+  /** Including this one. */
+  consecutiveMissedDates: number;
+}
+
+export interface TestEventData {
+  message: string;
+}
+
+/** A new event stamped with a fresh id. */
+export function createEvent<D extends EventData>(type: EventType, at: Date, data: D): NotificationEvent<D> {
+  return { id: `evt_${randomUUID().replaceAll('-', '')}`, type, timestamp: at.toISOString(), version: EVENT_VERSION, data };
+}
+
+/** A one-line headline of an event, for subjects, Slack and logs. */
+export function headlineOf(event: NotificationEvent): string {
+  if (event.type === 'night.completed') {
+    const d = event.data as NightCompletedData;
+    const missed = d.accounts.filter((a) => a.status === 'missed').length;
+    const unmatched = Object.entries(d.reconciliation).reduce((sum, [status, n]) => (status === 'matched' ? sum : sum + n), 0);
+    const parts = [`${d.accounts.length - missed} of ${d.accounts.length} account(s) captured`];
+    if (missed > 0) parts.push(`${missed} missed`);
+    parts.push(unmatched === 0 ? `all ${d.reconciliation.matched} results matched` : `${unmatched} result(s) need attention`);
+    return `Reconciliation of ${d.businessDate}: ${parts.join(', ')}`;
+  }
+  if (event.type === 'date.missed') {
+    const d = event.data as DateMissedData;
+    return `Account "${d.account}" missed business date ${d.businessDate}: no end-of-day snapshot`;
+  }
+  return 'wallet-recon test notification';
+}

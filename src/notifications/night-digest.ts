@@ -1,0 +1,95 @@
+import type { Kysely, Transaction } from 'kysely';
+import { countConsecutiveMissedDates } from '../db/capture-day.repository.js';
+import type { Database } from '../db/database.types.js';
+import { countCasesOfDate, listCasesByIds } from '../db/reconciliation-case.repository.js';
+import { listResults } from '../db/reconciliation-result.repository.js';
+import { countByStatus, type StoredReconciliationResult } from '../reconciliation/reconciliation-result.js';
+import type { Discrepancy, NightAccountDigest, NightCompletedData } from './events.js';
+
+type Db = Kysely<Database> | Transaction<Database>;
+
+export const TOP_DISCREPANCIES = 20;
+
+/** A settled night as the nightly job reports it. */
+export interface SettledNight {
+  businessDate: string;
+  slot: Date;
+  cutoffAt: Date;
+  accounts: ReadonlyArray<{ account: string; status: 'captured' | 'missed' }>;
+}
+
+/**
+ * The digest of a settled night, read from the database (so every replica writes the same one):
+ * each account's capture or miss, the date's reconciliation, its largest discrepancies.
+ */
+export async function buildNightDigest(db: Db, night: SettledNight): Promise<NightCompletedData> {
+  const names = night.accounts.map((a) => a.account);
+  const days = await db.selectFrom('capture_days').selectAll().where('business_date', '=', night.businessDate).where('account', 'in', names).execute();
+  const runIds = days.map((d) => d.run_id).filter((id): id is number => id !== null);
+  const runs = runIds.length === 0 ? [] : await db.selectFrom('snapshot_runs').select(['id', 'wallets_fetched']).where('id', 'in', runIds).execute();
+  const results = await listResults(db, { from: night.businessDate, to: night.businessDate });
+  // A discrepancy its case accepted is known and explained: shown as accepted, not as a break.
+  const caseIds = [...new Set(results.map((r) => r.caseId).filter((id): id is number => id !== null))];
+  const accepted = new Set((await listCasesByIds(db, caseIds)).filter((c) => c.state === 'accepted').map((c) => c.id));
+  const mine = results.filter((r) => names.includes(r.account));
+  const own = mine.filter((r) => r.caseId === null || !accepted.has(r.caseId));
+
+  const accounts: NightAccountDigest[] = night.accounts.map(({ account, status }) => {
+    const day = days.find((d) => d.account === account);
+    const runId = status === 'captured' ? (day?.run_id ?? null) : null;
+    return {
+      account,
+      status,
+      runId,
+      cutoffDriftSeconds: runId === null ? null : (day?.cutoff_drift_seconds ?? null),
+      wallets: runId === null ? null : (runs.find((r) => r.id === runId)?.wallets_fetched ?? null),
+      attempts: day?.attempts ?? 0,
+      lastError: day?.last_error ?? null,
+      reconciliation: countByStatus(own.filter((r) => r.account === account)),
+    };
+  });
+
+  const discrepancies = own
+    .map(toDiscrepancy)
+    .filter((d): d is { entry: Discrepancy; size: bigint } => d !== undefined)
+    .sort((a, b) => (a.size === b.size ? a.entry.account.localeCompare(b.entry.account) : a.size > b.size ? -1 : 1));
+
+  const consecutiveFailures: NightCompletedData['consecutiveFailures'] = [];
+  for (const account of names) {
+    const missedDates = await countConsecutiveMissedDates(db, account);
+    if (missedDates > 0) consecutiveFailures.push({ account, missedDates });
+  }
+
+  return {
+    businessDate: night.businessDate,
+    slot: night.slot.toISOString(),
+    cutoffAt: night.cutoffAt.toISOString(),
+    accounts,
+    reconciliation: countByStatus(own),
+    topDiscrepancies: discrepancies.slice(0, TOP_DISCREPANCIES).map((d) => d.entry),
+    moreDiscrepancies: Math.max(0, discrepancies.length - TOP_DISCREPANCIES),
+    consecutiveFailures,
+    acceptedDiscrepancies: mine.length - own.length,
+    caseCounts: await countCasesOfDate(db, names, night.businessDate),
+  };
+}
+
+/** A result that is not matched and has a currency, with its amount: gateway minus books (a missing side as zero), or list minus single-wallet balance for an endpoint mismatch without books. */
+function toDiscrepancy(r: StoredReconciliationResult): { entry: Discrepancy; size: bigint } | undefined {
+  if (r.status === 'matched' || r.currency === null) return undefined;
+  const difference =
+    r.difference ??
+    (r.status === 'endpoint_mismatch' && r.gatewayBalance !== null && r.singleBalance !== null
+      ? r.gatewayBalance - r.singleBalance
+      : (r.gatewayBalance ?? 0n) - (r.expectedBalance ?? 0n));
+  return {
+    entry: {
+      account: r.account,
+      status: r.status,
+      difference: { amount: difference.toString(), currency: r.currency },
+      gatewayBalance: r.gatewayBalance?.toString() ?? null,
+      expectedBalance: r.expectedBalance?.toString() ?? null,
+    },
+    size: difference < 0n ? -difference : difference,
+  };
+}

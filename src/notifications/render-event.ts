@@ -1,0 +1,112 @@
+import { escapeHtml } from '../reconciliation/escape-html.js';
+import type { StatusCounts } from '../reconciliation/reconciliation-result.js';
+import { headlineOf, type DateMissedData, type NightAccountDigest, type NightCompletedData, type NotificationEvent, type TestEventData } from './events.js';
+
+// Slack refuses a section text over 3,000 characters; the top breaks are cut well before.
+const SLACK_BREAK_LINES = 10;
+
+function countsText(c: StatusCounts): string {
+  const parts = [`${c.matched} matched`];
+  for (const [status, n] of Object.entries(c)) if (status !== 'matched' && n > 0) parts.push(`${n} ${status.replaceAll('_', ' ')}`);
+  return parts.join(', ');
+}
+
+function driftText(seconds: number | null): string {
+  if (seconds === null) return 'drift unknown';
+  const minutes = Math.round(Math.abs(seconds) / 60);
+  if (minutes === 0) return `${Math.abs(seconds)} s ${seconds < 0 ? 'before' : 'after'} cut-off`;
+  return `${minutes} min ${seconds < 0 ? 'before' : 'after'} cut-off`;
+}
+
+/** One line per account: its capture (run, drift, wallets, attempts) or why it was missed, then its results. */
+export function accountLine(a: NightAccountDigest): string {
+  if (a.status === 'missed') return `${a.account}: MISSED after ${a.attempts} attempt(s): ${a.lastError ?? 'no capture inside the window'}`;
+  const retried = a.attempts > 1 ? `, ${a.attempts} attempts` : '';
+  return `${a.account}: run ${a.runId}, ${a.wallets ?? '?'} wallets, ${driftText(a.cutoffDriftSeconds)}${retried}; ${countsText(a.reconciliation)}`;
+}
+
+/** "Cases: 1 new, 2 still open, 1 resolved by today's results; 1 accepted discrepancy not counted." */
+export function casesLine(d: NightCompletedData): string {
+  const c = d.caseCounts;
+  const accepted = d.acceptedDiscrepancies === 0 ? '' : `; ${d.acceptedDiscrepancies} accepted discrepanc${d.acceptedDiscrepancies === 1 ? 'y' : 'ies'} not counted`;
+  return `Cases: ${c.new} new, ${c.persisting} still open, ${c.autoResolved} resolved by this date's results${accepted}.`;
+}
+
+function nightLines(d: NightCompletedData): { accounts: string[]; breaks: string[]; alarms: string[]; cases: string } {
+  return {
+    cases: casesLine(d),
+    accounts: d.accounts.map(accountLine),
+    breaks: d.topDiscrepancies.map((b) => `${b.account} ${b.difference.currency} ${b.difference.amount} (${b.status.replaceAll('_', ' ')})`),
+    alarms: d.consecutiveFailures.map((f) => `${f.account}: ${f.missedDates} business date(s) missed in a row`),
+  };
+}
+
+/** The plain-text body of an e-mail. */
+export function renderEventText(event: NotificationEvent): string {
+  const lines = [headlineOf(event), ''];
+  if (event.type === 'night.completed') {
+    const d = event.data as NightCompletedData;
+    const { accounts, breaks, alarms, cases } = nightLines(d);
+    lines.push(`Business date ${d.businessDate} (cut-off ${d.cutoffAt}).`, '', 'Accounts:', ...accounts.map((l) => `  ${l}`), '', `Results: ${countsText(d.reconciliation)}.`, cases);
+    if (breaks.length > 0) lines.push('', `Largest discrepancies (minor units, gateway minus books):`, ...breaks.map((l) => `  ${l}`));
+    if (d.moreDiscrepancies > 0) lines.push(`  … and ${d.moreDiscrepancies} more (see the attached report).`);
+    if (alarms.length > 0) lines.push('', 'Consecutive failures:', ...alarms.map((l) => `  ${l}`));
+  } else if (event.type === 'date.missed') {
+    const d = event.data as DateMissedData;
+    lines.push(
+      `The capture window of ${d.businessDate} closed at ${d.windowClosedAt} without an end-of-day snapshot of account "${d.account}"; the gateway only reports current balances, so that day's closing balance is lost.`,
+      `Last error: ${d.lastError ?? 'none recorded'}`,
+      `Business dates missed in a row: ${d.consecutiveMissedDates}`,
+    );
+  } else {
+    lines.push((event.data as TestEventData).message);
+  }
+  lines.push('', `Event ${event.id} (${event.type}, ${event.timestamp}).`);
+  return lines.join('\n');
+}
+
+/** The HTML body of an e-mail: the same content as the text, escaped. */
+export function renderEventHtml(event: NotificationEvent): string {
+  const list = (items: string[]) => `<ul>${items.map((i) => `<li>${escapeHtml(i)}</li>`).join('')}</ul>`;
+  const parts = [`<h1>${escapeHtml(headlineOf(event))}</h1>`];
+  if (event.type === 'night.completed') {
+    const d = event.data as NightCompletedData;
+    const { accounts, breaks, alarms, cases } = nightLines(d);
+    parts.push(`<p>Business date ${escapeHtml(d.businessDate)} (cut-off ${escapeHtml(d.cutoffAt)}).</p>`, '<h2>Accounts</h2>', list(accounts));
+    parts.push(`<p>Results: ${escapeHtml(countsText(d.reconciliation))}.</p>`, `<p>${escapeHtml(cases)}</p>`);
+    if (breaks.length > 0) parts.push('<h2>Largest discrepancies</h2><p>Minor units, gateway minus books.</p>', list(breaks));
+    if (alarms.length > 0) parts.push('<h2>Consecutive failures</h2>', list(alarms));
+    parts.push('<p>The full report is attached.</p>');
+  } else {
+    parts.push(`<pre>${escapeHtml(renderEventText(event).split('\n').slice(2).join('\n'))}</pre>`);
+  }
+  parts.push(`<p style="color:#666">Event ${escapeHtml(event.id)} (${escapeHtml(event.type)}, ${escapeHtml(event.timestamp)}).</p>`);
+  return `<!DOCTYPE html><html><body style="font-family:system-ui,sans-serif">${parts.join('\n')}</body></html>`;
+}
+
+/** Slack's mrkdwn treats &, < and > as control characters. */
+function slackEscape(text: string): string {
+  return text.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;');
+}
+
+/** A Slack incoming-webhook message in Block Kit: headline, one line per account, the top breaks. */
+export function renderSlackMessage(event: NotificationEvent): { text: string; blocks: unknown[] } {
+  const headline = headlineOf(event);
+  const blocks: unknown[] = [{ type: 'header', text: { type: 'plain_text', text: headline.slice(0, 150) } }];
+  const section = (text: string) => blocks.push({ type: 'section', text: { type: 'mrkdwn', text: text.slice(0, 3000) } });
+  if (event.type === 'night.completed') {
+    const d = event.data as NightCompletedData;
+    const { accounts, breaks, alarms, cases } = nightLines(d);
+    section(accounts.map((l) => `• ${slackEscape(l)}`).join('\n'));
+    section(slackEscape(cases));
+    if (breaks.length > 0) {
+      const more = breaks.length - SLACK_BREAK_LINES + d.moreDiscrepancies;
+      section(`*Largest discrepancies* (minor units, gateway minus books)\n${breaks.slice(0, SLACK_BREAK_LINES).map((l) => `• ${slackEscape(l)}`).join('\n')}${more > 0 ? `\n… and ${more} more` : ''}`);
+    }
+    if (alarms.length > 0) section(`*Consecutive failures*\n${alarms.map((l) => `• ${slackEscape(l)}`).join('\n')}`);
+  } else {
+    section(slackEscape(renderEventText(event).split('\n').slice(2, -2).join('\n')));
+  }
+  blocks.push({ type: 'context', elements: [{ type: 'mrkdwn', text: slackEscape(`${event.type} · ${event.id} · ${event.timestamp}`) }] });
+  return { text: headline, blocks };
+}

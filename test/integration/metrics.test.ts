@@ -1,0 +1,154 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { runReconcileJob } from '../../jobs/reconcile-job.js';
+import { runSnapshotJob } from '../../jobs/snapshot-job.js';
+import type { AppContext } from '../../src/app-context.js';
+import { enqueueEvent } from '../../src/notifications/outbox.js';
+import { checkHealth, startMetricsServer, type MetricsServer } from '../../src/metrics/metrics-server.js';
+import { Metrics } from '../../src/metrics/metrics.js';
+import { createSilentLogger } from '../../src/logger.js';
+import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { parsePrometheus, samplesOf, type Sample } from '../helpers/receivers.js';
+import { createTestContext, sandboxEnv } from '../helpers/test-context.js';
+import { backend, createTestDatabase, type TestDatabase } from '../helpers/test-database.js';
+
+let t: TestDatabase;
+let sandbox: Sandbox;
+const servers: MetricsServer[] = [];
+
+beforeAll(async () => {
+  t = await createTestDatabase();
+  sandbox = await startSandbox({ port: 0, wallets: 5 });
+});
+afterAll(async () => {
+  await Promise.all(servers.map((s) => s.close()));
+  await sandbox?.close();
+  await t?.drop();
+});
+beforeEach(async () => {
+  for (const table of ['notifications', 'reconciliation_results', 'balance_snapshots', 'snapshot_runs'] as const) await t.handle.db.deleteFrom(table).execute();
+});
+
+async function serve(metrics: Metrics, health = () => checkHealth(t.handle.db, () => true)): Promise<MetricsServer> {
+  const server = await startMetricsServer({ host: '127.0.0.1', port: 0, metrics, health, logger: createSilentLogger() });
+  servers.push(server);
+  return server;
+}
+
+async function scrape(server: MetricsServer): Promise<Sample[]> {
+  const response = await fetch(`${server.url}/metrics`);
+  expect(response.status).toBe(200);
+  expect(response.headers.get('content-type')).toContain('text/plain');
+  return parsePrometheus(await response.text());
+}
+
+function withMetrics(perAccount: boolean, env: Record<string, string> = {}): { ctx: AppContext; metrics: Metrics } {
+  const base = createTestContext(t, sandboxEnv(sandbox, { GATEWAY_PER_PAGE: '2', ...env }));
+  const metrics = new Metrics({ perAccount, accounts: ['default'], processDefaults: true, db: t.handle.db });
+  return { ctx: { ...base, metrics }, metrics };
+}
+
+const value = (samples: Sample[], name: string, labels: Record<string, string> = {}) => samplesOf(samples, name, labels).map((s) => s.value);
+
+describe(`/metrics and /healthz on the ${backend} database`, () => {
+  it('shows a capture run while it runs and after it, with the last success of the account to the millisecond', async () => {
+    const { ctx, metrics } = withMetrics(true);
+    const server = await serve(metrics);
+    let during: Promise<Sample[]> | undefined;
+    const result = await runSnapshotJob(ctx, {
+      trigger: 'manual',
+      // Scraped from inside the run, after its first page: deterministic, no timer.
+      onProgress: (p) => void (during ??= p.phase === 'listing' ? scrape(server) : undefined),
+    });
+    expect(result.accounts[0]!.status).toBe('succeeded');
+
+    const midRun = await during!;
+    expect(value(midRun, 'wallet_recon_gateway_requests_total', { endpoint: 'token', status_class: '2xx' })).toEqual([1]);
+    expect(value(midRun, 'wallet_recon_runs_total')).toEqual([]);
+    expect(value(midRun, 'wallet_recon_notifications_pending')).toEqual([0]);
+    expect(samplesOf(midRun, 'process_resident_memory_bytes')).toHaveLength(1);
+
+    const after = await scrape(server);
+    const [run] = await t.handle.db.selectFrom('snapshot_runs').select(['finished_at']).execute();
+    expect(value(after, 'wallet_recon_last_success_timestamp_seconds', { account: 'default' })).toEqual([run!.finished_at!.getTime() / 1000]);
+    expect(value(after, 'wallet_recon_runs_total', { trigger: 'manual', status: 'succeeded' })).toEqual([1]);
+    expect(value(after, 'wallet_recon_run_duration_seconds_count', { trigger: 'manual' })).toEqual([1]);
+    // 5 wallets at 2 a page: 3 pages of the listing.
+    expect(value(after, 'wallet_recon_gateway_requests_total', { endpoint: 'balances', status_class: '2xx' })[0]).toBeGreaterThanOrEqual(3);
+    expect(value(after, 'wallet_recon_reconciliation_results')).toEqual([]);
+
+    await runReconcileJob(ctx, { date: (await t.handle.db.selectFrom('snapshot_runs').select('business_date').executeTakeFirstOrThrow()).business_date });
+    await enqueueEvent(t.handle.db, ctx.config, 'notification.test', { message: 'x' }, 'k', new Date(0));
+    const reconciled = await scrape(server);
+    expect(value(reconciled, 'wallet_recon_reconciliation_results', { status: 'missing_in_ledger', account: 'default' })).toEqual([5]);
+    expect(value(reconciled, 'wallet_recon_reconciliation_results', { status: 'matched', account: 'default' })).toEqual([0]);
+    expect(value(reconciled, 'wallet_recon_reconciliation_business_date_seconds')).toHaveLength(1);
+    expect(value(reconciled, 'wallet_recon_notifications_pending')).toEqual([0]);
+  });
+
+  it('counts pending notifications and gateway failures by status class, with no label beyond the bounded sets', async () => {
+    const { ctx, metrics } = withMetrics(true, { RECON_WEBHOOK_URL: 'https://hooks.example.test/x', RECON_WEBHOOK_SECRET: `whsec_${Buffer.alloc(32, 7).toString('base64')}` });
+    const server = await serve(metrics);
+    await enqueueEvent(t.handle.db, ctx.config, 'notification.test', { message: 'x' }, 'k', new Date(0));
+    sandbox.setFaults({ failRate: 1 });
+    try {
+      const result = await runSnapshotJob(ctx, { trigger: 'manual' });
+      expect(result.accounts[0]!.status).toBe('failed');
+    } finally {
+      sandbox.setFaults({ failRate: 0 });
+    }
+    const samples = await scrape(server);
+    expect(value(samples, 'wallet_recon_notifications_pending')).toEqual([1]);
+    expect(value(samples, 'wallet_recon_runs_total', { trigger: 'manual', status: 'failed' })).toEqual([1]);
+    expect(samplesOf(samples, 'wallet_recon_gateway_requests_total').every((s) => /^(token|balances|other)$/.test(s.labels.endpoint!) && /^([1-5]xx|network)$/.test(s.labels.status_class!))).toBe(true);
+    expect(value(samples, 'wallet_recon_gateway_requests_total', { status_class: '5xx' }).reduce((a, b) => a + b, 0)).toBeGreaterThan(0);
+    const own = samples.filter((s) => s.name.startsWith('wallet_recon_'));
+    const labelNames = new Set(own.flatMap((s) => Object.keys(s.labels)));
+    expect([...labelNames].sort()).toEqual(['account', 'endpoint', 'le', 'status', 'status_class', 'trigger'].filter((l) => labelNames.has(l)));
+    expect(labelNames.has('currency') || labelNames.has('run_id')).toBe(false);
+  });
+
+  it('drops the account label with RECON_METRICS_PER_ACCOUNT=false: the last success is the stalest account\'s', async () => {
+    const { ctx, metrics } = withMetrics(false);
+    const server = await serve(metrics);
+    await runSnapshotJob(ctx, { trigger: 'manual' });
+    metrics.recordMissedDate('default');
+    const samples = await scrape(server);
+    const [run] = await t.handle.db.selectFrom('snapshot_runs').select(['finished_at']).execute();
+    expect(samplesOf(samples, 'wallet_recon_last_success_timestamp_seconds')).toEqual([{ name: 'wallet_recon_last_success_timestamp_seconds', labels: {}, value: run!.finished_at!.getTime() / 1000 }]);
+    expect(samplesOf(samples, 'wallet_recon_missed_dates_total')).toEqual([{ name: 'wallet_recon_missed_dates_total', labels: {}, value: 1 }]);
+    expect(samples.some((s) => 'account' in s.labels)).toBe(false);
+  });
+
+  it('answers /healthz 200 while the scheduler and the database live, 503 when either is gone', async () => {
+    const other = await createTestDatabase();
+    let schedulerAlive = true;
+    const metrics = new Metrics({ perAccount: true, accounts: ['default'], processDefaults: false, db: other.handle.db });
+    const server = await serve(metrics, () => checkHealth(other.handle.db, () => schedulerAlive));
+    const health = async () => {
+      const response = await fetch(`${server.url}/healthz`);
+      return { status: response.status, body: (await response.json()) as { ok: boolean; checks: Record<string, string> } };
+    };
+    expect(await health()).toEqual({ status: 200, body: { ok: true, checks: { scheduler: 'ok', database: 'ok' } } });
+    schedulerAlive = false;
+    expect(await health()).toEqual({ status: 503, body: { ok: false, checks: { scheduler: 'stopped', database: 'ok' } } });
+    schedulerAlive = true;
+
+    await other.drop();
+    const gone = await health();
+    expect(gone.status).toBe(503);
+    expect(gone.body.checks.scheduler).toBe('ok');
+    expect(gone.body.checks.database).not.toBe('ok');
+    // /metrics still answers (process metrics) while the database is away.
+    expect(samplesOf(await scrape(server), 'wallet_recon_notifications_pending')).toHaveLength(1);
+    expect((await fetch(`${server.url}/nothing`)).status).toBe(404);
+  });
+
+  it('says which port is taken instead of failing obscurely', async () => {
+    const metrics = new Metrics({ perAccount: true, accounts: [], processDefaults: false, db: t.handle.db });
+    const first = await serve(metrics);
+    const port = Number(new URL(first.url).port);
+    await expect(startMetricsServer({ host: '127.0.0.1', port, metrics, health: () => checkHealth(t.handle.db, () => true), logger: createSilentLogger() })).rejects.toThrow(
+      new RegExp(`Could not serve metrics on 127\\.0\\.0\\.1:${port} \\(EADDRINUSE\\)\\. Set RECON_METRICS_PORT`),
+    );
+  });
+});

@@ -1,0 +1,60 @@
+import { describe, expect, it } from 'vitest';
+import { countByStatus } from '../../src/reconciliation/reconciliation-result.js';
+import { createEvent, headlineOf, type NightCompletedData } from '../../src/notifications/events.js';
+import { renderEventHtml, renderEventText, renderSlackMessage } from '../../src/notifications/render-event.js';
+import { retryDelayMs } from '../../src/notifications/deliverer.js';
+import { endpointKind, statusClass } from '../../src/metrics/metrics.js';
+
+const counts = (partial: Partial<ReturnType<typeof countByStatus>>) => ({ ...countByStatus([]), ...partial });
+
+const night: NightCompletedData = {
+  businessDate: '2026-11-20',
+  slot: '2026-11-20T23:55:00.000Z',
+  cutoffAt: '2026-11-21T00:00:00.000Z',
+  accounts: [
+    { account: 'eu-main', status: 'captured', runId: 41, cutoffDriftSeconds: -300, wallets: 12, attempts: 3, lastError: 'HTTP 503', reconciliation: counts({ matched: 11, break: 1 }) },
+    { account: 'jp<&>', status: 'missed', runId: null, cutoffDriftSeconds: null, wallets: null, attempts: 4, lastError: 'GET /v1/data/wallets/balances answered 503', reconciliation: counts({ no_snapshot: 1 }) },
+  ],
+  reconciliation: counts({ matched: 11, break: 1, no_snapshot: 1 }),
+  topDiscrepancies: [{ account: 'eu-main', status: 'break', difference: { amount: '-100000000', currency: 'JPY' }, gatewayBalance: '5', expectedBalance: '100000005' }],
+  moreDiscrepancies: 0,
+  consecutiveFailures: [{ account: 'jp<&>', missedDates: 2 }],
+  acceptedDiscrepancies: 1,
+  caseCounts: { new: 1, persisting: 2, autoResolved: 3 },
+};
+
+describe('rendering events for people', () => {
+  const event = createEvent('night.completed', new Date('2026-11-21T00:05:00Z'), night);
+
+  it('stamps events with an id, a type, a timestamp and version 1', () => {
+    expect(event).toMatchObject({ id: expect.stringMatching(/^evt_[0-9a-f]{32}$/), type: 'night.completed', timestamp: '2026-11-21T00:05:00.000Z', version: 1 });
+    expect(headlineOf(event)).toBe('Reconciliation of 2026-11-20: 1 of 2 account(s) captured, 1 missed, 2 result(s) need attention');
+  });
+
+  it('writes one line per account, attempts of a retried capture and the miss with its reason, the exact amounts', () => {
+    const text = renderEventText(event);
+    expect(text).toContain('  eu-main: run 41, 12 wallets, 5 min before cut-off, 3 attempts; 11 matched, 1 break');
+    expect(text).toContain('  jp<&>: MISSED after 4 attempt(s): GET /v1/data/wallets/balances answered 503');
+    expect(text).toContain('  eu-main JPY -100000000 (break)');
+    expect(text).toContain('  jp<&>: 2 business date(s) missed in a row');
+    expect(renderEventHtml(event)).toContain('<li>jp&lt;&amp;&gt;: 2 business date(s) missed in a row</li>');
+    expect(text).toContain('Cases: 1 new, 2 still open, 3 resolved by this date\'s results; 1 accepted discrepancy not counted.');
+  });
+
+  it('builds a Slack Block Kit message: header, accounts, top breaks, alarms, context; mrkdwn control characters escaped', () => {
+    const message = renderSlackMessage(event);
+    expect(message.text).toBe(headlineOf(event));
+    const blocks = message.blocks as Array<{ type: string; text?: { type: string; text: string } }>;
+    expect(blocks.map((b) => b.type)).toEqual(['header', 'section', 'section', 'section', 'section', 'context']);
+    expect(blocks[0]!.text).toEqual({ type: 'plain_text', text: headlineOf(event) });
+    expect(blocks[1]!.text!.text).toContain('• jp&lt;&amp;&gt;: MISSED');
+    expect(blocks[2]!.text!.text).toBe('Cases: 1 new, 2 still open, 3 resolved by this date\'s results; 1 accepted discrepancy not counted.');
+    expect(blocks[3]!.text!.text).toContain('• eu-main JPY -100000000 (break)');
+  });
+
+  it('backs off 30 s, 1, 2, 4 … minutes up to an hour; classifies gateway paths and statuses into bounded labels', () => {
+    expect([1, 2, 3, 4, 8, 20].map(retryDelayMs)).toEqual([30_000, 60_000, 120_000, 240_000, 3_600_000, 3_600_000]);
+    expect(['/v1/auth/token', '/v1/data/wallets/balances', '/v1/data/wallets/JPY/balance', '/v1/other/123'].map(endpointKind)).toEqual(['token', 'balances', 'balances', 'other']);
+    expect([200, 304, 429, 503, undefined].map(statusClass)).toEqual(['2xx', '3xx', '4xx', '5xx', 'network']);
+  });
+});
