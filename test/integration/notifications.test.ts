@@ -144,6 +144,9 @@ describe(`notifications through the outbox on the ${backend} database`, () => {
       reconciliation: { matched: 3, break: 2, no_snapshot: 0 },
       consecutiveFailures: [],
       moreDiscrepancies: 0,
+      // Both breaks are seen for the first time: two new cases.
+      caseCounts: { new: 2, persisting: 0, autoResolved: 0 },
+      acceptedDiscrepancies: 0,
     });
     // Largest first, exact amounts as strings with their currency.
     expect(event.data.topDiscrepancies.map((d) => [d.difference.currency, d.difference.amount])).toEqual([
@@ -155,9 +158,10 @@ describe(`notifications through the outbox on the ${backend} database`, () => {
     const message = JSON.parse(slack.requests[0]!.body) as { text: string; blocks: Array<{ type: string; text?: { text: string } }> };
     expect(slack.requests[0]!.path).toBe(`/services/T0/B0/${SLACK_TOKEN}`);
     expect(message.text).toBe('Reconciliation of 2026-11-20: 1 of 1 account(s) captured, 2 result(s) need attention');
-    expect(message.blocks.map((b) => b.type)).toEqual(['header', 'section', 'section', 'context']);
+    expect(message.blocks.map((b) => b.type)).toEqual(['header', 'section', 'section', 'section', 'context']);
     expect(message.blocks[1]!.text!.text).toContain(`default: run ${runId}, 5 wallets, 5 min before cut-off; 3 matched, 2 break`);
-    expect(message.blocks[2]!.text!.text).toContain(`${usd} 1000000 (break)`);
+    expect(message.blocks[2]!.text!.text).toBe("Cases: 2 new, 0 still open, 0 resolved by this date's results.");
+    expect(message.blocks[3]!.text!.text).toContain(`${usd} 1000000 (break)`);
 
     // E-mail: one message to both recipients, text and HTML bodies, the day's report attached.
     expect(smtp.mails).toHaveLength(1);
@@ -180,6 +184,24 @@ describe(`notifications through the outbox on the ${backend} database`, () => {
       expect(logs.text()).not.toContain(secret);
       expect(stored).not.toContain(secret);
     }
+  });
+
+  it('counts in the digest the cases a night opened, kept open and resolved', async () => {
+    const ctx = nightContext('2026-11-20T23:55:00Z');
+    const [usd, jpy] = [sandbox.wallets[0]!.currency, sandbox.wallets[1]!.currency];
+    await importBooks(ctx, '2026-11-20', (currency, balance) => (currency === usd ? balance - 7n : currency === jpy ? balance + 5n : balance));
+    await night(ctx, '2026-11-20T23:55:00Z');
+    // The next day USD is still off, JPY agrees again.
+    nightClock.set('2026-11-21T23:55:00Z');
+    await importBooks(ctx, '2026-11-21', (currency, balance) => (currency === usd ? balance - 7n : balance));
+    await night(ctx, '2026-11-21T23:55:00Z');
+    const digests = (await outbox())
+      .filter((r) => r.event_type === 'night.completed' && r.channel === 'webhook')
+      .map((r) => (r.payload as NotificationEvent<NightCompletedData>).data);
+    expect(digests.map((d) => [d.businessDate, d.caseCounts])).toEqual([
+      ['2026-11-20', { new: 2, persisting: 0, autoResolved: 0 }],
+      ['2026-11-21', { new: 0, persisting: 1, autoResolved: 1 }],
+    ]);
   });
 
   it('writes night.completed once when two replicas settle the same slot', async () => {
