@@ -4,7 +4,13 @@
  * Scenarios: one account with many wallets, and many accounts with fewer wallets (memory must
  * stay flat as accounts grow). Uses the embedded database in a temp folder, or BENCH_DATABASE_URL.
  * Exits 1 when a target is missed. Sizes: BENCH_WALLETS (default 10000), BENCH_ACCOUNTS (default 20).
+ *
+ * Then the fleet (bench/fleet.ts): BENCH_FLEET accounts (default 100,1000) of 20 wallets at 20 ms
+ * latency, 32 accounts at once, against the emulator in its own process, on the PostgreSQL server
+ * of BENCH_ADMIN_URL (default postgres://postgres@127.0.0.1:5432/postgres; BENCH_FLEET=off skips it).
  */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -16,6 +22,8 @@ import { migrateToLatest } from '../src/db/migrate.js';
 import { openDatabase } from '../src/db/open-database.js';
 import { createSilentLogger } from '../src/logger.js';
 import { startSandbox } from '../src/sandbox/index.js';
+import { MAX_LOCK_SESSIONS } from '../src/snapshot/account-lock.js';
+import { FLEET_SETTINGS, type FleetMeasurement } from './fleet.js';
 
 const WALLETS = Number(process.env.BENCH_WALLETS ?? 10_000);
 const ACCOUNTS = Number(process.env.BENCH_ACCOUNTS ?? 20);
@@ -24,7 +32,25 @@ const TARGETS = {
   singleAccountSeconds: 60,
   /** Peak heap growth while capturing, in MiB. */
   peakHeapGrowthMiB: 150,
+  /** Peak RSS of the largest fleet over the smallest: memory stays flat as accounts grow. */
+  fleetRssRatio: 1.2,
+  /** Connections a process uses at most: its pool (10) and its few account-lock sessions. */
+  fleetConnections: 10 + MAX_LOCK_SESSIONS,
 };
+
+const FLEET = process.env.BENCH_FLEET === 'off' ? [] : (process.env.BENCH_FLEET ?? '100,1000').split(',').map(Number);
+
+/** The fleet in a process of its own, so its peak RSS is its own and not this one's embedded database's. */
+async function runFleetProcess(adminUrl: string, counts: readonly number[]): Promise<FleetMeasurement[]> {
+  const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', path.join(import.meta.dirname, 'fleet.ts'), adminUrl, counts.join(',')], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const [code] = (await once(child, 'close')) as [number | null];
+  if (code !== 0) throw new Error(`the fleet benchmark process failed (exit ${code})`);
+  return JSON.parse(output.trim().split('\n').at(-1)!) as FleetMeasurement[];
+}
 
 interface Measurement {
   seconds: number;
@@ -98,6 +124,24 @@ async function main(): Promise<void> {
     if (one.seconds > TARGETS.singleAccountSeconds) misses.push(`single account took ${one.seconds.toFixed(1)} s (target ${TARGETS.singleAccountSeconds} s)`);
     for (const [name, m] of [['single account', one], ['many accounts', many]] as const) {
       if (m.peakHeapGrowthMiB > TARGETS.peakHeapGrowthMiB) misses.push(`${name} heap grew ${m.peakHeapGrowthMiB.toFixed(0)} MiB (target ${TARGETS.peakHeapGrowthMiB} MiB)`);
+    }
+    if (FLEET.length > 0) {
+      const fleet = await runFleetProcess(process.env.BENCH_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres', FLEET);
+      console.log('');
+      console.log(
+        `fleet (a process of its own, after a warm-up pass): ${FLEET_SETTINGS.wallets} wallets per account, ${FLEET_SETTINGS.latencyMs} ms latency, ${FLEET_SETTINGS.accountConcurrency} accounts at once; emulator in another process; PostgreSQL server`,
+      );
+      console.log(`${'accounts'.padStart(8)} ${'requests'.padStart(8)} ${'seconds'.padStart(8)} ${'critical path s'.padStart(16)} ${'x critical'.padStart(10)} ${'peak rss MiB'.padStart(12)} ${'peak heap MiB'.padStart(13)} ${'pg connections'.padStart(14)}`);
+      const line = (m: FleetMeasurement) =>
+        `${String(m.accounts).padStart(8)} ${String(m.requests).padStart(8)} ${m.seconds.toFixed(2).padStart(8)} ${m.criticalPathSeconds.toFixed(2).padStart(16)} ${(m.seconds / m.criticalPathSeconds).toFixed(2).padStart(10)} ${m.peakRssMiB.toFixed(0).padStart(12)} ${m.peakHeapMiB.toFixed(0).padStart(13)} ${String(m.peakConnections).padStart(14)}`;
+      for (const m of fleet) console.log(line(m));
+      const [smallest, largest] = [fleet[0]!, fleet.at(-1)!];
+      const ratio = largest.peakRssMiB / smallest.peakRssMiB;
+      console.log(`peak RSS ${largest.accounts} vs ${smallest.accounts} accounts: ${ratio.toFixed(2)}x (target at most ${TARGETS.fleetRssRatio}x)`);
+      if (ratio > TARGETS.fleetRssRatio) misses.push(`fleet RSS grew ${ratio.toFixed(2)}x from ${smallest.accounts} to ${largest.accounts} accounts (target ${TARGETS.fleetRssRatio}x)`);
+      for (const m of fleet) {
+        if (m.peakConnections > TARGETS.fleetConnections) misses.push(`${m.accounts} accounts used ${m.peakConnections} database connections (target at most ${TARGETS.fleetConnections})`);
+      }
     }
     console.log(misses.length === 0 ? 'all targets met' : `targets missed:\n  ${misses.join('\n  ')}`);
     process.exitCode = misses.length === 0 ? 0 : 1;

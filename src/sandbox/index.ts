@@ -2,7 +2,7 @@
  * The gateway emulator: a local HTTP server that speaks the published interface (token,
  * balances, single balance, WordPress-style pagination), with faults on demand.
  */
-import { once } from 'node:events';
+import { once, setMaxListeners } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from '../logger.js';
@@ -102,6 +102,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const faults = new FaultInjector(settings.seed, undefined, now ? () => now().getTime() : undefined);
   faults.update({ latencyMs: settings.latencyMs, failRate: settings.failRate, rateLimit: settings.rateLimit, dropRate: settings.dropRate, outageMs: settings.outageMs });
   const closing = new AbortController();
+  // Every request waiting out its latency listens for the close: as many as are in flight.
+  setMaxListeners(0, closing.signal);
   const stats: SandboxStats = { tokensIssued: 0, requests: 0, balanceListRequests: 0, singleRequests: 0 };
   let url = '';
   const state: SandboxState = {

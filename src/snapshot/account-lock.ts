@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import type pg from 'pg';
 import type { DatabaseHandle } from '../db/open-database.js';
 
@@ -39,6 +40,14 @@ interface LockSession {
   /** Aborted when the session ends unexpectedly: every lock it held is lost. */
   readonly lost: AbortController;
   held: number;
+  /** The session's queries, one after another: a pg client must not be given a second query while one runs. */
+  queue: Promise<unknown>;
+}
+
+function query<R extends pg.QueryResultRow>(session: LockSession, text: string, values: unknown[]): Promise<pg.QueryResult<R>> {
+  const result = session.queue.then(() => session.client.query<R>(text, values));
+  session.queue = result.catch(() => undefined);
+  return result;
 }
 
 interface SessionSet {
@@ -60,7 +69,9 @@ function inTurn<T>(set: SessionSet, fn: () => Promise<T>): Promise<T> {
 
 async function openSession(database: DatabaseHandle): Promise<LockSession> {
   const client = await database.connectDedicated();
-  const session: LockSession = { client, lost: new AbortController(), held: 0 };
+  const session: LockSession = { client, lost: new AbortController(), held: 0, queue: Promise.resolve() };
+  // Every run whose lock lives on this session listens for its loss: as many as the locks it holds.
+  setMaxListeners(0, session.lost.signal);
   const onLost = () => session.lost.abort(new Error('the database session holding account locks ended'));
   client.on('error', onLost);
   client.on('end', onLost);
@@ -133,7 +144,7 @@ export async function tryAcquireAccountLock(database: DatabaseHandle, account: s
   }
   let locked = false;
   try {
-    const result = await session.client.query<{ locked: boolean }>(`select pg_try_advisory_lock(${LOCK_KEY}) as locked`, [account]);
+    const result = await query<{ locked: boolean }>(session, `select pg_try_advisory_lock(${LOCK_KEY}) as locked`, [account]);
     locked = result.rows[0]?.locked === true;
   } finally {
     if (!locked) {
@@ -151,7 +162,7 @@ export async function tryAcquireAccountLock(database: DatabaseHandle, account: s
       released = true;
       if (!session.lost.signal.aborted) {
         // Unlocked on the session that holds it; if that fails the session is closed, which unlocks too.
-        await session.client.query(`select pg_advisory_unlock(${LOCK_KEY})`, [account]).catch(() => session.lost.abort(new Error('unlock failed')));
+        await query(session, `select pg_advisory_unlock(${LOCK_KEY})`, [account]).catch(() => session.lost.abort(new Error('unlock failed')));
       }
       await giveBack(sessionSet, session);
       await local.release();
