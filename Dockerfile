@@ -1,5 +1,6 @@
 # The worker image: builds wallet-recon and runs the nightly scheduler.
-FROM node:20-bookworm-slim AS build
+# Node 24 is the current LTS (Node 20 reached end of life in April 2026); the suite runs on 20 and 24 in CI.
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json tsconfig.json tsconfig.build.json ./
 COPY bin ./bin
@@ -8,7 +9,7 @@ COPY migrations ./migrations
 COPY jobs ./jobs
 RUN npm ci --no-audit --no-fund && npm prune --omit=dev
 
-FROM node:20-bookworm-slim
+FROM node:24-bookworm-slim
 ENV NODE_ENV=production
 # /metrics and /healthz; inside the container's own network namespace, so bound to all its addresses.
 ENV RECON_METRICS_PORT=9464 RECON_METRICS_HOST=0.0.0.0

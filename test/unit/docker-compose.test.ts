@@ -72,9 +72,10 @@ describe('docker-compose.yml', () => {
     expect(dockerfile).toMatch(/^HEALTHCHECK .*\\\n\s+CMD \["node", "-e", ".*\/healthz/m);
   });
 
-  it('has a Dockerfile whose default command is the scheduler', () => {
+  it('has a Dockerfile on the current Node LTS whose default command is the scheduler', () => {
     const dockerfile = readFileSync(path.join(root, 'Dockerfile'), 'utf8');
-    expect(dockerfile).toMatch(/^FROM node:20/m);
+    // Both stages: the build and the image that runs.
+    expect(dockerfile.match(/^FROM node:24-bookworm-slim/gm)).toHaveLength(2);
     expect(dockerfile).toMatch(/CMD \["schedule"\]/);
     expect(dockerfile).toMatch(/USER node/);
   });
