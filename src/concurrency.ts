@@ -25,3 +25,44 @@ export async function mapWithConcurrency<T, R>(
   if (failure) throw failure.error;
   return results;
 }
+
+/** Runs tasks with at most `limit` in flight, in the order they were given; `close()` refuses new ones. */
+export interface Limiter {
+  run<T>(task: () => Promise<T>): Promise<T>;
+  /** Tasks given after this, and those still waiting for a turn, are refused with `reason`. */
+  close(reason: unknown): void;
+}
+
+/** A limiter for tasks that arrive over time (the single reads of a listing's pages as they come). */
+export function createLimiter(limit: number): Limiter {
+  let running = 0;
+  let closed: { reason: unknown } | undefined;
+  const waiting: Array<{ start: () => void; refuse: (reason: unknown) => void }> = [];
+  const startNext = () => {
+    while (running < limit && waiting.length > 0) waiting.shift()!.start();
+  };
+  return {
+    run<T>(task: () => Promise<T>): Promise<T> {
+      if (closed) return Promise.reject(closed.reason);
+      return new Promise<T>((resolve, reject) => {
+        waiting.push({
+          start: () => {
+            running++;
+            task()
+              .then(resolve, reject)
+              .finally(() => {
+                running--;
+                startNext();
+              });
+          },
+          refuse: reject,
+        });
+        startNext();
+      });
+    },
+    close(reason) {
+      closed ??= { reason };
+      for (const task of waiting.splice(0)) task.refuse(reason);
+    },
+  };
+}

@@ -18,7 +18,13 @@ export interface ListingPass {
  */
 export async function collectBalancePages(
   pages: AsyncIterable<BalancePage>,
-  options: { logger: Logger; where: string; onProgress?: ((p: PageProgress) => void) | undefined },
+  options: {
+    logger: Logger;
+    where: string;
+    onProgress?: ((p: PageProgress) => void) | undefined;
+    /** Each page's wallets once merged (a repeat included), so their single reads can start before the listing ends. */
+    onPage?: ((items: readonly WalletBalance[]) => void) | undefined;
+  },
 ): Promise<ListingPass> {
   const byCurrency = new Map<string, { balance: bigint; page: number }>();
   const totalsSeen: number[] = [];
@@ -42,6 +48,7 @@ export async function collectBalancePages(
         options.logger.debug({ currency: wallet.currency, page: page.page, firstPage: seen.page }, 'identical repeated wallet merged');
       }
     }
+    options.onPage?.(page.items);
     const progress: PageProgress = { page: page.page, totalPages: page.totalPages, items: byCurrency.size, totalItems: page.totalItems };
     options.logger.info({ ...progress, pageItems: page.items.length }, 'gateway balance page');
     options.onProgress?.(progress);

@@ -5,10 +5,10 @@ import { createSilentLogger, type Logger } from '../logger.js';
 import { forgetSecretValue, registerSecretValue, Secret } from '../secret.js';
 import { collectBalancePages } from './balance-listing.js';
 import { accountSuffix, bodyExcerpt, forAccount, requestLabel } from './gateway-messages.js';
-import type { BalanceListing, BalancePage, GatewayClient, GatewayClientOptions, PageProgress, WalletBalance } from './gateway-types.js';
+import type { BalanceListing, BalancePage, CapturedBalances, GatewayClient, GatewayClientOptions, PageProgress, WalletBalance } from './gateway-types.js';
 import { HttpTransport, type HttpRequest, type HttpResponse } from './http-transport.js';
 import { parseJsonLosslessly } from './lossless-json.js';
-import { mapWithConcurrency } from '../concurrency.js';
+import { createLimiter, mapWithConcurrency } from '../concurrency.js';
 import { DEFAULT_TOTAL_PAGES_SLACK, paginate } from './paginate.js';
 import { processRateLimits } from './rate-limiter.js';
 import { CURRENCY_PATTERN, parseBalanceList, parseSingleWallet } from './response-schemas.js';
@@ -202,8 +202,10 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
     });
   }
 
-  async function listBalances(listOptions: { onProgress?: (p: PageProgress) => void } = {}): Promise<BalanceListing> {
-    const collect = () => collectBalancePages(iterateBalancePages(), { logger, where, onProgress: listOptions.onProgress });
+  async function listBalances(
+    listOptions: { onProgress?: (p: PageProgress) => void; onPage?: (items: readonly WalletBalance[]) => void } = {},
+  ): Promise<BalanceListing> {
+    const collect = () => collectBalancePages(iterateBalancePages(), { logger, where, onProgress: listOptions.onProgress, onPage: listOptions.onPage });
     let pass = await collect();
     if (pass.mismatch !== undefined) {
       // Wallets may have been opened or closed while we paged; one fresh pass tells a moving
@@ -251,8 +253,48 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
     });
   }
 
+  async function captureBalances(
+    captureOptions: { onListProgress?: (p: PageProgress) => void; onReadProgress?: (done: number, total: number) => void } = {},
+  ): Promise<CapturedBalances> {
+    const limiter = createLimiter(settings.concurrency);
+    const reads = new Map<string, Promise<WalletBalance>>();
+    let done = 0;
+    const read = (currency: string): Promise<WalletBalance> => {
+      let pending = reads.get(currency);
+      if (pending === undefined) {
+        checkCurrency(currency);
+        pending = limiter.run(async () => {
+          const wallet = await getWalletBalance(currency);
+          captureOptions.onReadProgress?.(++done, reads.size);
+          return wallet;
+        });
+        // The first failed read stops the ones still waiting; its error is thrown below.
+        pending.catch((error: unknown) => limiter.close(error));
+        reads.set(currency, pending);
+      }
+      return pending;
+    };
+    const settleAll = () => Promise.allSettled(reads.values());
+    let listing: BalanceListing;
+    try {
+      listing = await listBalances({ onProgress: captureOptions.onListProgress, onPage: (items) => items.forEach((w) => void read(w.currency)) });
+    } catch (error) {
+      // A listing that cannot be trusted yields nothing: no new read starts, none is left running.
+      limiter.close(error);
+      await settleAll();
+      throw error;
+    }
+    // A re-listed pass may name wallets the first did not; reads of wallets it no longer names are dropped.
+    const wanted = await Promise.allSettled(listing.wallets.map((w) => read(w.currency)));
+    await settleAll();
+    const failed = wanted.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) throw failed.reason;
+    return { listing, singles: wanted.map((r) => (r as PromiseFulfilledResult<WalletBalance>).value) };
+  }
+
   return {
     listBalances,
+    captureBalances,
     iterateBalancePages,
     getWalletBalance,
     getWalletBalances,

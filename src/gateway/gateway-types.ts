@@ -75,10 +75,22 @@ export interface BalancePage {
   url: string;
 }
 
+/** A listing and the single-wallet reading of each of its wallets, in the listing's order. */
+export interface CapturedBalances {
+  listing: BalanceListing;
+  singles: WalletBalance[];
+}
+
 /** A typed client for every gateway endpoint. */
 export interface GatewayClient {
   /** Lists every wallet following Link rel=next, with all guards; may re-list once on total mismatch. */
   listBalances(options?: { onProgress?: (p: PageProgress) => void }): Promise<BalanceListing>;
+  /**
+   * Lists every wallet (every guard of listBalances) and reads each one's single balance, the
+   * reads of a page starting as soon as it is listed (bounded by the same concurrency). If the
+   * listing fails, no new read starts, those under way are awaited and its error is thrown.
+   */
+  captureBalances(options?: { onListProgress?: (p: PageProgress) => void; onReadProgress?: (done: number, total: number) => void }): Promise<CapturedBalances>;
   /** Async iterator of pages (the generic paginator applied to the balance list). */
   iterateBalancePages(): AsyncIterable<BalancePage>;
   /** Reads one wallet's balance; the currency is checked before it goes into the URL. */

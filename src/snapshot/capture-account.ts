@@ -167,7 +167,11 @@ async function fetchAndRecord(
     const client = gateway;
     const progress = (p: Omit<CaptureProgress, 'account'>) => options.onProgress?.({ account: account.name, ...p });
 
-    const listing = await client.listBalances({ onProgress: (page) => progress({ phase: 'listing', page }) });
+    // Each page's single reads start as soon as it is listed; nothing comes back unless the listing holds.
+    const { listing, singles } = await client.captureBalances({
+      onListProgress: (page) => progress({ phase: 'listing', page }),
+      onReadProgress: (done, total) => progress({ phase: 'reading', walletsRead: done, walletsTotal: total }),
+    });
     counts.walletsReported = listing.totalReported ?? null;
     counts.pagesFetched = listing.pagesFetched;
     counts.walletsFetched = listing.wallets.length;
@@ -177,11 +181,6 @@ async function fetchAndRecord(
       throw new ProtocolError('The gateway listed no wallets and did not confirm it with X-PH-Total: 0; an empty snapshot was not recorded.');
     }
     run.log.info({ wallets: listing.wallets.length, pages: listing.pagesFetched }, 'wallet list fetched');
-
-    const singles = await client.getWalletBalances(
-      listing.wallets.map((w) => w.currency),
-      { onProgress: (done, total) => progress({ phase: 'reading', walletsRead: done, walletsTotal: total }) },
-    );
     counts.requests = client.requestCount;
     if (controller.signal.aborted) throw new InterruptedError();
 

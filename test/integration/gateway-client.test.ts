@@ -809,3 +809,76 @@ describe('configuration, concurrency and stopping', () => {
     expect(gateway.dataRequests()).toHaveLength(1);
   });
 });
+
+describe('capturing a listing and its single reads together', () => {
+  /** Pages at /balances, single wallets at /wallets/XXX/balance; `hold(page)` may delay a page. */
+  function gatewayOf(pages: (readonly (readonly [string, string])[])[], options: { total?: number; hold?: (page: number) => Promise<void>; single?: (currency: string) => number } = {}) {
+    const singlesSeen: string[] = [];
+    const list = pagedBalances(pages, { total: options.total });
+    return {
+      singlesSeen,
+      handler: (async (request, res, token) => {
+        if (!token) return sendJson(res, 401, {});
+        if (request.path === BALANCES) {
+          await options.hold?.(Number(request.query.get('page') ?? '1'));
+          return list(request, res, token);
+        }
+        const currency = request.path.split('/')[4]!;
+        singlesSeen.push(currency);
+        const status = options.single?.(currency) ?? 200;
+        if (status !== 200) return sendJson(res, status, { code: status, status: 'error', message: 'no' });
+        const balance = pages.flat().find(([c]) => c === currency)?.[1] ?? '0';
+        sendJson(res, 200, envelope(`{"currency":"${currency}","balance":${balance}}`));
+      }) satisfies DataHandler,
+    };
+  }
+
+  it('starts the reads of a page before the next page is listed, and returns them in the listing order', async () => {
+    let firstPageRead!: () => void;
+    const readStarted = new Promise<void>((resolve) => (firstPageRead = resolve));
+    // Page 2 is answered only once a wallet of page 1 has been read: a client that waited for the
+    // whole listing would never get it (and the test would time out).
+    const fake = gatewayOf(
+      [
+        [['EUR', '1'], ['USD', '2']],
+        [['JPY', '3']],
+      ],
+      { hold: (page) => (page === 2 ? readStarted : Promise.resolve()) },
+    );
+    const gateway = await startGateway(async (request, res, token) => {
+      if (request.path !== BALANCES) firstPageRead();
+      await fake.handler(request, res, token);
+    });
+    const { listing, singles } = await makeClient(gateway, { perPage: 2 }).client.captureBalances();
+    expect(listing.wallets.map((w) => w.currency)).toEqual(['EUR', 'USD', 'JPY']);
+    expect(singles.map((w) => [w.currency, w.balance])).toEqual([
+      ['EUR', 1n],
+      ['USD', 2n],
+      ['JPY', 3n],
+    ]);
+  });
+
+  it('returns nothing when the listing fails, starts no read after it and leaves none running', async () => {
+    // Two passes that do not add up: the listing is refused after its reads began.
+    const fake = gatewayOf([[['EUR', '1'], ['USD', '2']], [['JPY', '3']]], { total: 9 });
+    const gateway = await startGateway(fake.handler);
+    const harness = makeClient(gateway, { perPage: 2, concurrency: 1 });
+    const error = await harness.client.captureBalances().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(PaginationError);
+    expect((error as Error).message).toMatch(/held 3 distinct wallets but X-PH-Total said 9, and when listed again from the start it held 3 distinct wallets but X-PH-Total said 9/);
+    const readsAtFailure = fake.singlesSeen.length;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(fake.singlesSeen.length).toBe(readsAtFailure);
+    // Each wallet is read at most once however many passes listed it.
+    expect(new Set(fake.singlesSeen).size).toBe(fake.singlesSeen.length);
+  });
+
+  it('fails with the first single read that fails, and stops the reads still waiting', async () => {
+    const fake = gatewayOf([[['EUR', '1'], ['USD', '2'], ['JPY', '3'], ['GBP', '4']]], { single: (c) => (c === 'EUR' ? 404 : 200) });
+    const gateway = await startGateway(fake.handler);
+    const error = await makeClient(gateway, { concurrency: 1 }).client.captureBalances().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(HttpError);
+    expect((error as Error).message).toMatch(/GET \/v1\/data\/wallets\/EUR\/balance answered 404/);
+    expect(fake.singlesSeen).toEqual(['EUR']);
+  });
+});
