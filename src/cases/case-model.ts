@@ -1,5 +1,5 @@
 import type { CaseAction, CaseKind, CaseResolution, CaseState, ReconciliationStatus } from '../db/database.types.js';
-import type { ReconciliationResult } from '../reconciliation/reconciliation-result.js';
+import { amountText, type ReconciliationResult } from '../reconciliation/reconciliation-result.js';
 
 export type { CaseAction, CaseKind, CaseResolution, CaseState } from '../db/database.types.js';
 
@@ -135,4 +135,17 @@ export function describeAmount(amount: bigint | null): string {
 /** How a case is named to people: `#7 eu-main EUR break`. */
 export function describeCase(c: Pick<ReconciliationCase, 'id' | 'account' | 'currency' | 'kind'>): string {
   return `#${c.id} ${c.account}${c.currency === null ? '' : ` ${c.currency}`} ${c.kind}`;
+}
+
+/** An occurrence as JSON shows it and as event evidence freezes it: amounts as strings of digits. */
+export function occurrenceRecord(o: CaseOccurrence) {
+  return {
+    business_date: o.businessDate,
+    status: o.status,
+    difference: amountText(o.difference),
+    gateway_balance: amountText(o.gatewayBalance),
+    single_balance: amountText(o.singleBalance),
+    expected_balance: amountText(o.expectedBalance),
+    run_id: o.runId,
+  };
 }

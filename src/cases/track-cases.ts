@@ -16,6 +16,7 @@ import type { ReconciliationResult } from '../reconciliation/reconciliation-resu
 import {
   caseAgeDays,
   caseKindOf,
+  occurrenceRecord,
   describeAmount,
   describeCase,
   discrepancyAmount,
@@ -130,7 +131,7 @@ class AccountDayTracker {
     const occurrence = occurrenceOf(c.id, result);
     await upsertOccurrence(this.#trx, occurrence, this.#input.at);
     await updateCase(this.#trx, c.id, { occurrences: 1 }, this.#input.at);
-    await this.#event(c, 'opened', null, 'open', `${describeCase(c)} first seen on ${this.#date}: ${describeAmount(amount)}.`, occurrenceEvidence(occurrence));
+    await this.#event(c, 'opened', null, 'open', `${describeCase(c)} first seen on ${this.#date}: ${describeAmount(amount)}.`, occurrenceRecord(occurrence));
     return { ...c, occurrences: 1 };
   }
 
@@ -145,7 +146,7 @@ class AccountDayTracker {
       before === undefined
         ? `Seen on ${this.#date}: ${describeAmount(occurrence.difference)}.`
         : `${this.#date} reconciled again: ${describeAmount(occurrence.difference)} (was ${describeAmount(before.difference)}).`;
-    await this.#event(c, 'seen', c.state, c.state, current ? seenNote : `${seenNote} An earlier date than the case's latest (${latestDateOf(c)}): its state is unchanged.`, occurrenceEvidence(occurrence));
+    await this.#event(c, 'seen', c.state, c.state, current ? seenNote : `${seenNote} An earlier date than the case's latest (${latestDateOf(c)}): its state is unchanged.`, occurrenceRecord(occurrence));
 
     let next: ReconciliationCase = { ...c, occurrences: (await listOccurrences(this.#trx, c.id)).length };
     if (current) {
@@ -170,7 +171,7 @@ class AccountDayTracker {
     if (before !== undefined) {
       await deleteOccurrence(this.#trx, c.id, this.#date);
       const remaining = await listOccurrences(this.#trx, c.id);
-      await this.#event(c, 'withdrawn', c.state, c.state, `${this.#date} was reconciled again without this discrepancy (books or snapshot corrected): its occurrence (${describeAmount(before.difference)}) is withdrawn.`, occurrenceEvidence(before));
+      await this.#event(c, 'withdrawn', c.state, c.state, `${this.#date} was reconciled again without this discrepancy (books or snapshot corrected): its occurrence (${describeAmount(before.difference)}) is withdrawn.`, occurrenceRecord(before));
       next = { ...next, occurrences: remaining.length };
       const latest = remaining.at(-1);
       if (this.#date === c.lastSeenOn && latest !== undefined) next = { ...next, lastSeenOn: latest.businessDate, latestDifference: latest.difference };
@@ -237,16 +238,3 @@ function sameOccurrence(a: CaseOccurrence, b: CaseOccurrence): boolean {
   );
 }
 
-const text = (v: bigint | null) => (v === null ? null : v.toString());
-
-function occurrenceEvidence(o: CaseOccurrence) {
-  return {
-    business_date: o.businessDate,
-    status: o.status,
-    difference: text(o.difference),
-    gateway_balance: text(o.gatewayBalance),
-    single_balance: text(o.singleBalance),
-    expected_balance: text(o.expectedBalance),
-    run_id: o.runId,
-  };
-}

@@ -1,7 +1,7 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { applyCaseAction, type CaseActionRequest, type ManualCaseAction } from '../cases/case-actions.js';
 import { resolveActor } from '../cases/case-actor.js';
-import { ACTIVE_STATES, caseAgeDays, CASE_KINDS, CASE_STATE_FILTERS, describeCase, type CaseEvent, type CaseOccurrence, type ReconciliationCase } from '../cases/case-model.js';
+import { ACTIVE_STATES, caseAgeDays, CASE_KINDS, CASE_STATE_FILTERS, describeCase, occurrenceRecord, type CaseEvent, type ReconciliationCase } from '../cases/case-model.js';
 import { findCase, listCases, listEvents, listOccurrences } from '../db/reconciliation-case.repository.js';
 import { UsageError } from '../errors.js';
 import { todayOf } from '../reconciliation/business-dates.js';
@@ -37,15 +37,6 @@ function caseJson(c: ReconciliationCase, today: string) {
   };
 }
 
-const occurrenceJson = (o: CaseOccurrence) => ({
-  business_date: o.businessDate,
-  status: o.status,
-  difference: text(o.difference),
-  gateway_balance: text(o.gatewayBalance),
-  single_balance: text(o.singleBalance),
-  expected_balance: text(o.expectedBalance),
-  run_id: o.runId,
-});
 
 const eventJson = (e: CaseEvent) => ({
   at: e.at.toISOString(),
@@ -133,7 +124,7 @@ Exit codes: 0 done, 1 error, 2 usage error (also a transition the case's state d
         const events = await listEvents(db, id);
         const today = todayOf(ctx).date;
         if (opts.json) {
-          runtime.output.out(JSON.stringify({ case: caseJson(c, today), occurrences: occurrences.map(occurrenceJson), events: events.map(eventJson) }, null, 2));
+          runtime.output.out(JSON.stringify({ case: caseJson(c, today), occurrences: occurrences.map(occurrenceRecord), events: events.map(eventJson) }, null, 2));
           return 0;
         }
         const head = [
