@@ -107,3 +107,10 @@ export async function listExpectedBalancesBetween(db: Db, range: { from: string;
   const rows = await query.execute();
   return rows.map((r) => ({ account: r.account, businessDate: r.business_date, currency: r.currency, balance: BigInt(r.balance), source: r.source, importId: r.import_id }));
 }
+
+/** The books imports with these ids (source file and time), for reports that say what was compared. */
+export async function listBooksImportsByIds(db: Db, ids: readonly number[]): Promise<Array<{ id: number; source: string; importedAt: Date }>> {
+  if (ids.length === 0) return [];
+  const rows = await db.selectFrom('books_imports').select(['id', 'source', 'imported_at']).where('id', 'in', [...ids]).orderBy('id').execute();
+  return rows.map((r) => ({ id: r.id, source: r.source, importedAt: r.imported_at }));
+}
