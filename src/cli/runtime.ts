@@ -1,6 +1,6 @@
 import { createAppContext, type AppContext } from '../app-context.js';
 import type { Clock } from '../clock.js';
-import { copyEnvironment, loadConfig, removeSecretsFromEnvironment, type Config } from '../config.js';
+import { copyEnvironment, loadConfig, removeSecretsFromEnvironment, userDataRoot, type Config } from '../config.js';
 import { createLogger, type Logger } from '../logger.js';
 import type { Output } from './output.js';
 
@@ -20,6 +20,11 @@ export interface CliRuntime {
   readonly signal: AbortSignal;
   /** How long after a stop signal the process may take before it is ended by force. */
   readonly shutdown: ShutdownBudget;
+  /**
+   * Whether a stop signal makes the exit code 130 (SIGINT) or 143 (SIGTERM): true for commands
+   * a signal interrupts; the worker, for which SIGTERM is the normal way to stop, exits 0.
+   */
+  exitOnSignal: boolean;
 }
 
 export interface ShutdownBudget {
@@ -41,11 +46,13 @@ export function createCliRuntime(
     output,
     exitCode: 0,
     logFd: 2,
-    // By hand on a terminal the progress line and the summary tell the story; piped or
-    // scheduled, every run's info lines are the record.
-    defaultLogLevel: process.stderr.isTTY ? 'warn' : 'info',
+    // By hand on a terminal the progress line, the summary and the one-line error tell the
+    // story (a log line would only repeat them); piped or scheduled, every run's info lines are
+    // the record.
+    defaultLogLevel: process.stderr.isTTY ? 'fatal' : 'info',
     signal,
     shutdown,
+    exitOnSignal: true,
     config() {
       if (config === undefined) {
         config = loadConfig({ env: source });
@@ -61,6 +68,9 @@ export function createCliRuntime(
     },
     async withContext(command, options, fn) {
       const config = options.configOverrides ? loadConfig({ env: source, overrides: options.configOverrides }) : runtime.config();
+      if (config.databaseUrl === undefined && config.dataDirSource === 'checkout') {
+        output.err(`Using the embedded database in ${config.dataDir}, found in this folder (new installations keep it in ${userDataRoot()}; set RECON_DATA_DIR to choose).`);
+      }
       const ctx = await createAppContext({ config, logger: runtime.logger(), command, migrate: options.migrate, clock });
       try {
         runtime.exitCode = await fn(ctx);

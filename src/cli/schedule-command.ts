@@ -20,6 +20,7 @@ export function registerScheduleCommand(program: Command, runtime: CliRuntime): 
     )
     .action(async () => {
       runtime.logFd = 1;
+      runtime.exitOnSignal = false;
       runtime.defaultLogLevel = 'info';
       runtime.shutdown.forceExitAfterMs = runtime.config().shutdownGraceMs + 9_500;
       // Refused before the database is opened: nothing is touched.
