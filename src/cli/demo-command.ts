@@ -61,7 +61,7 @@ export function registerDemoCommand(program: Command, runtime: CliRuntime): void
         const overrides: Record<string, string> = { GATEWAY_ENV: 'sandbox', RECON_ACCOUNTS_FILE: accountsFile, DEMO_API_KEY: 'demo-key', DEMO_API_SECRET: apiSecret };
         // Its own embedded database unless one is named: the demo never fills the real one.
         if (userConfig.databaseUrl === undefined && userConfig.dataDirSource !== 'RECON_DATA_DIR') overrides.RECON_DATA_DIR = path.join(userDataRoot(), 'demo');
-        await runtime.withContext('wallet-recon demo', { migrate: 'never', configOverrides: overrides }, async (ctx) => {
+        await runtime.withContext('wallet-recon demo', { migrate: 'never', configOverrides: overrides, exclusive: true }, async (ctx) => {
           const foreign = await findForeignContents(ctx.database.db, DEMO_ACCOUNT);
           if (foreign.otherTables.length > 0 || foreign.otherAccounts.length > 0) {
             const what = foreign.otherTables.length > 0 ? `tables of another application (${foreign.otherTables.join(', ')})` : `data of other accounts (${foreign.otherAccounts.join(', ')})`;

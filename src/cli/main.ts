@@ -13,6 +13,7 @@ import { registerRunsCommand } from './runs-command.js';
 import { registerSandboxCommand } from './sandbox-command.js';
 import { registerScheduleCommand } from './schedule-command.js';
 import { registerSnapshotCommand } from './snapshot-command.js';
+import { registerSqlCommand } from './sql-command.js';
 import { processOutput, type Output } from './output.js';
 import { createCliRuntime, type ShutdownBudget } from './runtime.js';
 
@@ -27,6 +28,7 @@ Examples:
   wallet-recon report --from 2026-11-01 --to 2026-11-30 --format html --out nov.html
   wallet-recon backfill --from 2026-11-18 --to 2026-11-20 --import statements.csv
   wallet-recon schedule                              the nightly worker
+  wallet-recon sql                                   psql on the database (the embedded one too)
   wallet-recon sandbox --port 4010 --wallets 12      the gateway emulator on its own`;
 
 const EXIT_CODES_HELP = `
@@ -68,6 +70,7 @@ export function buildProgram(runtime: ReturnType<typeof createCliRuntime>): Comm
   registerReportCommand(program, runtime);
   registerBackfillCommand(program, runtime);
   registerScheduleCommand(program, runtime);
+  registerSqlCommand(program, runtime);
   registerSandboxCommand(program);
   for (const command of program.commands) command.exitOverride();
   return program;

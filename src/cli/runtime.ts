@@ -10,7 +10,7 @@ export interface CliRuntime {
   config(): Config;
   logger(): Logger;
   /** Opens the context, runs `fn`, always closes; the number returned becomes the exit code. */
-  withContext(command: string, options: { migrate?: 'auto' | 'never'; configOverrides?: Record<string, string | undefined> }, fn: (ctx: AppContext) => Promise<number>): Promise<void>;
+  withContext(command: string, options: ContextOptions, fn: (ctx: AppContext) => Promise<number>): Promise<void>;
   exitCode: number;
   /** Where logs go: stderr for commands that print results, stdout for the long-running worker. */
   logFd: 1 | 2;
@@ -25,6 +25,19 @@ export interface CliRuntime {
    * a signal interrupts; the worker, for which SIGTERM is the normal way to stop, exits 0.
    */
   exitOnSignal: boolean;
+}
+
+export interface ContextOptions {
+  migrate?: 'auto' | 'never';
+  configOverrides?: Record<string, string | undefined>;
+  /**
+   * The command needs the embedded database to itself: it captures (account locks live in the
+   * process that holds the database) or migrates. Every other command, while another process
+   * serves the embedded database (the worker), works through that process's socket.
+   */
+  exclusive?: boolean;
+  /** Serve the embedded database to other processes while this command holds it (the worker). */
+  serve?: boolean;
 }
 
 export interface ShutdownBudget {
@@ -71,7 +84,7 @@ export function createCliRuntime(
       if (config.databaseUrl === undefined && config.dataDirSource === 'checkout') {
         output.err(`Using the embedded database in ${config.dataDir}, found in this folder (new installations keep it in ${userDataRoot()}; set RECON_DATA_DIR to choose).`);
       }
-      const ctx = await createAppContext({ config, logger: runtime.logger(), command, migrate: options.migrate, clock });
+      const ctx = await createAppContext({ config, logger: runtime.logger(), command, migrate: options.migrate, clock, serve: options.serve, shareIfServed: options.exclusive !== true });
       try {
         runtime.exitCode = await fn(ctx);
       } finally {

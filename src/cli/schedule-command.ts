@@ -25,7 +25,7 @@ export function registerScheduleCommand(program: Command, runtime: CliRuntime): 
       runtime.shutdown.forceExitAfterMs = runtime.config().shutdownGraceMs + 9_500;
       // Refused before the database is opened: nothing is touched.
       assertScheduleFitsWindows(runtime.config());
-      await runtime.withContext('wallet-recon schedule', {}, async (ctx) => {
+      await runtime.withContext('wallet-recon schedule', { exclusive: true, serve: true }, async (ctx) => {
         // Credentials are checked now, not at 23:55.
         selectAccounts(ctx.config);
         const schedule = new SlotSchedule(ctx.config.schedule, ctx.config.timezone);

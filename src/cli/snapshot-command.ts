@@ -52,7 +52,7 @@ export function registerSnapshotCommand(program: Command, runtime: CliRuntime): 
     .option('--quiet', 'print only the summary, not the balances captured')
     .addHelpText('after', '\nA capture that starts within RECON_CAPTURE_WINDOW of a cut-off is that business date\'s end-of-day snapshot; at any\nother time it is an intraday capture of the current business date (kept, never the end-of-day balance).\n\nExample:\n  wallet-recon snapshot --account eu-main\n\nPrints the balances captured, in the units of each currency, unless --quiet or --json.\n\nExit codes: 0 all succeeded, 1 an account failed, 2 configuration error, 4 another process holds an account\'s lock.')
     .action(async (opts: { account?: string; json?: boolean; quiet?: boolean }) => {
-      await runtime.withContext('wallet-recon snapshot', {}, async (ctx) => {
+      await runtime.withContext('wallet-recon snapshot', { exclusive: true }, async (ctx) => {
         const progress = createProgressLine(runtime.output.progress);
         const result = await runSnapshotJob(ctx, { trigger: 'manual', account: opts.account, signal: runtime.signal, onProgress: (p) => progress.update(p), reconcileChanged: true });
         progress.done();
