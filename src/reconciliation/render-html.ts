@@ -58,10 +58,9 @@ function localTime(instant: Date, timezone: string): string {
 
 function describeTolerance(facts: ReportFacts, currencies: readonly string[]): string {
   const overrides = Object.entries(facts.tolerance.byCurrency).sort(([a], [b]) => a.localeCompare(b));
-  const shown = currencies.length === 0 ? ['EUR'] : currencies;
   const base = `${facts.tolerance.default === 0n ? 'none (exact match)' : `${facts.tolerance.default.toString()} minor unit(s)`} by default`;
   const per = overrides.map(([currency, value]) => `${currency} ${formatAmount(value, currency)}`);
-  const inForce = facts.tolerance.default === 0n ? [] : shown.filter((c) => facts.tolerance.byCurrency[c] === undefined).map((c) => `${c} ${formatAmount(facts.tolerance.default, c)}`);
+  const inForce = facts.tolerance.default === 0n ? [] : currencies.filter((c) => facts.tolerance.byCurrency[c] === undefined).map((c) => `${c} ${formatAmount(facts.tolerance.default, c)}`);
   return [base, ...per, ...inForce].join('; ');
 }
 

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { assertScheduleFitsWindows, checkBaseUrl, loadConfig, selectAccounts, toleranceFor } from '../../src/config.js';
+import { assertScheduleFitsWindows, checkBaseUrl, loadConfig, selectAccounts, toleranceFor, userDataRoot } from '../../src/config.js';
 import { ConfigError } from '../../src/errors.js';
 
 const load = (env: Record<string, string>, cwd = tmpdir()) => loadConfig({ env, cwd, ignoreDotEnv: true });
@@ -30,7 +30,8 @@ describe('loadConfig', () => {
       gateway: { timeoutMs: 30000, concurrency: 8, perPage: 100, authScheme: 'Bearer' },
     });
     expect(config.databaseUrl).toBeUndefined();
-    expect(config.dataDir).toBe(path.join(tmpdir(), '.data'));
+    // The user's data directory, not the working folder (env-paths: XDG_DATA_HOME, else ~/.local/share).
+    expect(config).toMatchObject({ dataDir: path.join(userDataRoot(), 'database'), dataDirSource: 'user-data-dir' });
     expect(Object.isFrozen(config)).toBe(true);
     expect(config.accounts.map((a) => a.name)).toEqual(['default']);
   });
