@@ -28,6 +28,10 @@ export interface CreateAppContextOptions {
    * PostgreSQL server is migrated only by an explicit `wallet-recon migrate`.
    */
   migrate?: 'auto' | 'never';
+  /** Embedded: serve the database to other processes of this user while it is open (the worker). */
+  serve?: boolean;
+  /** Embedded: while another process serves the database, work through it (commands that take no account lock). */
+  shareIfServed?: boolean;
 }
 
 /** Opens the database and wires the context. */
@@ -37,10 +41,13 @@ export async function createAppContext(options: CreateAppContextOptions): Promis
     databaseUrl: config.databaseUrl?.reveal(),
     dataDir: config.dataDir,
     command: options.command,
+    serve: options.serve,
+    shareIfServed: options.shareIfServed,
   });
   try {
     if (options.migrate !== 'never') {
-      if (database.kind === 'embedded') await migrateToLatest(database.db);
+      // The process that serves a shared embedded database migrated it when it opened it.
+      if (database.kind === 'embedded' && !database.shared) await migrateToLatest(database.db);
       else await assertSchemaCurrent(database.db);
     }
   } catch (error) {

@@ -1,9 +1,11 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { parseEnv } from 'node:util';
+import envPaths from 'env-paths';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { BusinessCalendar, MAX_CAPTURE_WINDOW_MS } from './business-date/business-calendar.js';
+import { DATA_DIR_MARKER } from './db/embedded-data-dir.js';
 import { parseDuration } from './business-date/duration.js';
 import { ConfigError } from './errors.js';
 import { maskUrlPasswords } from './logger.js';
@@ -70,6 +72,8 @@ export interface Config {
   /** Names of the variables that held this configuration's secrets (removed from the environment after start-up). */
   readonly secretVariables: readonly string[];
   readonly dataDir: string;
+  /** Where dataDir came from: RECON_DATA_DIR, an existing checkout's .data/ (said with a notice), or the user's data directory. */
+  readonly dataDirSource: 'RECON_DATA_DIR' | 'checkout' | 'user-data-dir';
   readonly environment: Environment;
   readonly liveUrl: string | undefined;
   readonly sandboxUrl: string;
@@ -120,7 +124,20 @@ export interface MetricsSettings {
 /** A single word (Bearer, Token), or empty for a bare token. */
 export const AUTH_SCHEME_PATTERN = /^[A-Za-z][A-Za-z0-9._-]*$|^$/;
 
-const positiveInt = (max: number) => z.coerce.number().int().min(1).max(max);
+/**
+ * A whole number of `unit` from `min` to `max`, refused in the operator's words
+ * ("must be a whole number of milliseconds from 1 to 600000") rather than the validator's.
+ */
+const wholeNumber = (unit: string, min: number, max: number) =>
+  z.string().transform((v, ctx) => {
+    const n = /^\s*\d+\s*$/.test(v) ? Number(v) : Number.NaN;
+    if (!Number.isSafeInteger(n) || n < min || n > max) {
+      ctx.addIssue({ code: 'custom', message: `must be a whole number of ${unit} from ${min} to ${max}` });
+      return z.NEVER;
+    }
+    return n;
+  });
+const positiveInt = (max: number, unit: string) => wholeNumber(unit, 1, max);
 
 const envSchema = z.object({
   DATABASE_URL: z
@@ -134,18 +151,18 @@ const envSchema = z.object({
   GATEWAY_SANDBOX_URL: z.string().optional(),
   GATEWAY_API_KEY: z.string().min(1).optional(),
   GATEWAY_API_SECRET: z.string().min(1).optional(),
-  GATEWAY_TIMEOUT_MS: positiveInt(600_000).default(30_000),
-  GATEWAY_CONCURRENCY: positiveInt(256).default(8),
-  GATEWAY_PER_PAGE: positiveInt(10_000).default(100),
-  GATEWAY_MAX_RPS: z.coerce.number().positive().optional(),
+  GATEWAY_TIMEOUT_MS: positiveInt(600_000, 'milliseconds').default(30_000),
+  GATEWAY_CONCURRENCY: positiveInt(256, 'requests at once').default(8),
+  GATEWAY_PER_PAGE: positiveInt(10_000, 'wallets per page').default(100),
+  GATEWAY_MAX_RPS: z.coerce.number({ error: 'must be a number of requests per second above 0, such as 5 or 0.5' }).positive({ error: 'must be a number of requests per second above 0, such as 5 or 0.5' }).optional(),
   GATEWAY_AUTH_SCHEME: z
     .string()
     .regex(AUTH_SCHEME_PATTERN, 'must be a single word such as Bearer, Token or empty for a bare token')
     .default('Bearer'),
-  GATEWAY_RETRY_ATTEMPTS: z.coerce.number().int().min(0).max(20).default(4),
-  GATEWAY_MAX_RETRY_AFTER_MS: positiveInt(3_600_000).default(60_000),
-  GATEWAY_RETRY_BASE_DELAY_MS: positiveInt(60_000).default(500),
-  GATEWAY_MAX_PAGES: positiveInt(1_000_000).default(10_000),
+  GATEWAY_RETRY_ATTEMPTS: wholeNumber('retries', 0, 20).default(4),
+  GATEWAY_MAX_RETRY_AFTER_MS: positiveInt(3_600_000, 'milliseconds').default(60_000),
+  GATEWAY_RETRY_BASE_DELAY_MS: positiveInt(60_000, 'milliseconds').default(500),
+  GATEWAY_MAX_PAGES: positiveInt(1_000_000, 'pages').default(10_000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
     error: 'must be one of: fatal, error, warn, info, debug, trace, silent',
   }).default('info'),
@@ -184,13 +201,13 @@ const envSchema = z.object({
       return delays as number[];
     }),
   RECON_ACCOUNTS_FILE: z.string().min(1).optional(),
-  RECON_ACCOUNT_CONCURRENCY: positiveInt(64).default(2),
-  RECON_MAX_CONSECUTIVE_FAILURES: positiveInt(1000).default(3),
+  RECON_ACCOUNT_CONCURRENCY: positiveInt(64, 'accounts at once').default(2),
+  RECON_MAX_CONSECUTIVE_FAILURES: positiveInt(1000, 'missed dates').default(3),
   RECON_CATCH_UP: z
     .enum(['1', '0', 'true', 'false', 'yes', 'no', 'on', 'off'], { error: 'must be true or false' })
     .default('true')
     .transform((v) => ['1', 'true', 'yes', 'on'].includes(v)),
-  RECON_SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(600_000).default(5_000),
+  RECON_SHUTDOWN_GRACE_MS: wholeNumber('milliseconds', 0, 600_000).default(5_000),
   RECON_TOLERANCE: z
     .string()
     .default('0')
@@ -217,7 +234,7 @@ const envSchema = z.object({
       }
       return list;
     }),
-  RECON_NOTIFY_MAX_ATTEMPTS: positiveInt(100).default(10),
+  RECON_NOTIFY_MAX_ATTEMPTS: positiveInt(100, 'attempts').default(10),
   RECON_METRICS_PORT: z
     .string()
     .optional()
@@ -274,6 +291,10 @@ export function isLoopbackHost(hostname: string): boolean {
 
 /** Checks a gateway base URL: https, or http on a loopback host only. Returns a problem or undefined. */
 export function checkBaseUrl(value: string): string | undefined {
+  // "localhost:4010" parses as a URL of scheme "localhost:": say what is missing instead.
+  if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(value)) {
+    return `has no scheme: write it as https://${value}, or as http://${value} if it is a loopback host such as localhost or 127.0.0.1`;
+  }
   let url: URL;
   try {
     url = new URL(value);
@@ -302,7 +323,7 @@ function readDotEnv(cwd: string): Record<string, string> {
 }
 
 function describeIssue(variable: string, value: string | undefined, message: string): string {
-  const shown = value === undefined ? '' : SECRET_VARIABLES.includes(variable) ? ' (value hidden)' : ` (got "${maskUrlPasswords(value)}")`;
+  const shown = value === undefined ? '' : SECRET_VARIABLES.includes(variable) ? ' (value hidden)' : `, got "${maskUrlPasswords(value)}"`;
   return `${variable} ${message}${shown}`;
 }
 
@@ -377,6 +398,8 @@ export function loadSandboxSecret(options: { env?: NodeJS.ProcessEnv; cwd?: stri
 }
 
 function configProblems(problems: string[]): ConfigError {
+  // One problem reads as one sentence on one line; several as a list.
+  if (problems.length === 1) return new ConfigError(`${problems[0]!.replace(/[.]$/, '')}.`, problems);
   return new ConfigError(`The configuration has ${problems.length} problem${problems.length === 1 ? '' : 's'}:\n${problems.map((p) => `  - ${p}`).join('\n')}`, problems);
 }
 
@@ -440,7 +463,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
   return deepFreeze({
     databaseUrl,
     secretVariables: [...new Set([...SECRET_VARIABLES, ...accountsResult.accounts.map((a) => a.apiSecretEnv)])],
-    dataDir: path.resolve(cwd, v.RECON_DATA_DIR ?? '.data'),
+    ...resolveDataDir(v.RECON_DATA_DIR, cwd),
     environment: v.GATEWAY_ENV,
     liveUrl: v.GATEWAY_LIVE_URL,
     sandboxUrl: v.GATEWAY_SANDBOX_URL ?? DEFAULT_SANDBOX_URL,
@@ -531,6 +554,23 @@ export function checkEndpointUrl(value: string): string | undefined {
     return isLoopbackHost(url.hostname) ? undefined : `uses http:// for a host that is not loopback; use https:// so what is sent cannot be read or changed on the way`;
   }
   return 'must start with https://';
+}
+
+/** The user's data directory for wallet-recon: `$XDG_DATA_HOME/wallet-recon`, else `~/.local/share/wallet-recon` (Linux). */
+export function userDataRoot(): string {
+  return envPaths('wallet-recon', { suffix: '' }).data;
+}
+
+/**
+ * The embedded database's folder: RECON_DATA_DIR; else the `.data/` an earlier version created in
+ * this folder, so an existing checkout never silently starts a fresh database; else the user's
+ * data directory, whatever folder a cron job starts in.
+ */
+function resolveDataDir(configured: string | undefined, cwd: string): Pick<Config, 'dataDir' | 'dataDirSource'> {
+  if (configured !== undefined) return { dataDir: path.resolve(cwd, configured), dataDirSource: 'RECON_DATA_DIR' };
+  const checkout = path.join(cwd, '.data');
+  if (existsSync(path.join(checkout, DATA_DIR_MARKER)) || existsSync(path.join(checkout, 'PG_VERSION'))) return { dataDir: checkout, dataDirSource: 'checkout' };
+  return { dataDir: path.join(userDataRoot(), 'database'), dataDirSource: 'user-data-dir' };
 }
 
 /**

@@ -76,6 +76,11 @@ export class MigrationError extends ReconError {
   override readonly code = 'E_MIGRATION';
 }
 
+/** The database's schema is behind (not migrated) or ahead of this version: a setup problem, nothing touched. */
+export class SchemaMismatchError extends MigrationError {
+  override readonly exitCode = 2;
+}
+
 /** Another process holds what we need (the embedded database, an account's run lock). */
 export class LockHeldError extends ReconError {
   override readonly code = 'E_LOCK_HELD';

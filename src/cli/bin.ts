@@ -8,7 +8,7 @@ const onSignal = (signal: NodeJS.Signals) => {
   signals++;
   if (signals > 1) {
     process.stderr.write(`Second ${signal}: exiting now.\n`);
-    process.exit(130);
+    process.exit(signal === 'SIGTERM' ? 143 : 130);
   }
   process.stderr.write(`${signal} received: stopping.\n`);
   controller.abort(new Error(signal));

@@ -1,66 +1,111 @@
 import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import type { Command } from 'commander';
+import { runReconcileJob } from '../../jobs/reconcile-job.js';
 import { runSnapshotJob } from '../../jobs/snapshot-job.js';
+import { userDataRoot } from '../config.js';
 import { listSnapshotRows } from '../db/balance-snapshot.repository.js';
+import { findForeignContents } from '../db/database-contents.repository.js';
 import { migrateToLatest } from '../db/migrate.js';
+import { formatMoney } from '../money/format-amount.js';
+import { importBooksFile } from '../reconciliation/books-import-service.js';
+import { renderHtml } from '../reconciliation/render-html.js';
+import { renderTable } from '../reconciliation/render-table.js';
+import { loadCurrencyHistories, loadReport } from '../reconciliation/report-data.js';
+import { loadReportFacts } from '../reconciliation/report-facts.js';
+import { writeFileAtomically } from '../reconciliation/write-file-atomically.js';
 import { MAX_WALLETS, startSandbox } from '../sandbox/index.js';
 import { UsageError } from '../errors.js';
-import { formatTable } from './output.js';
 import type { CliRuntime } from './runtime.js';
-import { formatSnapshotSummary } from './snapshot-command.js';
+import { formatCapturedBalances, formatSnapshotSummary } from './snapshot-command.js';
 
-/** Groups digits in threes for reading, exactly (no float): 9007199254740993 → 9,007,199,254,740,993. */
-export function groupDigits(value: bigint): string {
-  const digits = (value < 0n ? -value : value).toString().replace(/\B(?=(\d{3})+(?!\d))/g, ',');
-  return value < 0n ? `-${digits}` : digits;
-}
+export { groupDigits } from '../money/format-amount.js';
+
+/** The account every demo row belongs to: recognisable, and the only one a demo database may hold. */
+export const DEMO_ACCOUNT = 'demo';
+/** The deliberate break of the demo's books: 123.45 in EUR (12,345 minor units), else in the first currency. */
+const DEMO_BREAK = 12_345n;
 
 /** `wallet-recon demo`: the whole job against a local emulator, nothing to install or configure. */
 export function registerDemoCommand(program: Command, runtime: CliRuntime): void {
   program
     .command('demo')
-    .description('start the bundled gateway emulator, capture a snapshot into the database and print the balances')
+    .description('the whole job against the bundled gateway emulator: snapshot, books with one deliberate break, reconcile, report')
     .option('--wallets <n>', 'how many wallets the emulator holds', '12')
-    .addHelpText('after', '\nUses the embedded database in .data/ unless DATABASE_URL is set.\n\nExample:\n  npx wallet-recon demo')
-    .action(async (opts: { wallets: string }) => {
+    .option('--out <file>', 'where to write the HTML report (default: demo-report.html in the user data directory)')
+    .addHelpText(
+      'after',
+      '\nWithout DATABASE_URL the demo uses its own embedded database (the "demo" folder in the user data directory,\n' +
+        '~/.local/share/wallet-recon), never your real one. With DATABASE_URL it refuses a database that holds anything\n' +
+        'but earlier demo data. Every row it writes belongs to the account "demo".\n\nExample:\n  npx wallet-recon demo',
+    )
+    .action(async (opts: { wallets: string; out?: string }) => {
       // The demo prints what matters itself; run-by-run log lines would drown it.
-      runtime.defaultLogLevel = 'warn';
+      if (!process.stderr.isTTY) runtime.defaultLogLevel = 'error';
       const wallets = Number(opts.wallets);
       if (!Number.isInteger(wallets) || wallets < 1 || wallets > MAX_WALLETS) {
         throw new UsageError(`--wallets must be a whole number from 1 to ${MAX_WALLETS} (got "${opts.wallets}").`);
       }
+      const userConfig = runtime.config();
+      const reportFile = path.resolve(opts.out ?? path.join(userDataRoot(), 'demo-report.html'));
       // A fresh random secret: the emulator is only reachable on loopback for this one run.
       const apiSecret = randomBytes(16).toString('hex');
       const sandbox = await startSandbox({ host: '127.0.0.1', port: 0, apiKey: 'demo-key', apiSecret, wallets });
+      const scratch = mkdtempSync(path.join(tmpdir(), 'wallet-recon-demo-'));
       try {
         runtime.output.out(`Gateway emulator listening on ${sandbox.url} with ${sandbox.wallets.length} wallets.`);
-        const overrides = {
-          GATEWAY_ENV: 'sandbox',
-          GATEWAY_SANDBOX_URL: sandbox.url,
-          GATEWAY_API_KEY: 'demo-key',
-          GATEWAY_API_SECRET: apiSecret,
-          RECON_ACCOUNTS_FILE: undefined,
-        };
-        await runtime.withContext('wallet-recon demo', { migrate: 'never', configOverrides: overrides }, async (ctx) => {
+        const accountsFile = path.join(scratch, 'accounts.json');
+        writeFileSync(accountsFile, JSON.stringify({ accounts: [{ name: DEMO_ACCOUNT, environment: 'sandbox', apiKeyEnv: 'DEMO_API_KEY', apiSecretEnv: 'DEMO_API_SECRET', baseUrl: sandbox.url }] }), { mode: 0o600 });
+        const overrides: Record<string, string> = { GATEWAY_ENV: 'sandbox', RECON_ACCOUNTS_FILE: accountsFile, DEMO_API_KEY: 'demo-key', DEMO_API_SECRET: apiSecret };
+        // Its own embedded database unless one is named: the demo never fills the real one.
+        if (userConfig.databaseUrl === undefined && userConfig.dataDirSource !== 'RECON_DATA_DIR') overrides.RECON_DATA_DIR = path.join(userDataRoot(), 'demo');
+        await runtime.withContext('wallet-recon demo', { migrate: 'never', configOverrides: overrides, exclusive: true }, async (ctx) => {
+          const foreign = await findForeignContents(ctx.database.db, DEMO_ACCOUNT);
+          if (foreign.otherTables.length > 0 || foreign.otherAccounts.length > 0) {
+            const what = foreign.otherTables.length > 0 ? `tables of another application (${foreign.otherTables.join(', ')})` : `data of other accounts (${foreign.otherAccounts.join(', ')})`;
+            throw new UsageError(
+              `The ${ctx.database.description} already holds ${what}: the demo writes only into an empty database or one an earlier demo filled. ` +
+                'Unset DATABASE_URL and RECON_DATA_DIR to let the demo use its own embedded database.',
+            );
+          }
           const migrated = await migrateToLatest(ctx.database.db);
           runtime.output.out(`Database: ${ctx.database.description} (${migrated.applied.length} migration(s) applied).`);
-          const result = await runSnapshotJob(ctx, { trigger: 'manual', signal: runtime.signal });
-          runtime.output.out(`\n${formatSnapshotSummary(result.accounts)}`);
-          const run = result.accounts[0];
-          if (run?.status === 'succeeded' && run.runId !== undefined) {
-            const rows = await listSnapshotRows(ctx.database.db, run.runId);
-            runtime.output.out(
-              `\nBalances captured in run ${run.runId} (business date ${run.businessDate}, minor units):\n` +
-                formatTable(
-                  ['currency', 'balance', 'single-wallet read'],
-                  rows.map((r) => [r.currency, groupDigits(r.balance), r.singleBalance === null ? '' : groupDigits(r.singleBalance)]),
-                ),
-            );
-            runtime.output.out('\nNext: "wallet-recon runs" lists the run ledger; see README.md to point wallet-recon at your gateway.');
-          }
-          return result.exitCode;
+
+          const snapshot = await runSnapshotJob(ctx, { trigger: 'manual', signal: runtime.signal });
+          runtime.output.out(`\n1. Snapshot\n${formatSnapshotSummary(snapshot.accounts)}`);
+          const run = snapshot.accounts[0];
+          const balances = run === undefined ? undefined : await formatCapturedBalances(ctx, run);
+          if (run?.runId === undefined || run.businessDate === undefined || balances === undefined) return snapshot.exitCode;
+          runtime.output.out(`\n${balances}`);
+
+          // The books a merchant would keep, with one deliberate break in the first currency.
+          const rows = await listSnapshotRows(ctx.database.db, run.runId);
+          const planted = rows.find((r) => r.currency === 'EUR') ?? rows[0];
+          const books = rows.map((r) => `${run.businessDate},${r.currency},${r === planted ? r.balance - DEMO_BREAK : r.balance}`);
+          const booksFile = path.join(scratch, 'demo-books.csv');
+          writeFileSync(booksFile, `business_date,currency,balance\n${books.join('\n')}\n`, { mode: 0o600 });
+          const imported = await importBooksFile(ctx, booksFile, { account: DEMO_ACCOUNT });
+          runtime.output.out(
+            `\n2. Books\nImported ${imported.rows} expected balances for ${run.businessDate}` +
+              (planted === undefined ? '.' : `, with one deliberate break: the books hold ${formatMoney(planted.balance - DEMO_BREAK, planted.currency)}, the gateway ${formatMoney(planted.balance, planted.currency)}.`),
+          );
+
+          await runReconcileJob(ctx, { date: run.businessDate, account: DEMO_ACCOUNT });
+          const range = { from: run.businessDate, to: run.businessDate, account: DEMO_ACCOUNT };
+          const report = await loadReport(ctx.database.db, range, { accounts: [DEMO_ACCOUNT] });
+          runtime.output.out(`\n3. Reconciliation\n${renderTable(report)}`);
+
+          const now = ctx.clock.now();
+          const html = renderHtml(report, await loadCurrencyHistories(ctx.database.db, range), now, await loadReportFacts(ctx.database.db, report.results, ctx.config, now));
+          mkdirSync(path.dirname(reportFile), { recursive: true, mode: 0o700 });
+          await writeFileAtomically(reportFile, html);
+          runtime.output.out(`\n4. Report\nThe HTML report is in ${reportFile}\n\nNext: "wallet-recon --help" lists every command; README.md says how to point wallet-recon at your gateway.`);
+          return snapshot.exitCode;
         });
       } finally {
+        rmSync(scratch, { recursive: true, force: true });
         await sandbox.close();
       }
     });

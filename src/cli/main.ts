@@ -15,6 +15,7 @@ import { registerRunsCommand } from './runs-command.js';
 import { registerSandboxCommand } from './sandbox-command.js';
 import { registerScheduleCommand } from './schedule-command.js';
 import { registerSnapshotCommand } from './snapshot-command.js';
+import { registerSqlCommand } from './sql-command.js';
 import { processOutput, type Output } from './output.js';
 import { createCliRuntime, type ShutdownBudget } from './runtime.js';
 
@@ -31,6 +32,7 @@ Examples:
   wallet-recon backfill --from 2026-11-18 --to 2026-11-20 --import statements.csv
   wallet-recon schedule                              the nightly worker
   wallet-recon notify test                           send a test event to every configured channel
+  wallet-recon sql                                   psql on the database (the embedded one too)
   wallet-recon sandbox --port 4010 --wallets 12      the gateway emulator on its own`;
 
 const EXIT_CODES_HELP = `
@@ -74,6 +76,7 @@ export function buildProgram(runtime: ReturnType<typeof createCliRuntime>): Comm
   registerBackfillCommand(program, runtime);
   registerScheduleCommand(program, runtime);
   registerNotifyCommand(program, runtime);
+  registerSqlCommand(program, runtime);
   registerSandboxCommand(program);
   for (const command of program.commands) command.exitOverride();
   return program;
@@ -86,19 +89,40 @@ export async function runCli(
 ): Promise<number> {
   const runtime = createCliRuntime(options.output ?? processOutput, options.env, options.signal, options.shutdown, options.clock);
   const program = buildProgram(runtime);
+  let code: number;
   try {
     await program.parseAsync(argv);
-    return runtime.exitCode;
+    code = runtime.exitCode;
   } catch (error) {
-    if (error instanceof CommanderError) {
-      // --help and --version end through here with exit code 0.
-      return error.exitCode === 0 ? 0 : 2;
-    }
-    if (error instanceof ReconError) {
-      runtime.output.err(`${error.name}: ${error.message}`);
-      return error.exitCode;
-    }
-    runtime.output.err(`Unexpected error: ${error instanceof Error ? error.message : String(error)}`);
-    return 1;
+    code = reportError(runtime, error);
   }
+  // Stopped by a signal: the run was recorded as interrupted; the exit code says which signal.
+  const signalled = signalExitCode(options.signal);
+  return signalled !== undefined && runtime.exitOnSignal ? signalled : code;
+}
+
+/** 128 + the signal's number, as shells report a process ended by it: SIGINT 130, SIGTERM 143. */
+export function signalExitCode(signal: AbortSignal | undefined): number | undefined {
+  if (!signal?.aborted) return undefined;
+  const name = signal.reason instanceof Error ? signal.reason.message : String(signal.reason);
+  return name === 'SIGINT' ? 130 : name === 'SIGTERM' ? 143 : undefined;
+}
+
+/**
+ * Prints an error once, as the sentence it is (no class name; the log does not repeat it on a
+ * terminal), and returns its exit code. With LOG_LEVEL=debug the log gets the detail.
+ */
+function reportError(runtime: ReturnType<typeof createCliRuntime>, error: unknown): number {
+  if (error instanceof CommanderError) {
+    // --help and --version end through here with exit code 0.
+    return error.exitCode === 0 ? 0 : 2;
+  }
+  const message = error instanceof ReconError ? error.message : `Unexpected error: ${error instanceof Error ? error.message : String(error)}`;
+  runtime.output.err(message);
+  try {
+    runtime.logger().debug({ err: error }, 'the error above, in detail');
+  } catch {
+    // No logger without a valid configuration: the message printed is all there is.
+  }
+  return error instanceof ReconError ? error.exitCode : 1;
 }

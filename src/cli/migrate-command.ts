@@ -9,7 +9,7 @@ export function registerMigrateCommand(program: Command, runtime: CliRuntime): v
     .description('create or update the database schema (safe to run twice, or from two processes at once)')
     .addHelpText('after', '\nExample:\n  DATABASE_URL=postgres://recon@db/recon wallet-recon migrate')
     .action(async () => {
-      await runtime.withContext('wallet-recon migrate', { migrate: 'never' }, async (ctx) => {
+      await runtime.withContext('wallet-recon migrate', { migrate: 'never', exclusive: true }, async (ctx) => {
         const outcome = await migrateToLatest(ctx.database.db);
         runtime.output.out(
           outcome.applied.length === 0

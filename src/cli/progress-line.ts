@@ -32,35 +32,51 @@ export function createProgressBar(stream: ProgressStream | undefined, width = 30
   };
 }
 
+/** What one account's capture is doing, in words: "signing in", "listing page 2 of 5", "reading balances 40 of 120", "writing". */
+export function describeCaptureProgress(p: CaptureProgress): string {
+  switch (p.phase) {
+    case 'signing-in':
+      return 'signing in';
+    case 'listing':
+      return p.page ? `listing page ${p.page.page} of ${p.page.totalPages ?? '?'} (${p.page.items} of ${p.page.totalItems ?? '?'} wallets)` : 'listing wallets';
+    case 'reading':
+      return `reading balances ${p.walletsRead ?? 0} of ${p.walletsTotal ?? '?'}`;
+    case 'writing':
+      return 'writing the snapshot';
+  }
+}
+
 /**
  * Live snapshot progress on a terminal: one status per account on a line redrawn in place at
- * most every 100 ms. Draws nothing without a TTY (logs and CI stay clean).
+ * most every 100 ms. Draws nothing without a TTY (logs and CI stay clean), but still knows
+ * where each account got to.
  */
-export function createProgressLine(stream: ProgressStream | undefined): { update(p: CaptureProgress): void; done(): void } {
-  if (stream?.isTTY !== true) return { update: () => undefined, done: () => undefined };
+export function createProgressLine(stream: ProgressStream | undefined): { update(p: CaptureProgress): void; done(): void; describe(): string } {
+  const draw = stream?.isTTY === true;
   const states = new Map<string, string>();
+  const phases = new Map<string, CaptureProgress['phase']>();
   let last = 0;
+  const describe = () => [...states].map(([account, state]) => `${account}: ${state}`).join(' | ');
   const render = () => {
-    const text = [...states].map(([account, state]) => `${account}: ${state}`).join(' | ');
-    stream.write(`\r\x1b[2K${text.slice(0, (stream.columns ?? 120) - 1)}`);
+    if (draw) stream.write(`\r\x1b[2K${describe().slice(0, (stream.columns ?? 120) - 1)}`);
   };
   return {
     update(p) {
-      const state =
-        p.phase === 'listing' && p.page
-          ? `page ${p.page.page}/${p.page.totalPages ?? '?'}, wallets ${p.page.items}/${p.page.totalItems ?? '?'}`
-          : p.phase === 'reading'
-            ? `wallets read ${p.walletsRead}/${p.walletsTotal}`
-            : p.phase;
+      const state = describeCaptureProgress(p);
+      // A new phase is drawn at once; counts within a phase at most every 100 ms.
+      const changedPhase = phases.get(p.account) !== p.phase;
+      phases.set(p.account, p.phase);
       states.set(p.account, state);
       const now = Date.now();
-      if (now - last >= 100) {
+      if (changedPhase || now - last >= 100) {
         last = now;
         render();
       }
     },
     done() {
-      if (states.size > 0) stream.write('\r\x1b[2K');
+      if (draw && states.size > 0) stream.write('\r\x1b[2K');
     },
+    /** Where each account got to, for the message of an interrupted run. */
+    describe,
   };
 }

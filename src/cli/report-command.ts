@@ -7,6 +7,7 @@ import { renderTable } from '../reconciliation/render-table.js';
 import { parseBusinessDate, parseDateRange, todayOf } from '../reconciliation/business-dates.js';
 import { resolveAccountNames } from '../reconciliation/reconciliation-service.js';
 import { loadCurrencyHistories, loadReport, type ReportRange } from '../reconciliation/report-data.js';
+import { loadReportFacts } from '../reconciliation/report-facts.js';
 import { writeFileAtomically } from '../reconciliation/write-file-atomically.js';
 import type { CliRuntime } from './runtime.js';
 
@@ -51,7 +52,7 @@ export function registerReportCommand(program: Command, runtime: CliRuntime): vo
     .option('--out <file>', 'write to this file (mode 0600, replaced atomically) instead of stdout')
     .addHelpText(
       'after',
-      '\nExamples:\n  wallet-recon report --date 2026-11-20\n  wallet-recon report --from 2026-11-01 --to 2026-11-30 --format html --out november.html\n  wallet-recon report --date 2026-11-20 --format csv > results.csv\n\nDates of the range up to today with no stored result for an account are listed as not reconciled\n(JSON: summary.unreconciledDates, and summary.exitCode is then 3).\n\nExit codes: 0 written, 1 error, 2 usage error (also an account that is not configured).',
+      '\nExamples:\n  wallet-recon report --date 2026-11-20\n  wallet-recon report --from 2026-11-01 --to 2026-11-30 --format html --out november.html\n  wallet-recon report --date 2026-11-20 --format csv > results.csv\n\nDates of the range up to today with no stored result for an account are listed as not reconciled\n(JSON: summary.unreconciledDates, and summary.exitCode is then 3).\n\nExit codes: 0 written, 1 error, 2 usage error (also an account that is not configured, or a --date or --from after today).',
     )
     .action(async (opts: ReportOptions) => {
       const range = rangeFromFlags(opts);
@@ -59,14 +60,19 @@ export function registerReportCommand(program: Command, runtime: CliRuntime): vo
       const accounts = resolveAccountNames(runtime.config(), opts.account);
       await runtime.withContext('wallet-recon report', {}, async (ctx) => {
         const { db } = ctx.database;
-        const report = await loadReport(db, range, { accounts, today: todayOf(ctx).date });
+        // A report of a day that has not begun is a mistake, as for reconcile; a range may run past
+        // today (a month's report is read before the month ends), but must not start after it.
+        const today = todayOf(ctx);
+        if (opts.date !== undefined) parseBusinessDate(range.from, '--date', today);
+        else parseBusinessDate(range.from, '--from', today);
+        const report = await loadReport(db, range, { accounts, today: today.date });
         const text =
           opts.format === 'csv'
             ? renderCsv(report)
             : opts.format === 'json'
               ? renderJson(report)
               : opts.format === 'html'
-                ? renderHtml(report, await loadCurrencyHistories(db, range), ctx.clock.now())
+                ? renderHtml(report, await loadCurrencyHistories(db, range), ctx.clock.now(), await loadReportFacts(db, report.results, ctx.config, ctx.clock.now()))
                 : renderTable(report);
         if (opts.out === undefined) {
           runtime.output.out(text);

@@ -1,6 +1,7 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import { describeCaptureTiming } from '../business-date/business-calendar.js';
 import { listRecentRuns } from '../db/snapshot-run.repository.js';
+import { resolveAccountNames } from '../reconciliation/reconciliation-service.js';
 import { formatTable } from './output.js';
 import type { CliRuntime } from './runtime.js';
 import { formatDuration } from './snapshot-command.js';
@@ -21,6 +22,8 @@ export function registerRunsCommand(program: Command, runtime: CliRuntime): void
     .option('--json', 'print JSON')
     .addHelpText('after', '\nExample:\n  wallet-recon runs --account eu-main --limit 5')
     .action(async (opts: { account?: string; limit: number; json?: boolean }) => {
+      // A mistyped account would otherwise read as an account without runs; exit 2 as elsewhere.
+      if (opts.account !== undefined) resolveAccountNames(runtime.config(), opts.account);
       await runtime.withContext('wallet-recon runs', {}, async (ctx) => {
         const runs = await listRecentRuns(ctx.database.db, { account: opts.account, limit: opts.limit });
         if (opts.json) {

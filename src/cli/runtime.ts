@@ -1,6 +1,6 @@
 import { createAppContext, type AppContext } from '../app-context.js';
 import { systemClock, type Clock } from '../clock.js';
-import { copyEnvironment, loadConfig, removeSecretsFromEnvironment, type Config } from '../config.js';
+import { copyEnvironment, loadConfig, removeSecretsFromEnvironment, userDataRoot, type Config } from '../config.js';
 import { createLogger, type Logger } from '../logger.js';
 import { Metrics } from '../metrics/metrics.js';
 import { pushMetrics } from '../metrics/push-metrics.js';
@@ -24,6 +24,24 @@ export interface CliRuntime {
   readonly signal: AbortSignal;
   /** How long after a stop signal the process may take before it is ended by force. */
   readonly shutdown: ShutdownBudget;
+  /**
+   * Whether a stop signal makes the exit code 130 (SIGINT) or 143 (SIGTERM): true for commands
+   * a signal interrupts; the worker, for which SIGTERM is the normal way to stop, exits 0.
+   */
+  exitOnSignal: boolean;
+}
+
+export interface ContextOptions {
+  migrate?: 'auto' | 'never';
+  configOverrides?: Record<string, string | undefined>;
+  /**
+   * The command needs the embedded database to itself: it captures (account locks live in the
+   * process that holds the database) or migrates. Every other command, while another process
+   * serves the embedded database (the worker), works through that process's socket.
+   */
+  exclusive?: boolean;
+  /** Serve the embedded database to other processes while this command holds it (the worker). */
+  serve?: boolean;
 }
 
 export interface ContextOptions {
@@ -55,12 +73,14 @@ export function createCliRuntime(
     output,
     exitCode: 0,
     logFd: 2,
-    // By hand on a terminal the progress line and the summary tell the story; piped or
-    // scheduled, every run's info lines are the record.
-    defaultLogLevel: process.stderr.isTTY ? 'warn' : 'info',
+    // By hand on a terminal the progress line, the summary and the one-line error tell the
+    // story (a log line would only repeat them); piped or scheduled, every run's info lines are
+    // the record.
+    defaultLogLevel: process.stderr.isTTY ? 'fatal' : 'info',
     signal,
     shutdown,
     clock: clock ?? systemClock,
+    exitOnSignal: true,
     config() {
       if (config === undefined) {
         config = loadConfig({ env: source });
@@ -76,7 +96,10 @@ export function createCliRuntime(
     },
     async withContext(command, options, fn) {
       const config = options.configOverrides ? loadConfig({ env: source, overrides: options.configOverrides }) : runtime.config();
-      const opened = await createAppContext({ config, logger: runtime.logger(), command, migrate: options.migrate, clock });
+      if (config.databaseUrl === undefined && config.dataDirSource === 'checkout') {
+        output.err(`Using the embedded database in ${config.dataDir}, found in this folder (new installations keep it in ${userDataRoot()}; set RECON_DATA_DIR to choose).`);
+      }
+      const opened = await createAppContext({ config, logger: runtime.logger(), command, migrate: options.migrate, clock, serve: options.serve, shareIfServed: options.exclusive !== true });
       const pushUrl = options.pushJob === undefined ? undefined : config.metrics.pushgatewayUrl;
       const metrics =
         pushUrl === undefined

@@ -27,11 +27,12 @@ export function registerScheduleCommand(program: Command, runtime: CliRuntime): 
     )
     .action(async () => {
       runtime.logFd = 1;
+      runtime.exitOnSignal = false;
       runtime.defaultLogLevel = 'info';
       runtime.shutdown.forceExitAfterMs = runtime.config().shutdownGraceMs + 9_500;
       // Refused before the database is opened: nothing is touched.
       assertScheduleFitsWindows(runtime.config());
-      await runtime.withContext('wallet-recon schedule', {}, async (opened) => {
+      await runtime.withContext('wallet-recon schedule', { exclusive: true, serve: true }, async (opened) => {
         // Credentials are checked now, not at 23:55.
         const names = selectAccounts(opened.config).map((a) => a.name);
         const { db } = opened.database;

@@ -1,6 +1,9 @@
 import type { Command } from 'commander';
 import { runSnapshotJob } from '../../jobs/snapshot-job.js';
 import { describeCaptureTiming } from '../business-date/business-calendar.js';
+import type { AppContext } from '../app-context.js';
+import { listSnapshotRows } from '../db/balance-snapshot.repository.js';
+import { formatOptionalAmount, formatAmount } from '../money/format-amount.js';
 import type { AccountRunResult } from '../snapshot/capture-account.js';
 import { formatTable } from './output.js';
 import { createProgressLine } from './progress-line.js';
@@ -28,6 +31,17 @@ export function formatSnapshotSummary(results: readonly AccountRunResult[]): str
   return problems.length > 0 ? `${table}\n\n${problems.join('\n')}` : table;
 }
 
+/** The balances a run captured, per currency in its own units, as `snapshot` and `demo` print them. */
+export async function formatCapturedBalances(ctx: Pick<AppContext, 'database'>, run: AccountRunResult): Promise<string | undefined> {
+  if (run.status !== 'succeeded' || run.runId === undefined) return undefined;
+  const rows = await listSnapshotRows(ctx.database.db, run.runId);
+  const table = formatTable(
+    ['currency', 'balance', 'single-wallet read'],
+    rows.map((r) => [r.currency, formatAmount(r.balance, r.currency), r.singleBalance === r.balance ? 'same' : formatOptionalAmount(r.singleBalance, r.currency)]),
+  );
+  return `Balances of ${run.account} captured in run ${run.runId} (business date ${run.businessDate ?? '?'}):\n${rows.length === 0 ? '(no wallets)' : table}`;
+}
+
 /** `wallet-recon snapshot`: captures every wallet balance of each account now. */
 export function registerSnapshotCommand(program: Command, runtime: CliRuntime): void {
   program
@@ -35,18 +49,26 @@ export function registerSnapshotCommand(program: Command, runtime: CliRuntime): 
     .description('capture every wallet balance of each configured account into the database now')
     .option('--account <name>', 'only this account')
     .option('--json', 'print a machine-readable summary')
-    .addHelpText('after', '\nA capture that starts within RECON_CAPTURE_WINDOW of a cut-off is that business date\'s end-of-day snapshot; at any\nother time it is an intraday capture of the current business date (kept, never the end-of-day balance).\n\nExample:\n  wallet-recon snapshot --account eu-main\n\nExit codes: 0 all succeeded, 1 an account failed, 2 configuration error, 4 another process holds an account\'s lock.')
-    .action(async (opts: { account?: string; json?: boolean }) => {
-      await runtime.withContext('wallet-recon snapshot', { pushJob: 'snapshot' }, async (ctx) => {
+    .option('--quiet', 'print only the summary, not the balances captured')
+    .addHelpText('after', '\nA capture that starts within RECON_CAPTURE_WINDOW of a cut-off is that business date\'s end-of-day snapshot; at any\nother time it is an intraday capture of the current business date (kept, never the end-of-day balance).\n\nExample:\n  wallet-recon snapshot --account eu-main\n\nPrints the balances captured, in the units of each currency, unless --quiet or --json.\n\nExit codes: 0 all succeeded, 1 an account failed, 2 configuration error, 4 another process holds an account\'s lock.')
+    .action(async (opts: { account?: string; json?: boolean; quiet?: boolean }) => {
+      await runtime.withContext('wallet-recon snapshot', { pushJob: 'snapshot', exclusive: true }, async (ctx) => {
         const progress = createProgressLine(runtime.output.progress);
         const result = await runSnapshotJob(ctx, { trigger: 'manual', account: opts.account, signal: runtime.signal, onProgress: (p) => progress.update(p), reconcileChanged: true });
         progress.done();
+        if (runtime.signal.aborted && progress.describe() !== '') runtime.output.err(`Interrupted while ${progress.describe()}; the run is recorded as interrupted.`);
         const reconciled = result.reReconciledDates > 0 ? `\n\nRe-reconciled ${result.reReconciledDates} date${result.reReconciledDates === 1 ? '' : 's'}: the new snapshot became their end-of-day balance.` : '';
         runtime.output.out(
           opts.json
             ? JSON.stringify({ exitCode: result.exitCode, accounts: result.accounts, reReconciledDates: result.reReconciledDates }, null, 2)
             : formatSnapshotSummary(result.accounts) + reconciled,
         );
+        if (!opts.json && !opts.quiet) {
+          for (const run of result.accounts) {
+            const balances = await formatCapturedBalances(ctx, run);
+            if (balances !== undefined) runtime.output.out(`\n${balances}`);
+          }
+        }
         return result.exitCode;
       });
     });

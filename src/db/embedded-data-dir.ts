@@ -28,7 +28,7 @@ export function prepareDataDir(dataDir: string): void {
   if (!ours) {
     throw new ConfigError(
       `RECON_DATA_DIR points at ${dataDir}, a folder that already holds other files and is not a wallet-recon data directory. ` +
-        'wallet-recon neither puts its database there nor changes the folder\'s permissions. Point RECON_DATA_DIR at a new or empty folder (the default is .data).',
+        'wallet-recon neither puts its database there nor changes the folder\'s permissions. Point RECON_DATA_DIR at a new or empty folder (by default the database lives in the user data directory, ~/.local/share/wallet-recon/database).',
       ['RECON_DATA_DIR is a folder of other files'],
     );
   }

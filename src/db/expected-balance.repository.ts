@@ -33,7 +33,7 @@ export async function replaceExpectedBalanceDays(
   rows: readonly ExpectedBalanceInput[],
   source: string,
   importedAt: Date,
-): Promise<{ importId: number; inserted: number; replaced: number; removed: number }> {
+): Promise<{ importId: number; inserted: number; replaced: number; changed: number; unchanged: number; removed: number }> {
   const { id: importId } = await db
     .insertInto('books_imports')
     .values({ source, imported_at: importedAt, rows: rows.length })
@@ -53,28 +53,41 @@ export async function replaceExpectedBalanceDays(
       and not exists (select 1 from file f where f.account = e.account and f.business_date = e.business_date and f.currency = e.currency)
     returning e.currency`.execute(db);
   let inserted = 0;
-  let replaced = 0;
+  let changed = 0;
+  let unchanged = 0;
   for (let start = 0; start < rows.length; start += BATCH_ROWS) {
     const batch = rows.slice(start, start + BATCH_ROWS);
-    // xmax = 0 only on a freshly inserted tuple: it tells a new key from a replaced one.
-    const result = await sql<{ inserted: boolean }>`
+    // xmax = 0 only on a freshly inserted tuple: it tells a new key from a replaced one. The
+    // `previous` CTE reads the statement's starting snapshot, so it still holds the old balances:
+    // a replaced key whose balance is the same is "unchanged" (it now names this import all the same).
+    const result = await sql<{ inserted: boolean; unchanged: boolean }>`
+      with u as (
+        select * from unnest(
+          ${batch.map((r) => r.account)}::text[],
+          ${batch.map((r) => r.businessDate)}::date[],
+          ${batch.map((r) => r.currency)}::text[],
+          ${batch.map((r) => r.balance.toString())}::numeric[]
+        ) as u(account, business_date, currency, balance)
+      ), previous as (
+        select e.account, e.business_date, e.currency, e.balance from expected_balances e
+        join u on u.account = e.account and u.business_date = e.business_date and u.currency = e.currency
+      )
       insert into expected_balances (account, business_date, currency, balance, source, imported_at, import_id)
-      select u.account, u.business_date, u.currency, u.balance, ${source}, ${importedAt}, ${importId}::integer
-      from unnest(
-        ${batch.map((r) => r.account)}::text[],
-        ${batch.map((r) => r.businessDate)}::date[],
-        ${batch.map((r) => r.currency)}::text[],
-        ${batch.map((r) => r.balance.toString())}::numeric[]
-      ) as u(account, business_date, currency, balance)
+      select u.account, u.business_date, u.currency, u.balance, ${source}, ${importedAt}, ${importId}::integer from u
       on conflict (account, business_date, currency)
       do update set balance = excluded.balance, source = excluded.source, imported_at = excluded.imported_at, import_id = excluded.import_id
-      returning (xmax = 0) as inserted`.execute(db);
+      returning (xmax = 0) as inserted, exists (
+        select 1 from previous p
+        where p.account = expected_balances.account and p.business_date = expected_balances.business_date
+          and p.currency = expected_balances.currency and p.balance = expected_balances.balance
+      ) as unchanged`.execute(db);
     for (const row of result.rows) {
       if (row.inserted) inserted++;
-      else replaced++;
+      else if (row.unchanged) unchanged++;
+      else changed++;
     }
   }
-  return { importId, inserted, replaced, removed: removedRows.rows.length };
+  return { importId, inserted, replaced: changed + unchanged, changed, unchanged, removed: removedRows.rows.length };
 }
 
 /**
@@ -106,4 +119,11 @@ export async function listExpectedBalancesBetween(db: Db, range: { from: string;
   if (range.account !== undefined) query = query.where('account', '=', range.account);
   const rows = await query.execute();
   return rows.map((r) => ({ account: r.account, businessDate: r.business_date, currency: r.currency, balance: BigInt(r.balance), source: r.source, importId: r.import_id }));
+}
+
+/** The books imports with these ids (source file and time), for reports that say what was compared. */
+export async function listBooksImportsByIds(db: Db, ids: readonly number[]): Promise<Array<{ id: number; source: string; importedAt: Date }>> {
+  if (ids.length === 0) return [];
+  const rows = await db.selectFrom('books_imports').select(['id', 'source', 'imported_at']).where('id', 'in', [...ids]).orderBy('id').execute();
+  return rows.map((r) => ({ id: r.id, source: r.source, importedAt: r.imported_at }));
 }

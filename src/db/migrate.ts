@@ -2,7 +2,7 @@ import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Migrator, sql, type Kysely, type Migration, type MigrationInfo, type MigrationProvider, type MigrationResult } from 'kysely';
-import { MigrationError } from '../errors.js';
+import { MigrationError, SchemaMismatchError } from '../errors.js';
 import type { Database } from './database.types.js';
 
 // Compiled code runs from dist/src/db, sources from src/db: both sit two levels below a
@@ -50,7 +50,7 @@ async function readMigrationState(db: Kysely<Database>, migrator: Migrator): Pro
   const executed = await executedMigrationNames(db);
   const unknown = executed.filter((name) => !knownNames.has(name));
   if (unknown.length > 0) {
-    throw new MigrationError(
+    throw new SchemaMismatchError(
       `The database holds migration${unknown.length === 1 ? '' : 's'} this version of wallet-recon does not know ` +
         `(${unknown.join(', ')}): it was migrated by a newer version. Run that version, or upgrade wallet-recon.`,
     );
@@ -82,6 +82,6 @@ export async function assertSchemaCurrent(db: Kysely<Database>): Promise<void> {
   const { known } = await readMigrationState(db, createMigrator(db));
   const pending = known.filter((m) => m.executedAt === undefined);
   if (pending.length > 0) {
-    throw new MigrationError(`The database schema is not up to date (${pending.length} migration(s) pending). Run "wallet-recon migrate" first.`);
+    throw new SchemaMismatchError(`The database schema is not up to date (${pending.length} migration(s) pending). Run "wallet-recon migrate" first.`);
   }
 }

@@ -1,8 +1,11 @@
+import { chmodSync, existsSync, rmSync } from 'node:fs';
+import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { createPgConfig } from '@electric-sql/pglite/node-postgres';
+import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
-import { DatabaseError } from '../errors.js';
+import { DatabaseError, LockHeldError } from '../errors.js';
 import { maskUrlPasswords } from '../logger.js';
 import { holdOwnerOnlyUmask, prepareDataDir, restrictToOwner } from './embedded-data-dir.js';
 import { acquireDataDirLock } from './embedded-lock.js';
@@ -16,6 +19,10 @@ export interface DatabaseHandle {
   readonly kind: DatabaseKind;
   /** Where it lives, safe to print (no password). */
   readonly description: string;
+  /** Embedded only: opened through the socket of the process that holds it (that process migrated it). */
+  readonly shared?: boolean;
+  /** Embedded only: where this process serves the database to others while it is open. */
+  readonly socketPath?: string;
   /** A fresh dedicated connection outside the pool (PostgreSQL only), for session advisory locks. */
   connectDedicated(): Promise<pg.Client>;
   close(): Promise<void>;
@@ -29,6 +36,29 @@ export interface OpenDatabaseOptions {
   /** Names this process in the embedded lock file ("wallet-recon snapshot"). */
   command: string;
   poolSize?: number;
+  /**
+   * Embedded only: serve the database on a Unix socket in its (owner-only) folder while it is
+   * open, so other processes of the same user, and psql, can use it; this process uses it
+   * through the socket too, so every transaction is serialized in one place.
+   */
+  serve?: boolean;
+  /** Embedded only: when another process holds the folder and serves it, use it through its socket instead of failing. */
+  shareIfServed?: boolean;
+}
+
+/** The port number in the socket's file name: libpq and pg find `<folder>/.s.PGSQL.<port>`. */
+export const EMBEDDED_SOCKET_PORT = 5432;
+// A Unix socket path longer than this cannot be bound (sun_path holds 108 bytes with its NUL).
+const MAX_SOCKET_PATH = 107;
+
+/** Where the embedded database of `dataDir` is served while a process holds it with `serve`. */
+export function embeddedSocketPath(dataDir: string): string {
+  return path.join(path.resolve(dataDir), `.s.PGSQL.${EMBEDDED_SOCKET_PORT}`);
+}
+
+/** Connection settings for the served embedded database of `dataDir` (PGlite's one user and database). */
+export function embeddedSocketConfig(dataDir: string): { host: string; port: number; user: string; database: string } {
+  return { host: path.resolve(dataDir), port: EMBEDDED_SOCKET_PORT, user: 'postgres', database: 'postgres' };
 }
 
 const DATE_OID = 1082;
@@ -44,7 +74,14 @@ const types = {
 
 /** Opens PostgreSQL (DATABASE_URL) or the embedded PGlite database, both behind the same Kysely. */
 export async function openDatabase(options: OpenDatabaseOptions): Promise<DatabaseHandle> {
-  return options.databaseUrl ? openPostgres(options.databaseUrl, options.poolSize ?? 10) : openEmbedded(options.dataDir, options.command);
+  if (options.databaseUrl) return openPostgres(options.databaseUrl, options.poolSize ?? 10);
+  try {
+    return await openEmbedded(options.dataDir, options.command, options.serve === true);
+  } catch (error) {
+    // Held by another process: through its socket if it serves one, else the lock's own message.
+    if (!(error instanceof LockHeldError) || options.shareIfServed !== true) throw error;
+    return openShared(options.dataDir, error);
+  }
 }
 
 async function openPostgres(connectionString: string, poolSize: number): Promise<DatabaseHandle> {
@@ -76,7 +113,54 @@ async function openPostgres(connectionString: string, poolSize: number): Promise
   };
 }
 
-async function openEmbedded(dataDir: string, command: string): Promise<DatabaseHandle> {
+async function openShared(dataDir: string, held: LockHeldError): Promise<DatabaseHandle> {
+  if (!existsSync(embeddedSocketPath(dataDir))) throw held;
+  const pool = new pg.Pool({ ...embeddedSocketConfig(dataDir), max: 4, types, connectionTimeoutMillis: 15_000 });
+  pool.on('error', () => undefined);
+  try {
+    (await pool.connect()).release();
+  } catch {
+    // A socket left by a process that died: the lock file decides, and it says who holds it.
+    await pool.end().catch(() => undefined);
+    throw held;
+  }
+  return {
+    db: new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }),
+    kind: 'embedded',
+    shared: true,
+    description: `embedded database in ${dataDir} (through the socket of the process that holds it)`,
+    async connectDedicated() {
+      throw new DatabaseError('The embedded database has a single connection; dedicated connections exist only on PostgreSQL.');
+    },
+    async close() {
+      await pool.end();
+    },
+  };
+}
+
+/** Serves an open PGlite on the folder's socket and returns a pool that uses it, and how to stop both. */
+async function serveEmbedded(pglite: PGlite, dataDir: string): Promise<{ pool: pg.Pool; socketPath: string; stop(): Promise<void> }> {
+  const socketPath = embeddedSocketPath(dataDir);
+  // We hold the folder's lock: a socket file here is a dead process's.
+  rmSync(socketPath, { force: true });
+  const server = new PGLiteSocketServer({ db: pglite, path: socketPath, maxConnections: 64 });
+  await server.start();
+  // The folder is 0700 already; the socket itself is owner-only too.
+  chmodSync(socketPath, 0o600);
+  const pool = new pg.Pool({ ...embeddedSocketConfig(dataDir), max: 8, types });
+  pool.on('error', () => undefined);
+  return {
+    pool,
+    socketPath,
+    async stop() {
+      await pool.end();
+      await server.stop();
+      rmSync(socketPath, { force: true });
+    },
+  };
+}
+
+async function openEmbedded(dataDir: string, command: string, serve: boolean): Promise<DatabaseHandle> {
   const inMemory = dataDir.startsWith('memory://');
   if (!inMemory) prepareDataDir(dataDir);
   const unlock = inMemory ? () => undefined : acquireDataDirLock(dataDir, command);
@@ -99,18 +183,29 @@ async function openEmbedded(dataDir: string, command: string): Promise<DatabaseH
     release();
     throw new DatabaseError(`Could not make the embedded database in ${dataDir} private to its owner: ${(error as Error).message}`, { cause: error });
   }
-  const config = Object.assign(createPgConfig(pglite), { types });
-  const pool = new pg.Pool(config as unknown as pg.PoolConfig);
+  let served: Awaited<ReturnType<typeof serveEmbedded>> | undefined;
+  if (serve && !inMemory && embeddedSocketPath(dataDir).length <= MAX_SOCKET_PATH) {
+    try {
+      served = await serveEmbedded(pglite, dataDir);
+    } catch (error) {
+      await pglite.close().catch(() => undefined);
+      release();
+      throw new DatabaseError(`Could not serve the embedded database in ${dataDir} on its socket: ${(error as Error).message}`, { cause: error });
+    }
+  }
+  const pool = served?.pool ?? new pg.Pool(Object.assign(createPgConfig(pglite), { types }) as unknown as pg.PoolConfig);
   return {
     db: new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }),
     kind: 'embedded',
+    socketPath: served?.socketPath,
     description: inMemory ? 'embedded database (in memory)' : `embedded database in ${dataDir}`,
     async connectDedicated() {
       throw new DatabaseError('The embedded database has a single connection; dedicated connections exist only on PostgreSQL.');
     },
     async close() {
       try {
-        await pool.end();
+        if (served) await served.stop();
+        else await pool.end();
         await pglite.close();
       } finally {
         release();

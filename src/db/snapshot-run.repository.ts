@@ -160,3 +160,9 @@ export async function listRecentRuns(db: Db, options: { account?: string; limit:
   if (options.account) query = query.where('account', '=', options.account);
   return query.execute();
 }
+
+/** The runs with these ids, for reports that say when each snapshot was captured. */
+export async function listRunsByIds(db: Db, ids: readonly number[]): Promise<SnapshotRun[]> {
+  if (ids.length === 0) return [];
+  return db.selectFrom('snapshot_runs').selectAll().where('id', 'in', [...ids]).orderBy('id').execute();
+}

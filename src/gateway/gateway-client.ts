@@ -103,6 +103,15 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
         `the gateway rejected the token request${forAccount(account)} as malformed (${response.status} from ${label}): check that ${credentialNames.apiKey} holds the API key itself, with no spaces or quotes.`,
       );
     }
+    if (response.status === 404) {
+      // The sign-in path exists on every gateway: a 404 means the base URL points elsewhere.
+      throw new HttpError(
+        `the gateway answered 404 (not found) to the sign-in request ${label}${forAccount(account)}: check the base URL and its path (configured: ${settings.baseUrl.href.replace(/\/$/, '')}; it should be the gateway's root address, without /v1).`,
+        404,
+        'POST',
+        url.pathname,
+      );
+    }
     if (response.status < 200 || response.status > 299) throw unexpectedStatus(response, label);
     let body: unknown;
     try {

@@ -1,3 +1,4 @@
+import { formatMoney } from '../money/format-amount.js';
 import { escapeHtml } from '../reconciliation/escape-html.js';
 import type { StatusCounts } from '../reconciliation/reconciliation-result.js';
 import { headlineOf, type DateMissedData, type NightAccountDigest, type NightCompletedData, type NotificationEvent, type TestEventData } from './events.js';
@@ -36,7 +37,8 @@ function nightLines(d: NightCompletedData): { accounts: string[]; breaks: string
   return {
     cases: casesLine(d),
     accounts: d.accounts.map(accountLine),
-    breaks: d.topDiscrepancies.map((b) => `${b.account} ${b.difference.currency} ${b.difference.amount} (${b.status.replaceAll('_', ' ')})`),
+    // In the currency's own units for people; the event's JSON keeps the exact minor units.
+    breaks: d.topDiscrepancies.map((b) => `${b.account} ${formatMoney(BigInt(b.difference.amount), b.difference.currency)} (${b.status.replaceAll('_', ' ')})`),
     alarms: d.consecutiveFailures.map((f) => `${f.account}: ${f.missedDates} business date(s) missed in a row`),
   };
 }
@@ -48,7 +50,7 @@ export function renderEventText(event: NotificationEvent): string {
     const d = event.data as NightCompletedData;
     const { accounts, breaks, alarms, cases } = nightLines(d);
     lines.push(`Business date ${d.businessDate} (cut-off ${d.cutoffAt}).`, '', 'Accounts:', ...accounts.map((l) => `  ${l}`), '', `Results: ${countsText(d.reconciliation)}.`, cases);
-    if (breaks.length > 0) lines.push('', `Largest discrepancies (minor units, gateway minus books):`, ...breaks.map((l) => `  ${l}`));
+    if (breaks.length > 0) lines.push('', `Largest discrepancies (gateway minus books):`, ...breaks.map((l) => `  ${l}`));
     if (d.moreDiscrepancies > 0) lines.push(`  … and ${d.moreDiscrepancies} more (see the attached report).`);
     if (alarms.length > 0) lines.push('', 'Consecutive failures:', ...alarms.map((l) => `  ${l}`));
   } else if (event.type === 'date.missed') {
@@ -74,7 +76,7 @@ export function renderEventHtml(event: NotificationEvent): string {
     const { accounts, breaks, alarms, cases } = nightLines(d);
     parts.push(`<p>Business date ${escapeHtml(d.businessDate)} (cut-off ${escapeHtml(d.cutoffAt)}).</p>`, '<h2>Accounts</h2>', list(accounts));
     parts.push(`<p>Results: ${escapeHtml(countsText(d.reconciliation))}.</p>`, `<p>${escapeHtml(cases)}</p>`);
-    if (breaks.length > 0) parts.push('<h2>Largest discrepancies</h2><p>Minor units, gateway minus books.</p>', list(breaks));
+    if (breaks.length > 0) parts.push('<h2>Largest discrepancies</h2><p>Gateway minus books.</p>', list(breaks));
     if (alarms.length > 0) parts.push('<h2>Consecutive failures</h2>', list(alarms));
     parts.push('<p>The full report is attached.</p>');
   } else {
@@ -101,7 +103,7 @@ export function renderSlackMessage(event: NotificationEvent): { text: string; bl
     section(slackEscape(cases));
     if (breaks.length > 0) {
       const more = breaks.length - SLACK_BREAK_LINES + d.moreDiscrepancies;
-      section(`*Largest discrepancies* (minor units, gateway minus books)\n${breaks.slice(0, SLACK_BREAK_LINES).map((l) => `• ${slackEscape(l)}`).join('\n')}${more > 0 ? `\n… and ${more} more` : ''}`);
+      section(`*Largest discrepancies* (gateway minus books)\n${breaks.slice(0, SLACK_BREAK_LINES).map((l) => `• ${slackEscape(l)}`).join('\n')}${more > 0 ? `\n… and ${more} more` : ''}`);
     }
     if (alarms.length > 0) section(`*Consecutive failures*\n${alarms.map((l) => `• ${slackEscape(l)}`).join('\n')}`);
   } else {

@@ -1,10 +1,16 @@
 import { escapeHtml } from './escape-html.js';
+import { currencyDecimals, formatAmount } from '../money/format-amount.js';
 import type { CurrencyHistory } from './report-data.js';
 
-const WIDTH = 760;
-const HEIGHT = 300;
+/** The chart's size in pixels: a full-width chart by default, smaller for small multiples. */
+export interface ChartSize {
+  width: number;
+  height: number;
+}
+
+const DEFAULT_WIDTH = 760;
+const DEFAULT_HEIGHT = 300;
 const MARGIN = { right: 44, top: 36, bottom: 56 };
-const PLOT_H = HEIGHT - MARGIN.top - MARGIN.bottom;
 // 11px labels are about 6.6px per character; beyond this width labels switch to scientific notation.
 const CHAR_PX = 6.6;
 const MAX_LABEL_PX = 210;
@@ -25,23 +31,24 @@ export function scaleBigInt(value: bigint, min: bigint, max: bigint): number {
 
 /**
  * An axis label: grouped digits, or scientific notation with `significant` digits for numbers
- * too long to fit (tooltips always keep the exact value).
+ * too long to fit (tooltips always keep the exact value). With `decimals`, the value is in minor
+ * units and the scientific form is in major units (10^37 cents → 1.00e35).
  */
-export function formatAxisAmount(value: bigint, significant?: number): string {
+export function formatAxisAmount(value: bigint, significant?: number, decimals = 0): string {
   const sign = value < 0n ? '-' : '';
   const digits = (value < 0n ? -value : value).toString();
   if (significant === undefined || digits.length <= significant) return `${sign}${digits.replace(/\B(?=(\d{3})+(?!\d))/g, ',')}`;
-  return `${sign}${digits[0]}.${digits.slice(1, significant)}e${digits.length - 1}`;
+  return `${sign}${digits[0]}.${digits.slice(1, significant)}e${digits.length - 1 - decimals}`;
 }
 
-/** Tick labels that fit the margin and still differ from one another. */
-function tickLabels(ticks: readonly bigint[], step: bigint): string[] {
-  const exact = ticks.map((v) => formatAxisAmount(v));
-  if (Math.max(...exact.map((l) => l.length)) * CHAR_PX <= MAX_LABEL_PX) return exact;
+/** Tick labels that fit the margin and still differ from one another, in the currency's major units. */
+function tickLabels(ticks: readonly bigint[], step: bigint, currency: string, maxLabelPx: number): string[] {
+  const exact = ticks.map((v) => formatAmount(v, currency).replace(/ minor units$/, ''));
+  if (Math.max(...exact.map((l) => l.length)) * CHAR_PX <= maxLabelPx) return exact;
   // Enough significant digits to tell neighbouring ticks apart.
   const longest = Math.max(...ticks.map((v) => (v < 0n ? -v : v).toString().length));
   const significant = Math.max(3, longest - step.toString().length + 2);
-  return ticks.map((v) => formatAxisAmount(v, significant));
+  return ticks.map((v) => formatAxisAmount(v, significant, currencyDecimals(currency) ?? 0));
 }
 
 const px = (n: number): string => n.toFixed(1);
@@ -51,8 +58,12 @@ const px = (n: number): string => n.toFixed(1);
  * balance and a dashed one for its books, a point per day with its exact value as a tooltip,
  * gaps left open (a day without a snapshot is not drawn as anything).
  */
-export function renderBalanceChartSvg(history: CurrencyHistory): string {
+export function renderBalanceChartSvg(history: CurrencyHistory, size: ChartSize = { width: DEFAULT_WIDTH, height: DEFAULT_HEIGHT }): string {
   const { currency, dates, series } = history;
+  const { width: WIDTH, height: HEIGHT } = size;
+  const PLOT_H = HEIGHT - MARGIN.top - MARGIN.bottom;
+  // A small multiple leaves its labels less room; beyond it they switch to scientific notation.
+  const maxLabelPx = Math.min(MAX_LABEL_PX, Math.round(WIDTH / 4));
   const values = series.flatMap((s) => s.points.map((p) => p.balance));
   if (values.length === 0 || dates.length === 0) return '';
   let min = values.reduce((a, b) => (b < a ? b : a));
@@ -62,7 +73,7 @@ export function renderBalanceChartSvg(history: CurrencyHistory): string {
     max += 1n;
   }
   const ticks = [0n, 1n, 2n, 3n, 4n].map((k) => min + ((max - min) * k) / 4n);
-  const labels = tickLabels(ticks, (max - min) / 4n || 1n);
+  const labels = tickLabels(ticks, (max - min) / 4n || 1n, currency, maxLabelPx);
   // The left margin grows with the longest label so big balances are not cut off.
   const left = Math.ceil(Math.max(60, ...labels.map((l) => l.length * CHAR_PX + 16)));
   const plotW = WIDTH - left - MARGIN.right;
@@ -75,7 +86,7 @@ export function renderBalanceChartSvg(history: CurrencyHistory): string {
   // Filled in last, when the legend knows how many rows it needs.
   parts.push('');
   parts.push(`<title>${escapeHtml(title)}</title>`);
-  parts.push(`<text x="${left}" y="20" class="chart-title">${escapeHtml(`${currency} (minor units)`)}</text>`);
+  parts.push(`<text x="${left}" y="20" class="chart-title">${escapeHtml(currencyDecimals(currency) === null ? `${currency} (minor units)` : currency)}</text>`);
 
   // Axes, with five horizontal grid lines labelled from the exact BigInt range.
   const bottom = MARGIN.top + PLOT_H;
@@ -86,7 +97,7 @@ export function renderBalanceChartSvg(history: CurrencyHistory): string {
     parts.push(`<line x1="${left}" y1="${ty}" x2="${left + plotW}" y2="${ty}" stroke="#ddd"/>`);
     parts.push(`<text class="y-label" x="${left - 8}" y="${ty}" text-anchor="end" dominant-baseline="middle">${escapeHtml(labels[k]!)}</text>`);
   });
-  const labelEvery = Math.max(1, Math.ceil(dates.length / 6));
+  const labelEvery = Math.max(1, Math.ceil(dates.length / Math.max(2, Math.floor((WIDTH - left) / 110))));
   dates.forEach((date, i) => {
     if (i % labelEvery !== 0 && i !== dates.length - 1) return;
     const tx = px(x(date));
@@ -120,7 +131,7 @@ export function renderBalanceChartSvg(history: CurrencyHistory): string {
     for (const p of s.points) {
       if (!index.has(p.date)) continue;
       (s.kind === 'books' ? bookPoints : gatewayPoints).push(
-        `<circle cx="${px(x(p.date))}" cy="${px(y(p.balance))}" r="${s.kind === 'books' ? 2.5 : 3.5}" fill="${s.kind === 'books' ? '#fff' : color}" stroke="${color}"><title>${escapeHtml(`${label} ${p.date}: ${p.balance.toString()}`)}</title></circle>`,
+        `<circle cx="${px(x(p.date))}" cy="${px(y(p.balance))}" r="${s.kind === 'books' ? 2.5 : 3.5}" fill="${s.kind === 'books' ? '#fff' : color}" stroke="${color}"><title>${escapeHtml(`${label} ${p.date}: ${formatAmount(p.balance, currency)}`)}</title></circle>`,
       );
     }
   });

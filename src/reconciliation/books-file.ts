@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import type { BusinessToday } from './business-dates.js';
 import { parse as parseCsv } from 'csv-parse/sync';
 import { isCalendarDate } from '../clock.js';
 import { InputFileError } from '../errors.js';
@@ -20,6 +21,8 @@ export interface BalanceFileOptions {
   account?: string;
   /** The configured account names; a row must name one of them. */
   knownAccounts: readonly string[];
+  /** Today's business date: rows of later dates are refused. */
+  notAfter?: BusinessToday;
 }
 
 export type BalanceFileFormat = 'csv' | 'jsonl';
@@ -77,13 +80,18 @@ export function parseBalanceFile(text: string, fileName: string, options: Balanc
     const date = fields.business_date;
     if (date !== undefined && date !== '' && !(typeof date === 'string' && isCalendarDate(date))) {
       rowProblems.push(`${at}: business_date ${show(date)} is not a real date in the form YYYY-MM-DD`);
+    } else if (typeof date === 'string' && options.notAfter !== undefined && date > options.notAfter.date) {
+      rowProblems.push(`${at}: business_date ${date} is after today (${options.notAfter.date} in ${options.notAfter.timezone}); books cannot hold a day that has not begun`);
     }
     const currency = fields.currency;
     if (currency !== undefined && currency !== '' && !(typeof currency === 'string' && CURRENCY.test(currency))) {
       rowProblems.push(`${at}: currency ${show(currency)} is not a three-letter upper-case code such as EUR`);
     }
     const balanceText = balanceTextOf(fields.balance);
-    if (fields.balance !== undefined && fields.balance !== '' && balanceText === undefined) {
+    if (typeof fields.balance === 'string' && fields.balance !== fields.balance.trim() && fields.balance.trim() !== '') {
+      // " 100" may be a column shifted by a stray separator: refused rather than guessed.
+      rowProblems.push(`${at}: balance ${show(fields.balance)} has spaces around it; write the amount alone, e.g. ${fields.balance.trim()}`);
+    } else if (fields.balance !== undefined && fields.balance !== '' && balanceText === undefined) {
       rowProblems.push(`${at}: balance ${show(fields.balance)} is not an exact integer in minor units (digits with an optional minus, at most 38 digits; no decimal point, exponent or separators)`);
     }
     const account = resolveAccount(fields.account, options, at, rowProblems);
@@ -102,7 +110,9 @@ export function parseBalanceFile(text: string, fileName: string, options: Balanc
   }
 
   if (problems.length > 0) {
-    throw new InputFileError(`${name} has ${problems.length} problem${problems.length === 1 ? '' : 's'}; nothing was imported:\n${problems.map((p) => `  - ${p}`).join('\n')}`, problems);
+    // One problem is one sentence on one line; several are listed, one per line.
+    if (problems.length === 1) throw new InputFileError(`${problems[0]}; nothing was imported.`, problems);
+    throw new InputFileError(`${name} has ${problems.length} problems; nothing was imported:\n${problems.map((p) => `  - ${p}`).join('\n')}`, problems);
   }
   if (rows.length === 0) throw new InputFileError(`${name} holds no rows: expected a header business_date,currency,balance[,account] and at least one row.`, [`${name}: no rows`]);
   return rows;
@@ -146,7 +156,7 @@ function readCsvRows(text: string, name: string, problems: string[]): RawRow[] {
   try {
     // csv-parse handles RFC 4180 quoting, a UTF-8 BOM and CRLF; rows of the wrong width are
     // kept (relaxed) so they can be reported with the others instead of stopping at the first.
-    records = parseCsv(text, { bom: true, info: true, relax_column_count: true, skip_empty_lines: true, trim: true }) as unknown as typeof records;
+    records = parseCsv(text, { bom: true, info: true, relax_column_count: true, skip_empty_lines: true, trim: false }) as unknown as typeof records;
   } catch (error) {
     const e = error as Error & { lines?: number };
     problems.push(`${name}${e.lines === undefined ? '' : ` line ${e.lines}`}: not valid CSV: ${e.message}`);
@@ -154,7 +164,7 @@ function readCsvRows(text: string, name: string, problems: string[]): RawRow[] {
   }
   const [header, ...data] = records;
   if (header === undefined) return [];
-  const columns = header.record.map((c) => c.toLowerCase());
+  const columns = header.record.map((c) => c.trim().toLowerCase());
   const missing = REQUIRED_FIELDS.filter((f) => !columns.includes(f));
   const unknown = columns.filter((c) => !ALLOWED_FIELDS.includes(c));
   const repeated = columns.filter((c, i) => columns.indexOf(c) !== i);
@@ -173,7 +183,8 @@ function readCsvRows(text: string, name: string, problems: string[]): RawRow[] {
       problems.push(`${name} line ${info.lines}: has ${record.length} field${record.length === 1 ? '' : 's'}, the header has ${columns.length}`);
       continue;
     }
-    rows.push({ line: info.lines, fields: Object.fromEntries(columns.map((c, i) => [c, record[i]])) });
+    // Every field but the balance is read without surrounding spaces; a balance with them is refused.
+    rows.push({ line: info.lines, fields: Object.fromEntries(columns.map((c, i) => [c, c === 'balance' ? record[i] : record[i]?.trim()])) });
   }
   return rows;
 }

@@ -2,6 +2,7 @@ import path from 'node:path';
 import type { AppContext } from '../app-context.js';
 import { lockBooksOfAccounts, replaceExpectedBalanceDays } from '../db/expected-balance.repository.js';
 import { readBalanceFile } from './books-file.js';
+import { todayOf } from './business-dates.js';
 import { reconcileChangedDates, resolveAccountNames } from './reconciliation-service.js';
 
 export interface BooksImportResult {
@@ -9,7 +10,12 @@ export interface BooksImportResult {
   source: string;
   rows: number;
   inserted: number;
+  /** Keys that existed already: changed plus unchanged. */
   replaced: number;
+  /** Existing keys whose balance the file changed. */
+  changed: number;
+  /** Existing keys the file repeats with the same balance. */
+  unchanged: number;
   /** Keys of the file's (account, business date) days that the file no longer lists, now deleted. */
   removed: number;
   /** The books_imports row recorded for this file; results computed from it name it. */
@@ -30,7 +36,8 @@ export interface BooksImportResult {
 export async function importBooksFile(ctx: AppContext, filePath: string, options: { account?: string } = {}): Promise<BooksImportResult> {
   // A mistyped --account is one usage error, not the same problem repeated on every line.
   if (options.account !== undefined) resolveAccountNames(ctx.config, options.account);
-  const rows = await readBalanceFile(filePath, { account: options.account, knownAccounts: ctx.config.accounts.map((a) => a.name) });
+  // Books of a day that has not begun are a mistake (a wrong year, a template filled ahead).
+  const rows = await readBalanceFile(filePath, { account: options.account, knownAccounts: ctx.config.accounts.map((a) => a.name), notAfter: todayOf(ctx) });
   const source = path.basename(filePath);
   const importedAt = ctx.clock.now();
   const counts = await ctx.database.db.transaction().execute(async (trx) => {

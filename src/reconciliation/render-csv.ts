@@ -1,29 +1,38 @@
 import { stringify } from 'csv-stringify/sync';
+import { currencyDecimals, formatAmount } from '../money/format-amount.js';
 import { amountText, type StoredReconciliationResult } from './reconciliation-result.js';
 import type { Report } from './report-data.js';
 import { caseCells } from './render-table.js';
 
-/** The CSV columns, in the order of the reconciliation_results table, then the result's case (id, state now, age in days). */
+/** The amounts of a result, in column order: each is exact minor units, then again formatted. */
+const AMOUNT_COLUMNS = ['gateway_balance', 'single_balance', 'expected_balance', 'previous_balance', 'movement', 'difference'] as const;
+
+/**
+ * The CSV columns: those of the reconciliation_results table (amounts as exact minor-unit
+ * integers, for machines), then the currency's decimals and each amount formatted for people
+ * in major units ("2,674,944,142,140,371.99"; an unknown currency: minor units, decimals empty),
+ * then the result's case (id, state now, age in days).
+ */
 export const CSV_COLUMNS = [
   'account',
   'business_date',
   'currency',
-  'gateway_balance',
-  'single_balance',
-  'expected_balance',
-  'previous_balance',
-  'movement',
-  'difference',
+  ...AMOUNT_COLUMNS,
   'status',
   'run_id',
   'computed_at',
+  'currency_decimals',
+  ...AMOUNT_COLUMNS.map((c) => `${c}_formatted` as const),
   'case_id',
   'case_state',
   'case_age_days',
 ] as const;
 
-/** A number as amounts are written (-100, 12.5): never a formula, so never prefixed. */
-const NUMBER = /^[+-]?\d+(\.\d+)?$/;
+/** The status of a date of the range on which an account has no stored result at all. */
+export const NOT_RECONCILED = 'not_reconciled';
+
+/** A number as amounts are written (-100, 12.5, -1,234.56): never a formula, so never prefixed. */
+const NUMBER = /^[+-]?\d[\d,]*(\.\d+)?( minor units)?$/;
 
 /**
  * Makes a cell inert for spreadsheets (CSV injection): text starting with `=`, `+`, `-` or `@`
@@ -34,25 +43,41 @@ export function neutralizeFormula(value: string): string {
   return /^[=+\-@\t\r]/.test(value) && !NUMBER.test(value) ? `'${value}` : value;
 }
 
-/** One header line and one line per result; CRLF line ends as RFC 4180 and spreadsheets expect. */
+function resultCells(r: StoredReconciliationResult): string[] {
+  const amounts = [r.gatewayBalance, r.singleBalance, r.expectedBalance, r.previousBalance, r.movement, r.difference];
+  const decimals = currencyDecimals(r.currency);
+  return [
+    r.account,
+    r.businessDate,
+    r.currency ?? '',
+    ...amounts.map((v) => amountText(v) ?? ''),
+    r.status,
+    r.runId === null ? '' : String(r.runId),
+    r.computedAt.toISOString(),
+    decimals === null ? '' : String(decimals),
+    ...amounts.map((v) => (v === null ? '' : formatAmount(v, r.currency))),
+    ...caseCells(r),
+  ];
+}
+
+/**
+ * One header line and one line per result, plus one `not_reconciled` line per account and date
+ * of the range that has no result at all (as the other formats list them), ordered by date and
+ * account; CRLF line ends as RFC 4180 and spreadsheets expect.
+ */
 export function renderCsv(report: Report<StoredReconciliationResult>): string {
-  const rows = report.results.map((r) =>
-    [
-      r.account,
-      r.businessDate,
-      r.currency ?? '',
-      amountText(r.gatewayBalance) ?? '',
-      amountText(r.singleBalance) ?? '',
-      amountText(r.expectedBalance) ?? '',
-      amountText(r.previousBalance) ?? '',
-      amountText(r.movement) ?? '',
-      amountText(r.difference) ?? '',
-      r.status,
-      r.runId === null ? '' : String(r.runId),
-      r.computedAt.toISOString(),
-      ...caseCells(r),
-    ].map(neutralizeFormula),
-  );
+  const lines = report.results.map((r) => ({ key: `${r.businessDate}\u0000${r.account}`, cells: resultCells(r) }));
+  for (const account of report.summary.accounts) {
+    for (const date of account.unreconciledDates) {
+      const cells = CSV_COLUMNS.map(() => '');
+      cells[0] = account.account;
+      cells[1] = date;
+      cells[CSV_COLUMNS.indexOf('status')] = NOT_RECONCILED;
+      lines.push({ key: `${date}\u0000${account.account}`, cells });
+    }
+  }
+  // Stable: results keep their order within a date and account.
+  const rows = lines.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)).map((l) => l.cells.map(neutralizeFormula));
   // Fields holding a line break are quoted too, so each result stays one record when read back.
   return stringify([[...CSV_COLUMNS], ...rows], { record_delimiter: 'windows', quote_record_delimiter: true });
 }

@@ -1,51 +1,166 @@
+import { describeCaptureTiming } from '../business-date/business-calendar.js';
+import { wallClockOf } from '../business-date/zoned-time.js';
+import { formatAmount, formatOptionalAmount } from '../money/format-amount.js';
 import { renderBalanceChartSvg } from './balance-chart-svg.js';
 import { escapeHtml } from './escape-html.js';
-import { amountText, type StoredReconciliationResult } from './reconciliation-result.js';
+import type { StoredReconciliationResult } from './reconciliation-result.js';
 import type { CurrencyHistory, Report } from './report-data.js';
+import type { ReportFacts } from './report-facts.js';
+import { buildReportView, type CurrencySection } from './report-view.js';
 import { caseCells, describeCases, describeUnreconciled, SUMMARY_COLUMNS } from './render-table.js';
 
-// Inline only: the file is mailed and archived, so it must open with no network at all.
+// Inline only: the file is mailed and archived, so it must open with no network at all. Laid out
+// for a 1280 px screen (tables take the page's width; long amounts may wrap, never overflow) and
+// for A4 paper (each section on its own page, table headers repeated, rows never split).
 const STYLE = `
-body { font-family: system-ui, sans-serif; margin: 2rem; color: #222; }
-table { border-collapse: collapse; margin: 1rem 0; }
-th, td { border: 1px solid #ccc; padding: 0.3rem 0.6rem; text-align: left; }
-td.amount { text-align: right; font-variant-numeric: tabular-nums; font-family: ui-monospace, monospace; }
+* { box-sizing: border-box; }
+body { font-family: system-ui, sans-serif; margin: 1.5rem auto; padding: 0 1.5rem; max-width: 1280px; color: #222; font-size: 14px; }
+h1 { font-size: 1.5rem; margin: 0 0 0.5rem; }
+h2 { font-size: 1.15rem; margin: 1.5rem 0 0.5rem; border-bottom: 1px solid #ccc; }
+dl#facts { display: grid; grid-template-columns: max-content 1fr; gap: 0.2rem 1rem; margin: 0.5rem 0 1rem; }
+dl#facts dt { font-weight: 600; }
+dl#facts dd { margin: 0; }
+table { border-collapse: collapse; margin: 0.5rem 0 1rem; width: 100%; font-size: 12.5px; }
+th, td { border: 1px solid #ccc; padding: 0.25rem 0.45rem; text-align: left; vertical-align: top; }
+thead th { background: #f3f3f3; }
+td.date, td.nowrap { white-space: nowrap; }
+td.amount, th.amount { text-align: right; font-variant-numeric: tabular-nums; font-family: ui-monospace, monospace; overflow-wrap: anywhere; }
 tr.status-break td, tr.status-endpoint_mismatch td { background: #fde8e8; }
 tr.status-missing_in_ledger td, tr.status-missing_in_gateway td, tr.status-no_snapshot td, tr.status-disappeared td { background: #fff6db; }
+tfoot th, tfoot td { background: #f7f7f7; font-weight: 600; }
+details.matched-rows > summary { cursor: pointer; color: #555; }
+.charts { display: grid; grid-template-columns: repeat(auto-fill, minmax(380px, 1fr)); gap: 0.5rem 1rem; }
+.charts figure { margin: 0; }
+.charts svg { max-width: 100%; height: auto; }
 .chart-title { font-weight: bold; font-size: 14px; }
 .x-label, .y-label, .legend { font-size: 11px; fill: #333; }
 .ok { color: #1a7f37; }
 .warn { color: #9a6700; }
-tr.case-accepted td { background: #eef3fb; }`;
+tr.case-accepted td { background: #eef3fb; }
+#sign-off table { width: auto; min-width: 60%; }
+#sign-off td { height: 2.6rem; min-width: 14rem; }
+@page { size: A4; margin: 12mm; }
+@media print {
+  body { margin: 0; padding: 0; max-width: none; font-size: 9pt; }
+  table { font-size: 8pt; }
+  section.page { break-before: page; }
+  thead { display: table-header-group; }
+  tr, figure, #sign-off { break-inside: avoid; }
+  .charts { grid-template-columns: 1fr 1fr; }
+  details.matched-rows > summary { list-style: none; }
+}`;
 
-/** One self-contained HTML page: summary, every result not matched, and per currency an SVG chart. */
-export function renderHtml(report: Report<StoredReconciliationResult>, histories: readonly CurrencyHistory[], generatedAt: Date): string {
+const statusLabel = (status: string) => status.replaceAll('_', ' ');
+
+/** An instant as read in the business time zone: "2026-11-20 23:55 Europe/Berlin". */
+function localTime(instant: Date, timezone: string): string {
+  return `${new Date(wallClockOf(instant.getTime(), timezone)).toISOString().slice(0, 16).replace('T', ' ')} ${timezone}`;
+}
+
+function describeTolerance(facts: ReportFacts, currencies: readonly string[]): string {
+  const overrides = Object.entries(facts.tolerance.byCurrency).sort(([a], [b]) => a.localeCompare(b));
+  const base = `${facts.tolerance.default === 0n ? 'none (exact match)' : `${facts.tolerance.default.toString()} minor unit(s)`} by default`;
+  const per = overrides.map(([currency, value]) => `${currency} ${formatAmount(value, currency)}`);
+  const inForce = facts.tolerance.default === 0n ? [] : currencies.filter((c) => facts.tolerance.byCurrency[c] === undefined).map((c) => `${c} ${formatAmount(facts.tolerance.default, c)}`);
+  return [base, ...per, ...inForce].join('; ');
+}
+
+function resultRow(r: StoredReconciliationResult, withCurrency: boolean): string {
+  const currency = r.currency;
+  const amounts = [r.gatewayBalance, r.expectedBalance, r.difference, r.movement].map((v) => `<td class="amount">${escapeHtml(formatOptionalAmount(v, currency))}</td>`).join('');
+  const single =
+    r.status === 'endpoint_mismatch' && r.singleBalance !== null ? ` (single-wallet read ${escapeHtml(formatAmount(r.singleBalance, currency))})` : '';
+  return (
+    `<tr class="status-${escapeHtml(r.status)}${r.case?.state === 'accepted' ? ' case-accepted' : ''}"><td class="date">${escapeHtml(r.businessDate)}</td><td>${escapeHtml(r.account)}</td>` +
+    (withCurrency ? `<td>${escapeHtml(currency ?? '')}</td>` : '') +
+    `<td class="nowrap">${escapeHtml(statusLabel(r.status))}${single}</td>${amounts}<td>${r.runId ?? ''}</td><td class="nowrap">${escapeHtml(caseText(r))}</td></tr>`
+  );
+}
+
+/** The result's case in one cell ("#12 open, 3 d"): id, state now, age in days; empty when matched. */
+function caseText(r: StoredReconciliationResult): string {
+  const [id, state, age] = caseCells(r);
+  return id === '' ? '' : `#${id} ${state}, ${age} d`;
+}
+
+const RESULT_HEAD = (withCurrency: boolean) =>
+  `<thead><tr><th>business date</th><th>account</th>${withCurrency ? '<th>currency</th>' : ''}<th>status</th><th class="amount">gateway</th><th class="amount">books</th><th class="amount">difference</th><th class="amount">movement</th><th>run</th><th>case</th></tr></thead>`;
+
+function currencySection(section: CurrencySection<StoredReconciliationResult>): string {
+  const { currency } = section;
+  const shownMatched = section.collapseMatched ? [] : section.matched;
+  const rows = [...section.exceptions, ...shownMatched].map((r) => resultRow(r, false)).join('\n');
+  const totals = section.totals
+    .map((t) => `<tr class="total"><th colspan="3">${escapeHtml(statusLabel(t.status))}: ${t.count} result${t.count === 1 ? '' : 's'}</th><td class="amount"></td><td class="amount"></td><td class="amount">${escapeHtml(formatOptionalAmount(t.difference, currency))}</td><td colspan="3"></td></tr>`)
+    .join('\n');
+  const collapsed = section.collapseMatched
+    ? `\n<details class="matched-rows"><summary>${section.matched.length} matched results (select to show)</summary>\n<table class="results matched">\n${RESULT_HEAD(false)}\n<tbody>\n${section.matched.map((r) => resultRow(r, false)).join('\n')}\n</tbody>\n</table>\n</details>`
+    : '';
+  return `<section class="currency" data-currency="${escapeHtml(currency)}">
+<h3>${escapeHtml(currency)}</h3>
+<table class="results">
+${RESULT_HEAD(false)}
+<tbody>
+${rows}
+</tbody>
+<tfoot>
+${totals}
+</tfoot>
+</table>${collapsed}
+</section>`;
+}
+
+function sourcesTable(facts: ReportFacts): string {
+  const keys = new Map<string, { account: string; businessDate: string }>();
+  for (const f of [...facts.captures, ...facts.books]) keys.set(`${f.businessDate}\u0000${f.account}`, { account: f.account, businessDate: f.businessDate });
+  if (keys.size === 0) return '<p>No snapshot or books file was used in this period.</p>';
+  const rows = [...keys.values()]
+    .sort((a, b) => a.businessDate.localeCompare(b.businessDate) || a.account.localeCompare(b.account))
+    .map(({ account, businessDate }) => {
+      const captures = facts.captures.filter((c) => c.account === account && c.businessDate === businessDate);
+      const books = facts.books.filter((b) => b.account === account && b.businessDate === businessDate);
+      const snapshot =
+        captures.map((c) => `run ${c.runId} (${escapeHtml(c.trigger)}), ${escapeHtml(localTime(c.capturedAt, facts.timezone))}, ${escapeHtml(describeCaptureTiming(c.businessDate, c.endOfDay, c.driftSeconds).replace(/^[\d-]+, /, ''))}`).join('<br>') ||
+        'no snapshot';
+      const file = books.map((b) => `${escapeHtml(b.source)} (import ${b.importId}, ${escapeHtml(localTime(b.importedAt, facts.timezone))})`).join('<br>') || 'no books';
+      return `<tr><td class="date">${escapeHtml(businessDate)}</td><td>${escapeHtml(account)}</td><td>${snapshot}</td><td>${file}</td></tr>`;
+    });
+  return `<table id="sources">
+<thead><tr><th>business date</th><th>account</th><th>gateway snapshot (captured, distance to cut-off)</th><th>books file (imported)</th></tr></thead>
+<tbody>
+${rows.join('\n')}
+</tbody>
+</table>`;
+}
+
+/**
+ * One self-contained HTML page an accountant can sign: the header facts (accounts, dates, what
+ * was compared with what, tolerance, generation time), totals per account, every exception
+ * (largest absolute difference first), a table per currency with the matched rows too, charts
+ * of the currencies that moved or broke (small multiples over the same dates), and a sign-off block.
+ */
+export function renderHtml(
+  report: Report<StoredReconciliationResult>,
+  histories: readonly CurrencyHistory[],
+  generatedAt: Date,
+  facts: ReportFacts = { generatedAt, timezone: 'UTC', cutoff: '00:00', tolerance: { default: 0n, byCurrency: {} }, captures: [], books: [] },
+): string {
   const { summary, results } = report;
+  const view = buildReportView(report, histories);
   const period = summary.from === summary.to ? summary.from : `${summary.from} to ${summary.to}`;
+  const accounts = summary.account === null ? summary.accounts.map((a) => a.account) : [summary.account];
   const title = `Reconciliation ${period}${summary.account === null ? '' : ` — ${summary.account}`}`;
-  const unmatched = results.filter((r) => r.status !== 'matched');
 
   const summaryRows = summary.accounts
     .map((a) => `<tr><td>${escapeHtml(a.account)}</td>${SUMMARY_COLUMNS.map((c) => `<td class="amount">${c.count(a.counts)}</td>`).join('')}</tr>`)
-    .join('\n');
-  const breakRows = unmatched
-    .map(
-      (r) =>
-        `<tr class="status-${escapeHtml(r.status)}${r.case?.state === 'accepted' ? ' case-accepted' : ''}"><td>${escapeHtml(r.businessDate)}</td><td>${escapeHtml(r.account)}</td><td>${escapeHtml(r.currency ?? '')}</td><td>${escapeHtml(r.status)}</td>` +
-        [r.gatewayBalance, r.singleBalance, r.expectedBalance, r.difference, r.movement].map((v) => `<td class="amount">${amountText(v) ?? ''}</td>`).join('') +
-        `<td>${r.runId ?? ''}</td>` +
-        caseCells(r)
-          .map((cell, i) => `<td${i === 2 ? ' class="amount"' : ''}>${escapeHtml(cell)}</td>`)
-          .join('') +
-        '</tr>',
-    )
     .join('\n');
   const unreconciled = describeUnreconciled(summary);
   const unreconciledList =
     unreconciled.length === 0 ? '' : `\n<ul id="unreconciled" class="warn">\n${unreconciled.map((line) => `<li>${escapeHtml(line)}</li>`).join('\n')}\n</ul>`;
   const caseLines = describeCases(summary);
   const caseList = caseLines.length === 0 ? '' : `\n<ul id="cases">\n${caseLines.map((line) => `<li>${escapeHtml(line)}</li>`).join('\n')}\n</ul>`;
-  const charts = histories.map((h) => `<figure>\n${renderBalanceChartSvg(h)}\n</figure>`).join('\n');
+  const charts = view.charts.map((h) => `<figure>\n${renderBalanceChartSvg(h, { width: 460, height: 250 })}\n</figure>`).join('\n');
+  const unchanged = view.sections.filter((s) => !s.moved).map((s) => s.currency);
 
   return `<!DOCTYPE html>
 <html lang="en">
@@ -56,14 +171,26 @@ export function renderHtml(report: Report<StoredReconciliationResult>, histories
 <style>${STYLE}</style>
 </head>
 <body>
+<header>
 <h1>${escapeHtml(title)}</h1>
-<p>Generated ${escapeHtml(generatedAt.toISOString())}. Amounts are in minor units of each currency.</p>
+<dl id="facts">
+<dt>Accounts</dt><dd>${escapeHtml(accounts.join(', ') || 'none')}</dd>
+<dt>Business dates</dt><dd>${escapeHtml(period)} (each ends at ${escapeHtml(facts.cutoff)} ${escapeHtml(facts.timezone)})</dd>
+<dt>Compared</dt><dd>the gateway's end-of-day balances with the merchant's books (per date below)</dd>
+<dt>Tolerance</dt><dd>${escapeHtml(describeTolerance(facts, view.sections.map((s) => s.currency)))}</dd>
+<dt>Amounts</dt><dd>in each currency's major units (EUR 2 decimals, JPY none, KWD 3); differences are gateway minus books</dd>
+<dt>Generated</dt><dd>${escapeHtml(localTime(facts.generatedAt, facts.timezone))} (${escapeHtml(facts.generatedAt.toISOString())})</dd>
+</dl>
+<h2>What was compared</h2>
+${sourcesTable(facts)}
+</header>
+<section id="summary-section">
 <h2>Summary</h2>
 ${
   results.length === 0
     ? '<p>No reconciliation results are stored for this period.</p>'
     : `<table id="summary">
-<thead><tr><th>account</th>${SUMMARY_COLUMNS.map((c) => `<th>${escapeHtml(c.header)}</th>`).join('')}</tr></thead>
+<thead><tr><th>account</th>${SUMMARY_COLUMNS.map((c) => `<th class="amount">${escapeHtml(c.header)}</th>`).join('')}</tr></thead>
 <tbody>
 ${summaryRows}
 </tbody>
@@ -71,17 +198,41 @@ ${summaryRows}
 }${caseList}${unreconciledList}
 <h2>Breaks and missing balances</h2>
 ${
-  unmatched.length === 0
+  view.breaks.length === 0
     ? `<p class="ok">${results.length === 0 ? 'Nothing to show.' : unreconciled.length === 0 ? 'Every result matched.' : 'Every stored result matched, but not every date was reconciled.'}</p>`
-    : `<table id="breaks">
-<thead><tr><th>business date</th><th>account</th><th>currency</th><th>status</th><th>gateway</th><th>single wallet</th><th>books</th><th>difference</th><th>movement</th><th>run</th><th>case</th><th>case state</th><th>age (days)</th></tr></thead>
+    : `<p>${view.breaks.length} result${view.breaks.length === 1 ? '' : 's'} need attention, the largest absolute difference first.</p>
+<table id="breaks">
+${RESULT_HEAD(true)}
 <tbody>
-${breakRows}
+${view.breaks.map((r) => resultRow(r, true)).join('\n')}
 </tbody>
 </table>`
 }
+</section>
+<section id="currencies" class="page">
+<h2>Results per currency</h2>
+${view.sections.length === 0 ? '<p>No results per currency.</p>' : view.sections.map(currencySection).join('\n')}
+</section>
+<section id="charts-section" class="page">
 <h2>Balance history</h2>
-${histories.length === 0 ? '<p>No snapshots in this period.</p>' : charts}
+${
+  view.charts.length === 0
+    ? `<p>${histories.length === 0 ? 'No snapshots in this period.' : 'No currency moved or broke in this period.'}</p>`
+    : `<p>Currencies that moved or broke, over the same dates; solid lines are the gateway, dashed lines the books.${unchanged.length === 0 ? '' : ` Unchanged and matched: ${escapeHtml(unchanged.join(', '))}.`}</p>
+<div class="charts">
+${charts}
+</div>`
+}
+</section>
+<section id="sign-off">
+<h2>Sign-off</h2>
+<table>
+<tbody>
+<tr><th>Prepared by</th><td></td><th>Date</th><td></td></tr>
+<tr><th>Reviewed by</th><td></td><th>Date</th><td></td></tr>
+</tbody>
+</table>
+</section>
 </body>
 </html>
 `;

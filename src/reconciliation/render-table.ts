@@ -1,8 +1,10 @@
 import { AGE_BUCKETS } from '../cases/case-model.js';
 import { formatTable } from '../cli/output.js';
 import { describeDates } from './business-dates.js';
-import { amountText, countUnmatched, type ReconciliationResult, type StatusCounts } from './reconciliation-result.js';
+import { formatOptionalAmount } from '../money/format-amount.js';
+import { countUnmatched, type ReconciliationResult, type StatusCounts } from './reconciliation-result.js';
 import type { Report, ReportSummary } from './report-data.js';
+import { compareByAbsoluteDifference } from './report-view.js';
 
 /** The case columns every report format adds per result: id, state and age in days (empty without a case). */
 export function caseCells(r: Pick<ReconciliationResult, 'case'>): [string, string, string] {
@@ -40,7 +42,7 @@ export function describeUnreconciled(summary: ReportSummary): string[] {
   return summary.accounts.filter((a) => a.unreconciledDates.length > 0).map((a) => `not reconciled: ${a.account} ${describeDates(a.unreconciledDates)}`);
 }
 
-/** The plain-text report: a summary per account, the dates never reconciled, then every result that did not match. */
+/** The plain-text report: a summary per account, the dates never reconciled, then every result that did not match (largest absolute difference first), amounts in each currency's major units. */
 export function renderTable(report: Report<ReconciliationResult>): string {
   const { summary, results } = report;
   const period = summary.from === summary.to ? summary.from : `${summary.from} to ${summary.to}`;
@@ -56,7 +58,7 @@ export function renderTable(report: Report<ReconciliationResult>): string {
   const caseLines = describeCases(summary);
   const withCases = caseLines.length === 0 ? `${title}\n\n${table}` : `${title}\n\n${table}\n\n${caseLines.join('\n')}`;
   const head = unreconciled.length === 0 ? withCases : `${withCases}\n\n${unreconciled.join('\n')}\nRun "wallet-recon reconcile --date D" (or "wallet-recon backfill") for these dates.`;
-  const unmatched = results.filter((r) => r.status !== 'matched');
+  const unmatched = results.filter((r) => r.status !== 'matched').sort(compareByAbsoluteDifference);
   if (unmatched.length === 0) return `${head}\n\n${unreconciled.length === 0 ? 'Every result matched.' : 'Every stored result matched, but not every date was reconciled.'}`;
   const details = formatTable(
     ['business date', 'account', 'currency', 'status', 'gateway', 'single wallet', 'books', 'difference', 'movement', 'run', 'case', 'case state', 'age (days)'],
@@ -65,11 +67,11 @@ export function renderTable(report: Report<ReconciliationResult>): string {
       r.account,
       r.currency ?? '',
       r.status,
-      amountText(r.gatewayBalance) ?? '',
-      amountText(r.singleBalance) ?? '',
-      amountText(r.expectedBalance) ?? '',
-      amountText(r.difference) ?? '',
-      amountText(r.movement) ?? '',
+      formatOptionalAmount(r.gatewayBalance, r.currency),
+      formatOptionalAmount(r.singleBalance, r.currency),
+      formatOptionalAmount(r.expectedBalance, r.currency),
+      formatOptionalAmount(r.difference, r.currency),
+      formatOptionalAmount(r.movement, r.currency),
       r.runId === null ? '' : String(r.runId),
       ...caseCells(r),
     ]),

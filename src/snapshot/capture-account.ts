@@ -43,7 +43,8 @@ export interface AccountRunResult {
 
 export interface CaptureProgress {
   account: string;
-  phase: 'listing' | 'reading' | 'writing';
+  /** Signing in (the token request), listing pages, reading each wallet's balance, writing the snapshot. */
+  phase: 'signing-in' | 'listing' | 'reading' | 'writing';
   page?: PageProgress;
   walletsRead?: number;
   walletsTotal?: number;
@@ -167,6 +168,8 @@ async function fetchAndRecord(
     const client = gateway;
     const progress = (p: Omit<CaptureProgress, 'account'>) => options.onProgress?.({ account: account.name, ...p });
 
+    // The token request goes out with the first listing request: until a page arrives, we are signing in.
+    progress({ phase: 'signing-in' });
     // Each page's single reads start as soon as it is listed; nothing comes back unless the listing holds.
     const { listing, singles } = await client.captureBalances({
       onListProgress: (page) => progress({ phase: 'listing', page }),

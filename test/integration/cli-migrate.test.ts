@@ -11,7 +11,7 @@ describe('wallet-recon migrate', () => {
     const result = await runCliProcess(['migrate'], { DATABASE_URL: 'not-a-url', GATEWAY_ENV: 'moon', RECON_DATA_DIR: path.join(cwd, 'data') }, cwd);
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/DATABASE_URL must be a postgres/);
-    expect(result.stderr).toMatch(/GATEWAY_ENV must be one of: live, sandbox \(got "moon"\)/);
+    expect(result.stderr).toMatch(/GATEWAY_ENV must be one of: live, sandbox, got "moon"/);
     expect(() => statSync(path.join(cwd, 'data'))).toThrow();
     rmSync(cwd, { recursive: true, force: true });
   });

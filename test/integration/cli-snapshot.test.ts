@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Kysely } from 'kysely';
@@ -60,6 +60,14 @@ describe(`wallet-recon snapshot as a process (${backend})`, () => {
     expect(listing.code).toBe(0);
     // The business date with how the capture stands to its cut-off (real clock: either is possible).
     expect(listing.stdout).toMatch(/default\s+\d{4}-\d{2}-\d{2}, (intraday|end of day, [^\n]+? cut-off)\s+manual\s+succeeded/);
+
+    // Without --json or --quiet it prints the balances it captured, in each currency's units.
+    const printed = await runCliProcess(['snapshot'], env);
+    expect(printed.code, printed.stderr).toBe(0);
+    expect(printed.stdout).toMatch(/Balances of default captured in run \d+ \(business date \d{4}-\d{2}-\d{2}\):\ncurrency\s+balance\s+single-wallet read/);
+    expect(printed.stdout).toMatch(/\nJPY\s+[\d,-]+\s+same\n/);
+    const quiet = await runCliProcess(['snapshot', '--quiet'], env);
+    expect(quiet.stdout).not.toContain('Balances of');
   });
 
   it('lets one of two processes run and the other exit 4 naming the holder', async () => {
@@ -96,17 +104,21 @@ describe(`wallet-recon snapshot as a process (${backend})`, () => {
     expect(new Set(rows.map((r) => r.run_id))).toEqual(new Set([all[1]!.id]));
   });
 
-  it('on SIGTERM mid-run records the run as interrupted and exits non-zero within 10 seconds', async () => {
+  it.each([
+    ['SIGTERM', 143],
+    ['SIGINT', 130],
+  ] as const)('on %s mid-run records the run as interrupted, says how far it got and exits %i within 10 seconds', async (signal, code) => {
     sandbox.setFaults({ latencyMs: 80 });
     const child = spawnCli(['snapshot'], { ...env, GATEWAY_PER_PAGE: '1' });
     const done = collect(child);
     const requestsBefore = sandbox.stats.requests;
     await waitFor(() => sandbox.stats.requests >= requestsBefore + 3);
     const sentAt = Date.now();
-    child.kill('SIGTERM');
+    child.kill(signal);
     const result = await done;
     expect(Date.now() - sentAt).toBeLessThan(10_000);
-    expect(result.code).not.toBe(0);
+    expect(result.code).toBe(code);
+    expect(result.stderr).toMatch(/Interrupted while default: (listing page \d+ of \d+|reading balances \d+ of \d+).*; the run is recorded as interrupted\./);
     const all = await runsOf();
     expect(all).toHaveLength(1);
     expect(all[0]).toMatchObject({ status: 'failed', error: 'interrupted' });
@@ -155,16 +167,31 @@ describe(`wallet-recon schedule as a process (${backend})`, () => {
 });
 
 describe('wallet-recon demo', () => {
-  it('runs from nothing: emulator, embedded database, snapshot, balances printed', async () => {
+  it('runs the whole job from nothing in its own database: snapshot, books with one break, reconciliation, HTML report', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'wr-demo-'));
     try {
-      const result = await runCliProcess(['demo'], { RECON_DATA_DIR: path.join(dir, 'data') }, dir);
+      const result = await runCliProcess(['demo'], { XDG_DATA_HOME: path.join(dir, 'xdg') }, dir);
       expect(result.code, result.stderr).toBe(0);
       expect(result.stdout).toMatch(/Gateway emulator listening on http:\/\/127\.0\.0\.1:\d+/);
-      expect(result.stdout).toMatch(/default\s+succeeded/);
-      expect(result.stdout).toContain('9,007,199,254,740,993');
+      // Its own embedded database in the user data directory, never the real one.
+      expect(result.stdout).toContain(`Database: embedded database in ${path.join(dir, 'xdg', 'wallet-recon', 'demo')}`);
+      expect(result.stdout).toMatch(/demo\s+succeeded/);
+      // 9007199254740993 minor units of SEK, in kronor.
+      expect(result.stdout).toMatch(/SEK\s+90,071,992,547,409\.93\s+same/);
+      expect(result.stdout).toMatch(/one deliberate break: the books hold EUR [\d,.-]+, the gateway EUR [\d,.-]+\./);
+      expect(result.stdout).toMatch(/\d{4}-\d{2}-\d{2}\s+demo\s+EUR\s+break\s+[\d,.-]+\s+[\d,.-]+\s+[\d,.-]+\s+123\.45/);
+      const report = path.join(dir, 'xdg', 'wallet-recon', 'demo-report.html');
+      expect(result.stdout).toContain(`The HTML report is in ${report}`);
+      expect(readFileSync(report, 'utf8')).toContain('<h1>Reconciliation ');
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it('refuses a database that holds other accounts’ data, writing nothing', async () => {
+    const result = await runCliProcess(['demo'], { ...t.childEnv, XDG_DATA_HOME: path.join(tmpdir(), 'wr-demo-unused') });
+    expect(result.code).toBe(2);
+    expect(result.stderr.trim()).toMatch(/^The .* already holds data of other accounts \(default\): the demo writes only into an empty database or one an earlier demo filled\./);
+    expect((await runsOf()).every((r) => r.account !== 'demo')).toBe(true);
   });
 });

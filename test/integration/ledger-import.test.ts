@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AppContext } from '../../src/app-context.js';
-import { datesBetween } from '../../src/clock.js';
+import { datesBetween, FixedClock } from '../../src/clock.js';
 import { listExpectedBalances } from '../../src/db/expected-balance.repository.js';
 import { InputFileError, UsageError } from '../../src/errors.js';
 import { importBooksFile } from '../../src/reconciliation/books-import-service.js';
@@ -53,13 +53,25 @@ describe(`ledger import (${backend})`, () => {
     expect(first).toMatchObject({ inserted: 4, replaced: 0, removed: 0 });
     // The corrected 1 February: JPY was never the merchant's. The 2nd is not in the file.
     const corrected = await importBooksFile(ctx, write('day-fixed.jsonl', '{"business_date":"2026-02-01","currency":"USD","balance":20}\n{"business_date":"2026-02-01","currency":"EUR","balance":1}\n'));
-    expect(corrected).toMatchObject({ rows: 2, inserted: 0, replaced: 2, removed: 1 });
+    expect(corrected).toMatchObject({ rows: 2, inserted: 0, replaced: 2, changed: 1, unchanged: 1, removed: 1 });
     const day = await listExpectedBalances(ctx.database.db, 'default', '2026-02-01');
     expect(day.map((b) => [b.currency, b.balance, b.source])).toEqual([
       ['EUR', 1n, 'day-fixed.jsonl'],
       ['USD', 20n, 'day-fixed.jsonl'],
     ]);
     expect((await listExpectedBalances(ctx.database.db, 'default', '2026-02-02')).map((b) => [b.currency, b.balance])).toEqual([['JPY', 4n]]);
+  });
+
+  it('refuses dates after today and balances with spaces around them, listing each line', async () => {
+    const ahead = new FixedClock(new Date('2026-11-22T10:00:00Z'));
+    const clocked = createTestContext(t, { RECON_TIMEZONE: 'Pacific/Kiritimati' }, { clock: ahead });
+    const error = await importBooksFile(clocked, write('ahead.csv', 'business_date,currency,balance\n2026-11-22,EUR,1\n2026-11-23,EUR,2\n2026-11-24,EUR,3\n2026-11-21,USD, 100\n')).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(InputFileError);
+    // In Kiritimati (UTC+14) it is already the 23rd: the 24th has not begun.
+    expect((error as InputFileError).problems).toEqual([
+      'ahead.csv line 4: business_date 2026-11-24 is after today (2026-11-23 in Pacific/Kiritimati); books cannot hold a day that has not begun',
+      'ahead.csv line 5: balance " 100" has spaces around it; write the amount alone, e.g. 100',
+    ]);
   });
 
   it('refuses an --account that is not configured once, before reading the file', async () => {
@@ -70,7 +82,7 @@ describe(`ledger import (${backend})`, () => {
 
   it('imports nothing when any row is bad', async () => {
     const before = await ctx.database.db.selectFrom('expected_balances').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
-    const error = await importBooksFile(ctx, write('half.csv', 'business_date,currency,balance\n2027-01-01,EUR,1\n2027-01-02,EUR,one\n')).catch((e: unknown) => e);
+    const error = await importBooksFile(ctx, write('half.csv', 'business_date,currency,balance\n2026-03-01,EUR,1\n2026-03-02,EUR,one\n')).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(InputFileError);
     expect((error as InputFileError).problems).toEqual([expect.stringMatching(/^half\.csv line 3: balance "one"/)]);
     const after = await ctx.database.db.selectFrom('expected_balances').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { assertScheduleFitsWindows, checkBaseUrl, loadConfig, selectAccounts, toleranceFor } from '../../src/config.js';
+import { assertScheduleFitsWindows, checkBaseUrl, loadConfig, selectAccounts, toleranceFor, userDataRoot } from '../../src/config.js';
 import { ConfigError } from '../../src/errors.js';
 
 const load = (env: Record<string, string>, cwd = tmpdir()) => loadConfig({ env, cwd, ignoreDotEnv: true });
@@ -30,7 +30,8 @@ describe('loadConfig', () => {
       gateway: { timeoutMs: 30000, concurrency: 8, perPage: 100, authScheme: 'Bearer' },
     });
     expect(config.databaseUrl).toBeUndefined();
-    expect(config.dataDir).toBe(path.join(tmpdir(), '.data'));
+    // The user's data directory, not the working folder (env-paths: XDG_DATA_HOME, else ~/.local/share).
+    expect(config).toMatchObject({ dataDir: path.join(userDataRoot(), 'database'), dataDirSource: 'user-data-dir' });
     expect(Object.isFrozen(config)).toBe(true);
     expect(config.accounts.map((a) => a.name)).toEqual(['default']);
   });
@@ -46,9 +47,9 @@ describe('loadConfig', () => {
 
   it('says what a cut-off, a window or a delay must look like', () => {
     const problems = problemsOf({ RECON_CUTOFF: '24:00', RECON_CAPTURE_WINDOW: '12h', RECON_RETRY_DELAYS: '5m,soon' }).join('\n');
-    expect(problems).toMatch(/RECON_CUTOFF must be a local time HH:MM from 00:00 to 23:59, such as 00:00 or 17:30 \(got "24:00"\)/);
-    expect(problems).toMatch(/RECON_CAPTURE_WINDOW must be a duration from 1s to 11h, such as 90s, 45m or 3h .*\(got "12h"\)/);
-    expect(problems).toMatch(/RECON_RETRY_DELAYS must be a comma-separated list of durations from 1s to 24h, such as 5m,10m,20m,30m \(got "5m,soon"\)/);
+    expect(problems).toMatch(/RECON_CUTOFF must be a local time HH:MM from 00:00 to 23:59, such as 00:00 or 17:30, got "24:00"/);
+    expect(problems).toMatch(/RECON_CAPTURE_WINDOW must be a duration from 1s to 11h, such as 90s, 45m or 3h.*, got "12h"/);
+    expect(problems).toMatch(/RECON_RETRY_DELAYS must be a comma-separated list of durations from 1s to 24h, such as 5m,10m,20m,30m, got "5m,soon"/);
   });
 
   it('accepts six-field schedules and refuses one whose slots fall outside every capture window', () => {
@@ -70,7 +71,7 @@ describe('loadConfig', () => {
     const problems = problemsOf({ DATABASE_URL: 'not-a-url', GATEWAY_ENV: 'moon', GATEWAY_PER_PAGE: '0', RECON_TIMEZONE: 'Mars/Base', RECON_SCHEDULE: 'every night' });
     expect(problems).toHaveLength(5);
     expect(problems.join('\n')).toMatch(/DATABASE_URL/);
-    expect(problems.join('\n')).toMatch(/GATEWAY_ENV must be one of: live, sandbox \(got "moon"\)/);
+    expect(problems.join('\n')).toMatch(/GATEWAY_ENV must be one of: live, sandbox, got "moon"/);
     expect(problems.join('\n')).toMatch(/RECON_TIMEZONE/);
   });
 

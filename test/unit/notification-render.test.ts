@@ -35,7 +35,8 @@ describe('rendering events for people', () => {
     const text = renderEventText(event);
     expect(text).toContain('  eu-main: run 41, 12 wallets, 5 min before cut-off, 3 attempts; 11 matched, 1 break');
     expect(text).toContain('  jp<&>: MISSED after 4 attempt(s): GET /v1/data/wallets/balances answered 503');
-    expect(text).toContain('  eu-main JPY -100000000 (break)');
+    // In yen (no decimals), grouped; the event's JSON keeps the exact minor units.
+    expect(text).toContain('  eu-main JPY -100,000,000 (break)');
     expect(text).toContain('  jp<&>: 2 business date(s) missed in a row');
     expect(renderEventHtml(event)).toContain('<li>jp&lt;&amp;&gt;: 2 business date(s) missed in a row</li>');
     expect(text).toContain('Cases: 1 new, 2 still open, 3 resolved by this date\'s results; 1 accepted discrepancy not counted.');
@@ -49,7 +50,7 @@ describe('rendering events for people', () => {
     expect(blocks[0]!.text).toEqual({ type: 'plain_text', text: headlineOf(event) });
     expect(blocks[1]!.text!.text).toContain('• jp&lt;&amp;&gt;: MISSED');
     expect(blocks[2]!.text!.text).toBe('Cases: 1 new, 2 still open, 3 resolved by this date\'s results; 1 accepted discrepancy not counted.');
-    expect(blocks[3]!.text!.text).toContain('• eu-main JPY -100000000 (break)');
+    expect(blocks[3]!.text!.text).toContain('• eu-main JPY -100,000,000 (break)');
   });
 
   it('backs off 30 s, 1, 2, 4 … minutes up to an hour; classifies gateway paths and statuses into bounded labels', () => {

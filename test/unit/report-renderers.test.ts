@@ -85,7 +85,7 @@ describe('table', () => {
     expect(text).toMatch(/^Reconciliation 2026-11-20\n/);
     expect(text).toMatch(/acme\s+1\s+1\s+0/);
     expect(text).toMatch(/2 result\(s\) need attention/);
-    expect(text).toMatch(/2026-11-20\s+acme\s+USD\s+break\s+9007199254740993\s+9007199254740993\s+9007199254740893\s+100/);
+    expect(text).toMatch(/2026-11-20\s+acme\s+USD\s+break\s+90,071,992,547,409\.93\s+90,071,992,547,409\.93\s+90,071,992,547,408\.93\s+1\.00/);
     expect(text).toMatch(/zeta\s+no_snapshot/);
     expect(text).not.toMatch(/acme\s+EUR\s+matched/);
   });
@@ -133,8 +133,27 @@ describe('csv', () => {
     expect(lines).toHaveLength(results.length + 2);
     expect(lines.at(-1)).toBe('');
     expect(lines[0]).toBe(CSV_COLUMNS.join(','));
-    expect(lines[2]).toBe('acme,2026-11-20,USD,9007199254740993,9007199254740993,9007199254740893,1,9007199254740992,100,break,3,2026-11-21T06:00:00.000Z,,,');
-    expect(lines[3]).toBe('zeta,2026-11-20,,,,,,,,no_snapshot,,2026-11-21T06:00:00.000Z,,,');
+    expect(lines[2]).toBe(
+      'acme,2026-11-20,USD,9007199254740993,9007199254740993,9007199254740893,1,9007199254740992,100,break,3,2026-11-21T06:00:00.000Z,' +
+        '2,"90,071,992,547,409.93","90,071,992,547,409.93","90,071,992,547,408.93",0.01,"90,071,992,547,409.92",1.00,,,',
+    );
+    expect(lines[3]).toBe('zeta,2026-11-20,,,,,,,,no_snapshot,,2026-11-21T06:00:00.000Z,,,,,,,,,,');
+  });
+
+  it('adds a not_reconciled line for each account and date without any result, in date order', () => {
+    const partial = summarizeResults({ from: '2026-11-19', to: '2026-11-21' }, [result({})], { accounts: ['acme'], today: '2026-11-21' });
+    const rows = (parseCsv(renderCsv(partial)) as string[][]).slice(1).map((r) => [r[0], r[1], r[CSV_COLUMNS.indexOf('status')]]);
+    expect(rows).toEqual([
+      ['acme', '2026-11-19', 'not_reconciled'],
+      ['acme', '2026-11-20', 'matched'],
+      ['acme', '2026-11-21', 'not_reconciled'],
+    ]);
+  });
+
+  it('keeps an unknown currency in minor units, with empty decimals', () => {
+    const [, row] = parseCsv(renderCsv(summarizeResults({ from: '2026-11-20', to: '2026-11-20' }, [result({ currency: 'AAB', gatewayBalance: 12345n })]))) as string[][];
+    expect(row![CSV_COLUMNS.indexOf('currency_decimals')]).toBe('');
+    expect(row![CSV_COLUMNS.indexOf('gateway_balance_formatted')]).toBe('12,345 minor units');
   });
 });
 
@@ -159,6 +178,15 @@ describe('json', () => {
       case_id: null,
       case_state: null,
       case_age_days: null,
+      currency_decimals: 2,
+      formatted: {
+        gateway_balance: '90,071,992,547,409.93',
+        single_balance: '90,071,992,547,409.93',
+        expected_balance: '90,071,992,547,408.93',
+        previous_balance: '0.01',
+        movement: '90,071,992,547,409.92',
+        difference: '1.00',
+      },
     });
   });
 });
@@ -254,7 +282,7 @@ describe('chart', () => {
     expect(svg.match(/<circle/g)).toHaveLength(4);
     // Lowest balance on the bottom edge of the plot (y 244), highest on the top edge (y 36).
     expect(svg).toMatch(/<polyline class="series gateway"[^>]*points="\d+\.\d,244\.0 \d+\.\d,36\.0"/);
-    expect(svg).toContain('<title>acme gateway 2026-11-21: 9007199254740994</title>');
+    expect(svg).toContain('<title>acme gateway 2026-11-21: 90,071,992,547,409.94</title>');
     expect(svg).toContain('class="axis"');
     expect(svg).toContain('>2026-11-18</text>');
   });
