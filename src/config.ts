@@ -8,6 +8,7 @@ import { BusinessCalendar, MAX_CAPTURE_WINDOW_MS } from './business-date/busines
 import { DATA_DIR_MARKER } from './db/embedded-data-dir.js';
 import { parseDuration } from './business-date/duration.js';
 import { ConfigError } from './errors.js';
+import { AUTH_SCHEME_PATTERN, checkBaseUrl, parseOutgoingUrl } from './gateway/base-url.js';
 import { maskUrlPasswords } from './logger.js';
 import { checkCronExpression, checkScheduleFitsWindows, SlotSchedule } from './scheduler/slot-schedule.js';
 import { registerSecretValue, Secret } from './secret.js';
@@ -120,9 +121,6 @@ export interface MetricsSettings {
   /** Where one-shot commands push their metrics; undefined: not pushed. */
   readonly pushgatewayUrl: Secret | undefined;
 }
-
-/** A single word (Bearer, Token), or empty for a bare token. */
-export const AUTH_SCHEME_PATTERN = /^[A-Za-z][A-Za-z0-9._-]*$|^$/;
 
 /**
  * A whole number of `unit` from `min` to `max`, refused in the operator's words
@@ -280,36 +278,6 @@ function isTimeZone(value: string): boolean {
   } catch {
     return false;
   }
-}
-
-const LOOPBACK_HOSTS = new Set(['localhost', '[::1]', '::1']);
-
-/** Whether a host name is loopback: 127.0.0.0/8, ::1 or localhost. */
-export function isLoopbackHost(hostname: string): boolean {
-  return LOOPBACK_HOSTS.has(hostname) || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(hostname);
-}
-
-/** Checks a gateway base URL: https, or http on a loopback host only. Returns a problem or undefined. */
-export function checkBaseUrl(value: string): string | undefined {
-  // "localhost:4010" parses as a URL of scheme "localhost:": say what is missing instead.
-  if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(value)) {
-    return `has no scheme: write it as https://${value}, or as http://${value} if it is a loopback host such as localhost or 127.0.0.1`;
-  }
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    return 'is not a URL';
-  }
-  if (url.username || url.password) return 'must not contain a user name or password';
-  if (url.search || url.hash) return 'must not contain a query or fragment';
-  if (url.protocol === 'https:') return undefined;
-  if (url.protocol === 'http:') {
-    return isLoopbackHost(url.hostname)
-      ? undefined
-      : `uses http:// for a host that is not loopback (${url.hostname}); use https:// so credentials are not sent in clear`;
-  }
-  return `must start with https:// (got ${url.protocol}//)`;
 }
 
 function readDotEnv(cwd: string): Record<string, string> {
@@ -541,19 +509,10 @@ function notificationProblems(env: Record<string, string | undefined>): string[]
   return problems;
 }
 
-/** Checks an outgoing endpoint (webhook, Slack, Pushgateway): https, or http on a loopback host only. */
+/** Checks an outgoing endpoint (webhook, Slack, Pushgateway): the gateway's rule, never naming the host (the URL is a secret). */
 export function checkEndpointUrl(value: string): string | undefined {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    return 'is not a URL';
-  }
-  if (url.protocol === 'https:') return undefined;
-  if (url.protocol === 'http:') {
-    return isLoopbackHost(url.hostname) ? undefined : `uses http:// for a host that is not loopback; use https:// so what is sent cannot be read or changed on the way`;
-  }
-  return 'must start with https://';
+  const parsed = parseOutgoingUrl(value, { why: 'what is sent cannot be read or changed on the way', nameHost: false });
+  return 'problem' in parsed ? parsed.problem : undefined;
 }
 
 /** The user's data directory for wallet-recon: `$XDG_DATA_HOME/wallet-recon`, else `~/.local/share/wallet-recon` (Linux). */

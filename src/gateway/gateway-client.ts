@@ -1,5 +1,4 @@
 import { getMaxListeners, setMaxListeners } from 'node:events';
-import { AUTH_SCHEME_PATTERN, checkBaseUrl } from '../config.js';
 import { AuthError, ConfigError, HttpError, PaginationError, ProtocolError, ReconError } from '../errors.js';
 import { createSilentLogger, type Logger } from '../logger.js';
 import { forgetSecretValue, registerSecretValue, Secret } from '../secret.js';
@@ -9,6 +8,7 @@ import type { BalanceListing, BalancePage, CapturedBalances, GatewayClient, Gate
 import { HttpTransport, type HttpRequest, type HttpResponse } from './http-transport.js';
 import { parseJsonLosslessly } from './lossless-json.js';
 import { createLimiter, mapWithConcurrency } from '../concurrency.js';
+import { AUTH_SCHEME_PATTERN, checkBaseUrl } from './base-url.js';
 import { DEFAULT_TOTAL_PAGES_SLACK, paginate } from './paginate.js';
 import { processRateLimits } from './rate-limiter.js';
 import { CURRENCY_PATTERN, parseBalanceList, parseSingleWallet } from './response-schemas.js';

@@ -59,8 +59,8 @@ describe('notification and metrics settings', () => {
         expect.stringMatching(/^RECON_MAIL_TO must be a comma-separated list of e-mail addresses/),
         'RECON_MAIL_FROM is required when RECON_SMTP_URL is set',
         'RECON_WEBHOOK_URL uses http:// for a host that is not loopback; use https:// so what is sent cannot be read or changed on the way (value hidden)',
-        'RECON_PUSHGATEWAY_URL must start with https:// (value hidden)',
-        'RECON_METRICS_PORT must be a port number from 1 to 65535 (got "70000")',
+        'RECON_PUSHGATEWAY_URL must start with https:// (got ftp://) (value hidden)',
+        'RECON_METRICS_PORT must be a port number from 1 to 65535, got "70000"',
       ]),
     );
     expect(problems.join('\n')).not.toMatch(/tok123|mailpass/);

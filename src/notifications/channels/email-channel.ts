@@ -1,5 +1,5 @@
 import nodemailer from 'nodemailer';
-import { isLoopbackHost } from '../../config.js';
+import { isLoopbackHost } from '../../gateway/base-url.js';
 import { NotificationError } from '../../errors.js';
 import { maskUrlPasswords } from '../../logger.js';
 import type { Secret } from '../../secret.js';
