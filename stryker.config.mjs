@@ -14,7 +14,7 @@ export default {
   // The machine is shared: two test processes at most.
   concurrency: 2,
   mutate: [
-    'src/gateway/link-header.ts',
+    'src/gateway/link-header-parser.ts',
     'src/gateway/paginate.ts',
     'src/gateway/balance-listing.ts',
     'src/gateway/token-response.ts',

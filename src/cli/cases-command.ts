@@ -5,7 +5,7 @@ import { ACTIVE_STATES, caseAgeDays, CASE_KINDS, CASE_STATE_FILTERS, describeCas
 import { findCase, listCases, listEvents, listOccurrences } from '../db/reconciliation-case.repository.js';
 import { UsageError } from '../errors.js';
 import { todayOf } from '../reconciliation/business-dates.js';
-import { formatTable } from './output.js';
+import { formatTable } from '../text-table.js';
 import type { CliRuntime } from './runtime.js';
 
 function parseCaseId(value: string): number {

@@ -2,7 +2,7 @@ import { InvalidArgumentError, type Command } from 'commander';
 import { describeCaptureTiming } from '../business-date/business-calendar.js';
 import { listRecentRuns } from '../db/snapshot-run.repository.js';
 import { resolveAccountNames } from '../reconciliation/reconciliation-service.js';
-import { formatTable } from './output.js';
+import { formatTable } from '../text-table.js';
 import type { CliRuntime } from './runtime.js';
 import { formatDuration } from './snapshot-command.js';
 

@@ -5,7 +5,7 @@ import type { AppContext } from '../app-context.js';
 import { listSnapshotRows } from '../db/balance-snapshot.repository.js';
 import { formatOptionalAmount, formatAmount } from '../money/format-amount.js';
 import type { AccountRunResult } from '../snapshot/capture-account.js';
-import { formatTable } from './output.js';
+import { formatTable } from '../text-table.js';
 import { createProgressLine } from './progress-line.js';
 import type { CliRuntime } from './runtime.js';
 

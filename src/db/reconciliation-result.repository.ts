@@ -1,6 +1,6 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
-import { resultColumns, type ReconciliationResult, type StoredReconciliationResult } from '../reconciliation/reconciliation-result.js';
-import type { Database, ReconciliationResultRow } from './database.types.js';
+import type { Insertable } from 'kysely';
+import type { Database, ReconciliationResultRow, ReconciliationResultsTable } from './database.types.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
@@ -17,30 +17,26 @@ export async function lockReconciliationDay(db: Transaction<Database>, account: 
   await sql`select pg_advisory_xact_lock(hashtextextended(${`wallet-recon:reconcile:${account}:${businessDate}`}, 0))`.execute(db);
 }
 
+/** A result as written: the reconciliation_results columns (the id is the table's). */
+export type NewResultRow = Omit<Insertable<ReconciliationResultsTable>, 'id'>;
+
 /** Replaces the results of some accounts for one business date (call inside a transaction). */
 export async function replaceResultsForDate(
   db: Db,
   accounts: readonly string[],
   businessDate: string,
-  results: readonly ReconciliationResult[],
-  computedAt: Date,
+  rows: readonly NewResultRow[],
 ): Promise<void> {
   if (accounts.length > 0) {
     await db.deleteFrom('reconciliation_results').where('business_date', '=', businessDate).where('account', 'in', [...accounts]).execute();
   }
-  for (let start = 0; start < results.length; start += BATCH_ROWS) {
-    const batch = results.slice(start, start + BATCH_ROWS);
-    await db
-      .insertInto('reconciliation_results')
-      .values(
-        batch.map((r) => ({ ...resultColumns(r), computed_at: computedAt })),
-      )
-      .execute();
+  for (let start = 0; start < rows.length; start += BATCH_ROWS) {
+    await db.insertInto('reconciliation_results').values(rows.slice(start, start + BATCH_ROWS)).execute();
   }
 }
 
-/** Stored results over a date range (one account or all), by date, account and currency. */
-export async function listResults(db: Db, range: { from: string; to: string; account?: string }): Promise<StoredReconciliationResult[]> {
+/** Stored result rows over a date range (one account or all), by date, account and currency. */
+export async function listResults(db: Db, range: { from: string; to: string; account?: string }): Promise<ReconciliationResultRow[]> {
   let query = db
     .selectFrom('reconciliation_results')
     .selectAll()
@@ -50,26 +46,7 @@ export async function listResults(db: Db, range: { from: string; to: string; acc
     .orderBy('account')
     .orderBy('currency', (o) => o.nullsFirst());
   if (range.account !== undefined) query = query.where('account', '=', range.account);
-  return (await query.execute()).map(fromRow);
-}
-
-function fromRow(r: ReconciliationResultRow): StoredReconciliationResult {
-  return {
-    account: r.account,
-    businessDate: r.business_date,
-    currency: r.currency,
-    gatewayBalance: toBigInt(r.gateway_balance),
-    singleBalance: toBigInt(r.single_balance),
-    expectedBalance: toBigInt(r.expected_balance),
-    previousBalance: toBigInt(r.previous_balance),
-    movement: toBigInt(r.movement),
-    difference: toBigInt(r.difference),
-    status: r.status,
-    runId: r.run_id,
-    booksImportId: r.books_import_id,
-    computedAt: r.computed_at,
-    caseId: r.case_id,
-  };
+  return query.execute();
 }
 
 // What reconciliation reads of the snapshots. These follow the `daily_balances` view but find

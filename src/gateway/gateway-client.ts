@@ -6,7 +6,7 @@ import { collectBalancePages } from './balance-listing.js';
 import { accountSuffix, bodyExcerpt, forAccount, requestLabel } from './gateway-messages.js';
 import type { BalanceListing, BalancePage, CapturedBalances, GatewayClient, GatewayClientOptions, PageProgress, WalletBalance } from './gateway-types.js';
 import { HttpTransport, type HttpRequest, type HttpResponse } from './http-transport.js';
-import { parseJsonLosslessly } from './lossless-json.js';
+import { parseJsonLosslessly } from '../lossless-json.js';
 import { createLimiter, mapWithConcurrency } from '../concurrency.js';
 import { AUTH_SCHEME_PATTERN, checkBaseUrl } from './base-url.js';
 import { DEFAULT_TOTAL_PAGES_SLACK, paginate } from './paginate.js';
@@ -14,7 +14,7 @@ import { processRateLimits } from './rate-limiter.js';
 import { CURRENCY_PATTERN, parseBalanceList, parseSingleWallet } from './response-schemas.js';
 import { sendWithRetry, type RetrySettings } from './send-with-retry.js';
 import { readTokenResponse, type IssuedToken } from './token-response.js';
-import { DEFAULT_MAX_REVOCATIONS, TokenStore } from './token-store.js';
+import { DEFAULT_MAX_REVOCATIONS, TokenStore } from './access-token-store.js';
 
 const TOKEN_PATH = '/v1/auth/token';
 const BALANCES_PATH = '/v1/data/wallets/balances';

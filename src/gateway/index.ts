@@ -8,6 +8,6 @@ export type {
   PageProgress,
   WalletBalance,
 } from './gateway-types.js';
-export { findLinks, parseLinkHeader, type LinkValue, type ResolvedLink } from './link-header.js';
+export { findLinks, parseLinkHeader, type LinkValue, type ResolvedLink } from './link-header-parser.js';
 export { GatewayRateLimits, processRateLimits, RateLimiter, type LimiterClock } from './rate-limiter.js';
 export { paginate, type FetchedPage, type Page, type PaginateOptions } from './paginate.js';

@@ -1,5 +1,5 @@
 import { PaginationError, ProtocolError } from '../errors.js';
-import { findLinks } from './link-header.js';
+import { findLinks } from './link-header-parser.js';
 
 /** A page as the fetcher returns it: items already validated, plus what pagination needs. */
 export interface FetchedPage<T> {

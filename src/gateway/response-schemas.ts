@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { describeJsonValue, isJsonInteger, isLosslessNumber, type LosslessNumber } from './lossless-json.js';
+import { describeJsonValue, isJsonInteger, isLosslessNumber, type LosslessNumber } from '../lossless-json.js';
 
 /** A wallet's currency: three uppercase letters. Anything else never goes into a URL. */
 export const CURRENCY_PATTERN = /^[A-Z]{3}$/;

@@ -1,4 +1,4 @@
-import { describeJsonValue, isLosslessNumber } from './lossless-json.js';
+import { describeJsonValue, isLosslessNumber } from '../lossless-json.js';
 
 /** A token as issued: its value and, when the gateway said, when it stops working (epoch ms). */
 export interface IssuedToken {

@@ -4,7 +4,7 @@ import type { BusinessToday } from './business-dates.js';
 import { parse as parseCsv } from 'csv-parse/sync';
 import { isCalendarDate } from '../clock.js';
 import { InputFileError } from '../errors.js';
-import { describeJsonValue, isJsonInteger, isLosslessNumber, parseJsonLosslessly } from '../gateway/lossless-json.js';
+import { describeJsonValue, isJsonInteger, isLosslessNumber, parseJsonLosslessly } from '../lossless-json.js';
 
 /** One validated row of a books (or statements) file. */
 export interface BalanceFileRow {

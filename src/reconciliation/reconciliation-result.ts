@@ -1,5 +1,5 @@
 import type { ResultCase } from '../cases/case-model.js';
-import type { ReconciliationStatus } from '../db/database.types.js';
+import type { ReconciliationResultRow, ReconciliationStatus } from '../db/database.types.js';
 
 export type { ReconciliationStatus } from '../db/database.types.js';
 
@@ -101,4 +101,26 @@ export function reconciliationExitCode(counts: StatusCounts): 0 | 3 {
 /** How many results are not `matched`. */
 export function countUnmatched(counts: StatusCounts): number {
   return RECONCILIATION_STATUSES.reduce((sum, s) => (s === 'matched' ? sum : sum + counts[s]), 0);
+}
+
+const toBigInt = (v: string | null): bigint | null => (v === null ? null : BigInt(v));
+
+/** A stored row of reconciliation_results as a result (amounts back to exact integers). */
+export function resultFromRow(r: ReconciliationResultRow): StoredReconciliationResult {
+  return {
+    account: r.account,
+    businessDate: r.business_date,
+    currency: r.currency,
+    gatewayBalance: toBigInt(r.gateway_balance),
+    singleBalance: toBigInt(r.single_balance),
+    expectedBalance: toBigInt(r.expected_balance),
+    previousBalance: toBigInt(r.previous_balance),
+    movement: toBigInt(r.movement),
+    difference: toBigInt(r.difference),
+    status: r.status,
+    runId: r.run_id,
+    booksImportId: r.books_import_id,
+    computedAt: r.computed_at,
+    caseId: r.case_id,
+  };
 }

@@ -14,7 +14,7 @@ import {
 import { UsageError } from '../errors.js';
 import { todayOf } from './business-dates.js';
 import { reconcileAccountDay } from './reconcile-rules.js';
-import type { ReconciliationResult } from './reconciliation-result.js';
+import { resultColumns, type ReconciliationResult } from './reconciliation-result.js';
 
 /** The account names a command works on: all configured, or the one named (which must be configured). */
 export function resolveAccountNames(config: Config, name?: string): string[] {
@@ -54,7 +54,7 @@ export async function reconcileBusinessDate(ctx: AppContext, accounts: readonly 
       });
       all.push(...results.map((r) => ({ ...r, booksImportId })));
     }
-    await replaceResultsForDate(trx, accounts, businessDate, all, computedAt);
+    await replaceResultsForDate(trx, accounts, businessDate, all.map((r) => ({ ...resultColumns(r), computed_at: computedAt })));
     // Discrepancy cases: each result that did not match joins (or opens) its case, in the same transaction.
     const cases = await trackCases(trx, {
       accounts,

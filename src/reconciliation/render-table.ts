@@ -1,5 +1,5 @@
 import { AGE_BUCKETS } from '../cases/case-model.js';
-import { formatTable } from '../cli/output.js';
+import { formatTable } from '../text-table.js';
 import { describeDates } from './business-dates.js';
 import { formatOptionalAmount } from '../money/format-amount.js';
 import { countUnmatched, type ReconciliationResult, type StatusCounts } from './reconciliation-result.js';

@@ -9,7 +9,7 @@ import type { Logger } from '../logger.js';
 import { FaultInjector, type FaultSettings } from './faults.js';
 import { checkSandboxNumber, SANDBOX_DEFAULTS, type NumericSandboxOption } from './sandbox-options.js';
 import { createRequestHandler, type SandboxState, type SandboxStats } from './sandbox-server.js';
-import { TokenStore } from './token-store.js';
+import { TokenStore } from './issued-tokens.js';
 import { generateWallets, isCurrencyCode, type SandboxWallet } from './wallet-fixtures.js';
 
 export { generateWallets, ISO_CURRENCIES, MAX_WALLETS, UNSAFE_BALANCE, type SandboxWallet } from './wallet-fixtures.js';

@@ -1,4 +1,4 @@
-import type { LinkRelation } from './link-header.js';
+import type { LinkRelation } from './link-header-writer.js';
 import { MAX_PER_PAGE } from './sandbox-options.js';
 
 /** Where one page of a listing starts, and how the client asked for it. */

@@ -3,10 +3,10 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Logger } from '../logger.js';
 import type { FaultInjector } from './faults.js';
-import { formatLinkHeader } from './link-header.js';
+import { formatLinkHeader } from './link-header-writer.js';
 import { sendError, sendJson, successBody, walletJson } from './json-response.js';
 import { pageLinks, parsePageRequest, totalPages } from './pagination.js';
-import type { TokenStore } from './token-store.js';
+import type { TokenStore } from './issued-tokens.js';
 import { isCurrencyCode, type SandboxWallet } from './wallet-fixtures.js';
 
 /** Counters tests assert on. Route counters include requests a fault then answered or dropped. */

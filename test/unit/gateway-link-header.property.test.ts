@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { parseLinkHeader } from '../../src/gateway/link-header.js';
+import { parseLinkHeader } from '../../src/gateway/link-header-parser.js';
 
 /**
  * For any Link header formatted by the RFC 8288 grammar — targets with commas and semicolons,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { findLinks, parseLinkHeader } from '../../src/gateway/link-header.js';
+import { findLinks, parseLinkHeader } from '../../src/gateway/link-header-parser.js';
 
 const base = 'https://gw.example/v1/data/wallets/balances?page=1';
 const nextOf = (header: string | string[]): string[] => findLinks(header, base, 'next').map((l) => l.url?.href ?? 'invalid');

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { parseJsonLosslessly } from '../../src/gateway/lossless-json.js';
+import { parseJsonLosslessly } from '../../src/lossless-json.js';
 import { describeIssues, parseBalanceList, parseSingleWallet } from '../../src/gateway/response-schemas.js';
 
 const envelope = (data: string) => `{"code":200,"status":"success","message":"Completed","data":${data}}`;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseJsonLosslessly } from '../../src/gateway/lossless-json.js';
+import { parseJsonLosslessly } from '../../src/lossless-json.js';
 import { readTokenResponse } from '../../src/gateway/token-response.js';
 
 const NOW = Date.parse('2026-11-21T12:00:00Z');

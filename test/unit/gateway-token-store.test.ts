@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { IssuedToken } from '../../src/gateway/token-response.js';
-import { TokenStore } from '../../src/gateway/token-store.js';
+import { TokenStore } from '../../src/gateway/access-token-store.js';
 
 function issuer(lifetimeMs: number | undefined, clock: { now: number }) {
   let issued = 0;
