@@ -24,6 +24,7 @@ import { createSilentLogger } from '../src/logger.js';
 import { startSandbox } from '../src/sandbox/index.js';
 import { MAX_LOCK_SESSIONS } from '../src/snapshot/account-lock.js';
 import { FLEET_SETTINGS, type FleetMeasurement } from './fleet.js';
+import { measureStartup } from './startup.js';
 
 const WALLETS = Number(process.env.BENCH_WALLETS ?? 10_000);
 const ACCOUNTS = Number(process.env.BENCH_ACCOUNTS ?? 20);
@@ -34,6 +35,10 @@ const TARGETS = {
   peakHeapGrowthMiB: 150,
   /** Peak RSS of the largest fleet over the smallest: memory stays flat as accounts grow. */
   fleetRssRatio: 1.2,
+  /** `--version` and `--help` against `node -e 0`: the CLI loads only what a command needs. */
+  startupRatio: 2,
+  /** A one-wallet snapshot on the server, beyond `node -e 0`, in ms: the fixed cost of a capture. */
+  snapshotFixedCostMs: 300,
   /** Connections a process uses at most: its pool (10) and its few account-lock sessions. */
   fleetConnections: 10 + MAX_LOCK_SESSIONS,
 };
@@ -125,8 +130,22 @@ async function main(): Promise<void> {
     for (const [name, m] of [['single account', one], ['many accounts', many]] as const) {
       if (m.peakHeapGrowthMiB > TARGETS.peakHeapGrowthMiB) misses.push(`${name} heap grew ${m.peakHeapGrowthMiB.toFixed(0)} MiB (target ${TARGETS.peakHeapGrowthMiB} MiB)`);
     }
+    const adminUrl = process.env.BENCH_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+    if (process.env.BENCH_STARTUP !== 'off') {
+      const start = await measureStartup(adminUrl);
+      console.log('');
+      console.log('start-up of the built CLI (median of 7 fresh processes each):');
+      console.log(`  node -e 0                 ${start.nodeMs.toFixed(0).padStart(5)} ms`);
+      console.log(`  wallet-recon --version    ${start.versionMs.toFixed(0).padStart(5)} ms  (${(start.versionMs / start.nodeMs).toFixed(2)}x node; target ${TARGETS.startupRatio}x)`);
+      console.log(`  wallet-recon --help       ${start.helpMs.toFixed(0).padStart(5)} ms  (${(start.helpMs / start.nodeMs).toFixed(2)}x node; target ${TARGETS.startupRatio}x)`);
+      console.log(`  snapshot, 1 wallet        ${start.snapshotMs.toFixed(0).padStart(5)} ms  (+${(start.snapshotMs - start.nodeMs).toFixed(0)} ms over node; target +${TARGETS.snapshotFixedCostMs} ms)`);
+      for (const [name, ms] of [['--version', start.versionMs], ['--help', start.helpMs]] as const) {
+        if (ms > TARGETS.startupRatio * start.nodeMs) misses.push(`${name} took ${ms.toFixed(0)} ms, more than ${TARGETS.startupRatio}x node -e 0 (${start.nodeMs.toFixed(0)} ms)`);
+      }
+      if (start.snapshotMs - start.nodeMs > TARGETS.snapshotFixedCostMs) misses.push(`a one-wallet snapshot took ${(start.snapshotMs - start.nodeMs).toFixed(0)} ms beyond node -e 0 (target ${TARGETS.snapshotFixedCostMs} ms)`);
+    }
     if (FLEET.length > 0) {
-      const fleet = await runFleetProcess(process.env.BENCH_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres', FLEET);
+      const fleet = await runFleetProcess(adminUrl, FLEET);
       console.log('');
       console.log(
         `fleet (a process of its own, after a warm-up pass): ${FLEET_SETTINGS.wallets} wallets per account, ${FLEET_SETTINGS.latencyMs} ms latency, ${FLEET_SETTINGS.accountConcurrency} accounts at once; emulator in another process; PostgreSQL server`,

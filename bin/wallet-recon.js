@@ -1,6 +1,10 @@
 #!/usr/bin/env node
 // The build lands in dist/ during `npm ci` (the prepare script); say so if it is missing.
 import { existsSync } from 'node:fs';
+import module from 'node:module';
+
+// Node 22.1+ keeps compiled modules on disk between runs (no secrets: code only); Node 20 has no cache.
+module.enableCompileCache?.();
 
 const entry = new URL('../dist/src/cli/bin.js', import.meta.url);
 if (!existsSync(entry)) {

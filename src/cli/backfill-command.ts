@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { runBackfillJob, type BackfillAccountDay, type BackfillDate, type BackfillJobResult } from '../../jobs/backfill-job.js';
 import { createProgressBar } from './progress-line.js';
 import type { CliRuntime } from './runtime.js';
+import { summaryOf } from './command-catalog.js';
 
 function describeDay(day: BackfillAccountDay, result: Pick<BackfillJobResult, 'dryRun' | 'source'>): string {
   const run = day.runId === undefined ? '' : ` (run ${day.runId})`;
@@ -32,7 +33,7 @@ export function formatBackfillLine(date: BackfillDate, result: Pick<BackfillJobR
 export function registerBackfillCommand(program: Command, runtime: CliRuntime): void {
   program
     .command('backfill')
-    .description("fill missing snapshots over a range (a date whose capture window is open live, closed dates from the gateway's statements), then reconcile")
+    .description(summaryOf('backfill'))
     .requiredOption('--from <date>', 'first business date YYYY-MM-DD')
     .requiredOption('--to <date>', 'last business date YYYY-MM-DD (the current business date at the latest)')
     .option('--account <name>', 'only this account')

@@ -20,6 +20,11 @@ const onSignal = (signal: NodeJS.Signals) => {
 };
 process.on('SIGINT', onSignal);
 process.on('SIGTERM', onSignal);
+// `wallet-recon report | head`: when the reader goes away, stop quietly instead of crashing on EPIPE.
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code !== 'EPIPE') throw error;
+  process.exit(process.exitCode ?? 0);
+});
 
 const code = await runCli(process.argv, { signal: controller.signal, shutdown });
 process.exitCode = code;

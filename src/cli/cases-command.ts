@@ -7,6 +7,7 @@ import { UsageError } from '../errors.js';
 import { todayOf } from '../reconciliation/business-dates.js';
 import { formatTable } from '../text-table.js';
 import type { CliRuntime } from './runtime.js';
+import { summaryOf } from './command-catalog.js';
 
 function parseCaseId(value: string): number {
   if (!/^\d{1,9}$/.test(value) || Number(value) < 1) throw new InvalidArgumentError('must be a case number such as 7 (see "wallet-recon cases")');
@@ -58,7 +59,7 @@ function describeState(c: ReconciliationCase): string {
 export function registerCasesCommand(program: Command, runtime: CliRuntime): void {
   const cases = program
     .command('cases')
-    .description('discrepancy cases: list them, show one with its history, acknowledge, assign, note, resolve, accept, reopen')
+    .description(summaryOf('cases'))
     .addOption(new Option('--state <state>', 'only cases in this state (active: open or acknowledged)').choices(CASE_STATE_FILTERS))
     .option('--account <name>', 'only this account')
     .option('--currency <cur>', 'only this currency, e.g. EUR')

@@ -20,6 +20,7 @@ import { MAX_WALLETS, startSandbox } from '../sandbox/index.js';
 import { UsageError } from '../errors.js';
 import type { CliRuntime } from './runtime.js';
 import { formatCapturedBalances, formatSnapshotSummary } from './snapshot-command.js';
+import { summaryOf } from './command-catalog.js';
 
 export { groupDigits } from '../money/format-amount.js';
 
@@ -32,7 +33,7 @@ const DEMO_BREAK = 12_345n;
 export function registerDemoCommand(program: Command, runtime: CliRuntime): void {
   program
     .command('demo')
-    .description('the whole job against the bundled gateway emulator: snapshot, books with one deliberate break, reconcile, report')
+    .description(summaryOf('demo'))
     .option('--wallets <n>', 'how many wallets the emulator holds', '12')
     .option('--out <file>', 'where to write the HTML report (default: demo-report.html in the user data directory)')
     .addHelpText(

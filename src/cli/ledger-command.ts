@@ -1,10 +1,11 @@
 import type { Command } from 'commander';
 import { importBooksFile } from '../reconciliation/books-import-service.js';
 import type { CliRuntime } from './runtime.js';
+import { summaryOf } from './command-catalog.js';
 
 /** `wallet-recon ledger import FILE`: loads the merchant's expected balances (the books). */
 export function registerLedgerCommand(program: Command, runtime: CliRuntime): void {
-  const ledger = program.command('ledger').description("the merchant's own books: expected balances per account, business date and currency");
+  const ledger = program.command('ledger').description(summaryOf('ledger'));
   ledger
     .command('import')
     .description('import expected balances from CSV (business_date,currency,balance[,account]) or JSON lines; all rows or none')

@@ -3,21 +3,9 @@ import path from 'node:path';
 import { Command, CommanderError } from 'commander';
 import type { Clock } from '../clock.js';
 import { ReconError } from '../errors.js';
-import { registerBackfillCommand } from './backfill-command.js';
-import { registerCasesCommand } from './cases-command.js';
-import { registerDemoCommand } from './demo-command.js';
-import { registerLedgerCommand } from './ledger-command.js';
-import { registerMigrateCommand } from './migrate-command.js';
-import { registerNotifyCommand } from './notify-command.js';
-import { registerReconcileCommand } from './reconcile-command.js';
-import { registerReportCommand } from './report-command.js';
-import { registerRunsCommand } from './runs-command.js';
-import { registerSandboxCommand } from './sandbox-command.js';
-import { registerScheduleCommand } from './schedule-command.js';
-import { registerSnapshotCommand } from './snapshot-command.js';
-import { registerSqlCommand } from './sql-command.js';
+import { commandNamed, COMMANDS } from './command-catalog.js';
 import { processOutput, type Output } from './output.js';
-import { createCliRuntime, type ShutdownBudget } from './runtime.js';
+import type { CliRuntime, ShutdownBudget } from './runtime.js';
 
 const EXAMPLES_HELP = `
 Examples:
@@ -54,8 +42,12 @@ function readVersion(): string {
   }
 }
 
-/** Builds the command tree; each command lives in its own module. */
-export function buildProgram(runtime: ReturnType<typeof createCliRuntime>): Command {
+/**
+ * Builds the command tree: every command by name and summary, and the one `argv` runs with its
+ * options and action. Only that command's module is loaded (with the runtime: configuration,
+ * database, logger), so `--version` and `--help` start as fast as commander itself.
+ */
+export async function buildProgram(argv: readonly string[], output: Output, createRuntime: () => Promise<CliRuntime>): Promise<{ program: Command; runtime?: CliRuntime }> {
   const program = new Command('wallet-recon')
     .description('Capture merchant wallet balances from the payment gateway into PostgreSQL and reconcile them with the books.')
     .version(readVersion(), '-V, --version', 'print the version')
@@ -63,23 +55,19 @@ export function buildProgram(runtime: ReturnType<typeof createCliRuntime>): Comm
     .showSuggestionAfterError(true)
     .addHelpText('after', `${EXAMPLES_HELP}\n${EXIT_CODES_HELP}\n\nConfiguration comes from the environment (and a .env file): see README.md.`)
     .exitOverride()
-    .configureOutput({ writeOut: (s) => runtime.output.out(s.replace(/\n$/, '')), writeErr: (s) => runtime.output.err(s.replace(/\n$/, '')) });
-  // In the order a newcomer meets them: try it, set up, capture, reconcile, run nightly.
-  registerDemoCommand(program, runtime);
-  registerMigrateCommand(program, runtime);
-  registerSnapshotCommand(program, runtime);
-  registerRunsCommand(program, runtime);
-  registerLedgerCommand(program, runtime);
-  registerReconcileCommand(program, runtime);
-  registerReportCommand(program, runtime);
-  registerCasesCommand(program, runtime);
-  registerBackfillCommand(program, runtime);
-  registerScheduleCommand(program, runtime);
-  registerNotifyCommand(program, runtime);
-  registerSqlCommand(program, runtime);
-  registerSandboxCommand(program);
+    .configureOutput({ writeOut: (s) => output.out(s.replace(/\n$/, '')), writeErr: (s) => output.err(s.replace(/\n$/, '')) });
+  const chosen = commandNamed(argv);
+  let runtime: CliRuntime | undefined;
+  for (const entry of COMMANDS) {
+    if (entry === chosen) {
+      runtime = await createRuntime();
+      (await entry.load())(program, runtime);
+    } else {
+      program.command(entry.name).description(entry.summary);
+    }
+  }
   for (const command of program.commands) command.exitOverride();
-  return program;
+  return { program, runtime };
 }
 
 /** Runs the CLI and returns the exit code; never calls process.exit itself. */
@@ -87,18 +75,21 @@ export async function runCli(
   argv: string[],
   options: { output?: Output; env?: NodeJS.ProcessEnv; signal?: AbortSignal; shutdown?: ShutdownBudget; clock?: Clock } = {},
 ): Promise<number> {
-  const runtime = createCliRuntime(options.output ?? processOutput, options.env, options.signal, options.shutdown, options.clock);
-  const program = buildProgram(runtime);
+  const output = options.output ?? processOutput;
+  const createRuntime = async () => (await import('./runtime.js')).createCliRuntime(output, options.env, options.signal, options.shutdown, options.clock);
+  let runtime: CliRuntime | undefined;
   let code: number;
   try {
-    await program.parseAsync(argv);
-    code = runtime.exitCode;
+    const built = await buildProgram(argv, output, createRuntime);
+    runtime = built.runtime;
+    await built.program.parseAsync(argv);
+    code = runtime?.exitCode ?? 0;
   } catch (error) {
-    code = reportError(runtime, error);
+    code = reportError(output, runtime, error);
   }
   // Stopped by a signal: the run was recorded as interrupted; the exit code says which signal.
   const signalled = signalExitCode(options.signal);
-  return signalled !== undefined && runtime.exitOnSignal ? signalled : code;
+  return signalled !== undefined && runtime?.exitOnSignal ? signalled : code;
 }
 
 /** 128 + the signal's number, as shells report a process ended by it: SIGINT 130, SIGTERM 143. */
@@ -112,15 +103,15 @@ export function signalExitCode(signal: AbortSignal | undefined): number | undefi
  * Prints an error once, as the sentence it is (no class name; the log does not repeat it on a
  * terminal), and returns its exit code. With LOG_LEVEL=debug the log gets the detail.
  */
-function reportError(runtime: ReturnType<typeof createCliRuntime>, error: unknown): number {
+function reportError(output: Output, runtime: CliRuntime | undefined, error: unknown): number {
   if (error instanceof CommanderError) {
     // --help and --version end through here with exit code 0.
     return error.exitCode === 0 ? 0 : 2;
   }
   const message = error instanceof ReconError ? error.message : `Unexpected error: ${error instanceof Error ? error.message : String(error)}`;
-  runtime.output.err(message);
+  output.err(message);
   try {
-    runtime.logger().debug({ err: error }, 'the error above, in detail');
+    runtime?.logger().debug({ err: error }, 'the error above, in detail');
   } catch {
     // No logger without a valid configuration: the message printed is all there is.
   }

@@ -1,12 +1,13 @@
 import type { Command } from 'commander';
 import { migrateToLatest } from '../db/migrate.js';
 import type { CliRuntime } from './runtime.js';
+import { summaryOf } from './command-catalog.js';
 
 /** `wallet-recon migrate`: brings the schema to the latest version. */
 export function registerMigrateCommand(program: Command, runtime: CliRuntime): void {
   program
     .command('migrate')
-    .description('create or update the database schema (safe to run twice, or from two processes at once)')
+    .description(summaryOf('migrate'))
     .addHelpText('after', '\nExample:\n  DATABASE_URL=postgres://recon@db/recon wallet-recon migrate')
     .action(async () => {
       await runtime.withContext('wallet-recon migrate', { migrate: 'never', exclusive: true }, async (ctx) => {

@@ -5,6 +5,7 @@ import { ConfigError, describeError, UsageError } from '../errors.js';
 import { createEvent } from '../notifications/events.js';
 import { createChannels } from '../notifications/outbox.js';
 import type { CliRuntime } from './runtime.js';
+import { summaryOf } from './command-catalog.js';
 
 const STATUSES: readonly NotificationStatus[] = ['pending', 'sent', 'failed'];
 
@@ -12,7 +13,7 @@ const STATUSES: readonly NotificationStatus[] = ['pending', 'sent', 'failed'];
 export function registerNotifyCommand(program: Command, runtime: CliRuntime): void {
   const notify = program
     .command('notify')
-    .description('notifications: send a test event to every configured channel, or list the outbox')
+    .description(summaryOf('notify'))
     .addHelpText(
       'after',
       '\nChannels: RECON_WEBHOOK_URL + RECON_WEBHOOK_SECRET (signed webhook), RECON_SLACK_WEBHOOK_URL (Slack),\n' +

@@ -4,12 +4,13 @@ import { latestClosedDateOf, parseBusinessDate, todayOf } from '../reconciliatio
 import { summarizeResults } from '../reconciliation/report-data.js';
 import { renderTable } from '../reconciliation/render-table.js';
 import type { CliRuntime } from './runtime.js';
+import { summaryOf } from './command-catalog.js';
 
 /** `wallet-recon reconcile`: compares a business date's snapshot with the books and stores the results. */
 export function registerReconcileCommand(program: Command, runtime: CliRuntime): void {
   program
     .command('reconcile')
-    .description("compare a business date's snapshot with the books and store the results (re-running replaces them)")
+    .description(summaryOf('reconcile'))
     .option('--date <date>', 'business date YYYY-MM-DD (default: the latest business date whose cut-off has passed)')
     .option('--account <name>', 'only this account (default: every configured account)')
     .addHelpText(

@@ -10,6 +10,7 @@ import { loadCurrencyHistories, loadReport, type ReportRange } from '../reconcil
 import { loadReportFacts } from '../reconciliation/report-facts.js';
 import { writeFileAtomically } from '../reconciliation/write-file-atomically.js';
 import type { CliRuntime } from './runtime.js';
+import { summaryOf } from './command-catalog.js';
 
 export const REPORT_FORMATS = ['table', 'csv', 'json', 'html'] as const;
 type ReportFormat = (typeof REPORT_FORMATS)[number];
@@ -43,7 +44,7 @@ export function rangeFromFlags(opts: Pick<ReportOptions, 'date' | 'from' | 'to' 
 export function registerReportCommand(program: Command, runtime: CliRuntime): void {
   program
     .command('report')
-    .description('print or write the stored reconciliation results of a date or range (table, csv, json, html)')
+    .description(summaryOf('report'))
     .option('--date <date>', 'one business date YYYY-MM-DD')
     .option('--from <date>', 'first business date of a range')
     .option('--to <date>', 'last business date of a range')

@@ -5,6 +5,7 @@ import { resolveAccountNames } from '../reconciliation/reconciliation-service.js
 import { formatTable } from '../text-table.js';
 import type { CliRuntime } from './runtime.js';
 import { formatDuration } from './snapshot-command.js';
+import { summaryOf } from './command-catalog.js';
 
 function parseLimit(value: string): number {
   const n = Number(value);
@@ -16,7 +17,7 @@ function parseLimit(value: string): number {
 export function registerRunsCommand(program: Command, runtime: CliRuntime): void {
   program
     .command('runs')
-    .description('list recent snapshot runs with status, counts, duration and error')
+    .description(summaryOf('runs'))
     .option('--account <name>', 'only this account')
     .option('--limit <n>', 'how many runs', parseLimit, 20)
     .option('--json', 'print JSON')

@@ -2,8 +2,7 @@ import { createAppContext, type AppContext } from '../app-context.js';
 import { systemClock, type Clock } from '../clock.js';
 import { copyEnvironment, loadConfig, removeSecretsFromEnvironment, userDataRoot, type Config } from '../config.js';
 import { createLogger, type Logger } from '../logger.js';
-import { Metrics } from '../metrics/metrics.js';
-import { pushMetrics } from '../metrics/push-metrics.js';
+import type { Metrics } from '../metrics/metrics.js';
 import type { Output } from './output.js';
 
 /** What command actions share: lazily loaded config and logger, a way to run with a context, the exit code. */
@@ -101,16 +100,17 @@ export function createCliRuntime(
       }
       const opened = await createAppContext({ config, logger: runtime.logger(), command, migrate: options.migrate, clock, serve: options.serve, shareIfServed: options.exclusive !== true });
       const pushUrl = options.pushJob === undefined ? undefined : config.metrics.pushgatewayUrl;
-      const metrics =
+      // prom-client is loaded only when there is somewhere to push to.
+      const metrics: Metrics | undefined =
         pushUrl === undefined
           ? undefined
-          : new Metrics({ perAccount: config.metrics.perAccount, accounts: config.accounts.map((a) => a.name), processDefaults: false, db: opened.database.db });
+          : new (await import('../metrics/metrics.js')).Metrics({ perAccount: config.metrics.perAccount, accounts: config.accounts.map((a) => a.name), processDefaults: false, db: opened.database.db });
       const ctx: AppContext = metrics === undefined ? opened : { ...opened, metrics };
       try {
         runtime.exitCode = await fn(ctx);
       } finally {
         try {
-          if (metrics !== undefined) await pushMetrics({ url: pushUrl!, job: `wallet_recon_${options.pushJob}`, metrics, logger: ctx.logger });
+          if (metrics !== undefined) await (await import('../metrics/push-metrics.js')).pushMetrics({ url: pushUrl!, job: `wallet_recon_${options.pushJob}`, metrics, logger: ctx.logger });
         } finally {
           await ctx.close();
         }

@@ -4,6 +4,7 @@ import { loadSandboxSecret, SANDBOX_SECRET_VARIABLE } from '../config.js';
 import { ReconError, UsageError } from '../errors.js';
 import { MAX_PER_PAGE, SANDBOX_DEFAULTS, startSandbox, type Sandbox, type SandboxOptions } from '../sandbox/index.js';
 import { checkSandboxNumber, type NumericSandboxOption } from '../sandbox/sandbox-options.js';
+import { summaryOf } from './command-catalog.js';
 
 /** Where the command prints and what stops it; tests pass their own, the CLI uses stdout and signals. */
 export interface SandboxCommandIo {
@@ -120,7 +121,7 @@ export function registerSandboxCommand(program: Command, io: SandboxCommandIo = 
   const d = SANDBOX_DEFAULTS;
   program
     .command('sandbox')
-    .description('run a local emulator of the payment gateway (token, balances, pagination, injectable faults)')
+    .description(summaryOf('sandbox'))
     .option('--port <port>', 'port to listen on, 0 for any free port', String(d.port))
     .option('--host <host>', 'interface to listen on', d.host)
     .option('--api-key <key>', 'API key clients must send', d.apiKey)

@@ -10,12 +10,13 @@ import { createChannels } from '../notifications/outbox.js';
 import { createScheduler } from '../scheduler/scheduler.js';
 import { SlotSchedule } from '../scheduler/slot-schedule.js';
 import type { CliRuntime } from './runtime.js';
+import { summaryOf } from './command-catalog.js';
 
 /** `wallet-recon schedule`: the long-running nightly worker. */
 export function registerScheduleCommand(program: Command, runtime: CliRuntime): void {
   program
     .command('schedule')
-    .description('run as the nightly worker: capture every account on RECON_SCHEDULE within its capture window, retry, then reconcile')
+    .description(summaryOf('schedule'))
     .addHelpText(
       'after',
       '\nEach slot serves the business date whose cut-off (RECON_CUTOFF) is nearest; accounts not captured are tried again\n' +

@@ -8,6 +8,7 @@ import type { AccountRunResult } from '../snapshot/capture-account.js';
 import { formatTable } from '../text-table.js';
 import { createProgressLine } from './progress-line.js';
 import type { CliRuntime } from './runtime.js';
+import { summaryOf } from './command-catalog.js';
 
 export function formatDuration(ms: number): string {
   return ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(1)} s`;
@@ -46,7 +47,7 @@ export async function formatCapturedBalances(ctx: Pick<AppContext, 'database'>, 
 export function registerSnapshotCommand(program: Command, runtime: CliRuntime): void {
   program
     .command('snapshot')
-    .description('capture every wallet balance of each configured account into the database now')
+    .description(summaryOf('snapshot'))
     .option('--account <name>', 'only this account')
     .option('--json', 'print a machine-readable summary')
     .option('--quiet', 'print only the summary, not the balances captured')

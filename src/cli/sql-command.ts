@@ -4,6 +4,7 @@ import type { AppContext } from '../app-context.js';
 import { embeddedSocketConfig } from '../db/open-database.js';
 import { ReconError } from '../errors.js';
 import type { CliRuntime } from './runtime.js';
+import { summaryOf } from './command-catalog.js';
 
 /** libpq environment for a connection: psql reads it, and nothing of it shows in `ps`. */
 export function psqlEnvironment(ctx: Pick<AppContext, 'config'>): Record<string, string> {
@@ -51,7 +52,7 @@ function runPsql(env: Record<string, string>, signal: AbortSignal): Promise<numb
 export function registerSqlCommand(program: Command, runtime: CliRuntime): void {
   program
     .command('sql')
-    .description("open psql on the database (the embedded one through its socket), or print how to connect, for README's accounting queries")
+    .description(summaryOf('sql'))
     .option('--print', 'print the connection string instead of starting psql (embedded: serve the database until Ctrl+C)')
     .addHelpText(
       'after',

@@ -1,8 +1,6 @@
 import { chmodSync, existsSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { PGlite } from '@electric-sql/pglite';
-import { createPgConfig } from '@electric-sql/pglite/node-postgres';
-import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import type { PGlite } from '@electric-sql/pglite';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { DatabaseError, LockHeldError } from '../errors.js';
@@ -143,6 +141,8 @@ async function serveEmbedded(pglite: PGlite, dataDir: string): Promise<{ pool: p
   const socketPath = embeddedSocketPath(dataDir);
   // We hold the folder's lock: a socket file here is a dead process's.
   rmSync(socketPath, { force: true });
+  // Loaded only where an embedded database is served: a server-database run never pays for it.
+  const { PGLiteSocketServer } = await import('@electric-sql/pglite-socket');
   const server = new PGLiteSocketServer({ db: pglite, path: socketPath, maxConnections: 64 });
   await server.start();
   // The folder is 0700 already; the socket itself is owner-only too.
@@ -171,7 +171,7 @@ async function openEmbedded(dataDir: string, command: string, serve: boolean): P
   };
   let pglite: PGlite;
   try {
-    pglite = await PGlite.create(dataDir);
+    pglite = await (await import('@electric-sql/pglite')).PGlite.create(dataDir);
   } catch (error) {
     release();
     throw new DatabaseError(`Could not open the embedded database in ${dataDir}: ${(error as Error).message}`, { cause: error });
@@ -193,6 +193,7 @@ async function openEmbedded(dataDir: string, command: string, serve: boolean): P
       throw new DatabaseError(`Could not serve the embedded database in ${dataDir} on its socket: ${(error as Error).message}`, { cause: error });
     }
   }
+  const { createPgConfig } = await import('@electric-sql/pglite/node-postgres');
   const pool = served?.pool ?? new pg.Pool(Object.assign(createPgConfig(pglite), { types }) as unknown as pg.PoolConfig);
   return {
     db: new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }),

@@ -1,0 +1,63 @@
+/**
+ * Start-up of the built CLI, as a person or cron meets it: the median wall time of a few runs of
+ * `node -e 0`, `wallet-recon --version`, `--help`, and a snapshot's fixed cost (one wallet, no
+ * latency, PostgreSQL server) — each a fresh process.
+ */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import path from 'node:path';
+import pg from 'pg';
+import { migrateToLatest } from '../src/db/migrate.js';
+import { openDatabase } from '../src/db/open-database.js';
+import { startSandbox } from '../src/sandbox/index.js';
+
+const bin = path.join(import.meta.dirname, '..', 'bin', 'wallet-recon.js');
+
+export interface StartupMeasurement {
+  nodeMs: number;
+  versionMs: number;
+  helpMs: number;
+  snapshotMs: number;
+}
+
+async function medianMs(args: string[], env: Record<string, string | undefined>, runs: number): Promise<number> {
+  const times: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const started = performance.now();
+    const child = spawn(process.execPath, args, { env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const [code] = (await once(child, 'close')) as [number | null];
+    if (code !== 0) throw new Error(`${args.slice(1).join(' ') || args.join(' ')} exited ${code}: ${stderr.trim()}`);
+    times.push(performance.now() - started);
+  }
+  times.sort((a, b) => a - b);
+  return times[Math.floor(times.length / 2)]!;
+}
+
+export async function measureStartup(adminUrl: string, runs = 7): Promise<StartupMeasurement> {
+  const dbName = `wr_bench_start_${process.pid}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`drop database if exists ${dbName} with (force)`);
+  await admin.query(`create database ${dbName}`);
+  const url = new URL(adminUrl);
+  url.pathname = `/${dbName}`;
+  const sandbox = await startSandbox({ port: 0, wallets: 1 });
+  try {
+    const database = await openDatabase({ databaseUrl: url.toString(), dataDir: 'memory://', command: 'bench startup' });
+    await migrateToLatest(database.db);
+    await database.close();
+    const env = { DATABASE_URL: url.toString(), GATEWAY_SANDBOX_URL: sandbox.url, GATEWAY_API_KEY: sandbox.apiKey, GATEWAY_API_SECRET: sandbox.apiSecret, LOG_LEVEL: 'silent' };
+    return {
+      nodeMs: await medianMs(['-e', '0'], {}, runs),
+      versionMs: await medianMs([bin, '--version'], {}, runs),
+      helpMs: await medianMs([bin, '--help'], {}, runs),
+      snapshotMs: await medianMs([bin, 'snapshot', '--quiet'], env, runs),
+    };
+  } finally {
+    await sandbox.close();
+    await admin.query(`drop database if exists ${dbName} with (force)`).catch(() => undefined);
+    await admin.end();
+  }
+}
