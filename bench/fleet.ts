@@ -46,7 +46,7 @@ const root = path.join(import.meta.dirname, '..');
 export const FLEET_SETTINGS = { wallets: 20, latencyMs: 20, accountConcurrency: 32, gatewayConcurrency: 8 } as const;
 
 /** Starts `wallet-recon sandbox` in its own process and resolves with its base URL. */
-async function startEmulatorProcess(wallets: number, latencyMs: number): Promise<{ url: string; child: ChildProcess }> {
+export async function startEmulatorProcess(wallets: number, latencyMs: number): Promise<{ url: string; child: ChildProcess }> {
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'src', 'cli', 'bin.ts'), 'sandbox', '--port', '0', '--wallets', String(wallets), '--latency-ms', String(latencyMs)], {
     cwd: root,
     stdio: ['ignore', 'pipe', 'inherit'],

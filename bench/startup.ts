@@ -10,6 +10,7 @@ import pg from 'pg';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { openDatabase } from '../src/db/open-database.js';
 import { startSandbox } from '../src/sandbox/index.js';
+import { startEmulatorProcess } from './fleet.js';
 
 const bin = path.join(import.meta.dirname, '..', 'bin', 'wallet-recon.js');
 
@@ -18,7 +19,13 @@ export interface StartupMeasurement {
   versionMs: number;
   helpMs: number;
   snapshotMs: number;
+  /** 150 wallets at 50 ms per request, against the emulator in its own process. */
+  latencyBoundMs: number;
+  /** What the latency allows: 1 token + 2 pages + 19 rounds of 8 single reads, at 50 ms, plus `node -e 0`. */
+  latencyCriticalPathMs: number;
 }
+
+const LATENCY = { wallets: 150, latencyMs: 50, perPage: 100, concurrency: 8 };
 
 async function medianMs(args: string[], env: Record<string, string | undefined>, runs: number): Promise<number> {
   const times: number[] = [];
@@ -49,12 +56,21 @@ export async function measureStartup(adminUrl: string, runs = 7): Promise<Startu
     await migrateToLatest(database.db);
     await database.close();
     const env = { DATABASE_URL: url.toString(), GATEWAY_SANDBOX_URL: sandbox.url, GATEWAY_API_KEY: sandbox.apiKey, GATEWAY_API_SECRET: sandbox.apiSecret, LOG_LEVEL: 'silent' };
-    return {
-      nodeMs: await medianMs(['-e', '0'], {}, runs),
+    const nodeMs = await medianMs(['-e', '0'], {}, runs);
+    const measured = {
+      nodeMs,
       versionMs: await medianMs([bin, '--version'], {}, runs),
       helpMs: await medianMs([bin, '--help'], {}, runs),
       snapshotMs: await medianMs([bin, 'snapshot', '--quiet'], env, runs),
     };
+    const slow = await startEmulatorProcess(LATENCY.wallets, LATENCY.latencyMs);
+    try {
+      const roundTrips = 1 + Math.ceil(LATENCY.wallets / LATENCY.perPage) + Math.ceil(LATENCY.wallets / LATENCY.concurrency);
+      const latencyEnv = { ...env, GATEWAY_SANDBOX_URL: slow.url, GATEWAY_PER_PAGE: String(LATENCY.perPage), GATEWAY_CONCURRENCY: String(LATENCY.concurrency) };
+      return { ...measured, latencyBoundMs: await medianMs([bin, 'snapshot', '--quiet'], latencyEnv, 3), latencyCriticalPathMs: roundTrips * LATENCY.latencyMs + nodeMs };
+    } finally {
+      slow.child.kill('SIGTERM');
+    }
   } finally {
     await sandbox.close();
     await admin.query(`drop database if exists ${dbName} with (force)`).catch(() => undefined);
