@@ -112,8 +112,10 @@ describe(`snapshot run (${backend} database, emulator)`, () => {
       onProgress: (p) => {
         if (killed || p.phase !== 'listing' || p.page?.page !== 2) return;
         killed = true;
-        // As if the network dropped the lock's session: the advisory lock is gone with it.
-        void sql`select pg_terminate_backend(pid) from pg_locks where locktype = 'advisory' and pid <> pg_backend_pid()`.execute(t.handle.db);
+        // As if the network dropped the lock's session: the advisory lock is gone with it. Only
+        // this file's database: other test files run beside it on the same server.
+        void sql`select pg_terminate_backend(l.pid) from pg_locks l join pg_stat_activity a on a.pid = l.pid
+          where l.locktype = 'advisory' and a.datname = current_database() and l.pid <> pg_backend_pid()`.execute(t.handle.db);
       },
     });
     expect(result.accounts[0]).toMatchObject({ status: 'failed' });
