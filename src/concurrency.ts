@@ -31,6 +31,8 @@ export interface Limiter {
   run<T>(task: () => Promise<T>): Promise<T>;
   /** Tasks given after this, and those still waiting for a turn, are refused with `reason`. */
   close(reason: unknown): void;
+  /** Resolves once fewer than `count` tasks wait for a turn (at once if already so). */
+  whenWaitingBelow(count: number): Promise<void>;
 }
 
 /** A limiter for tasks that arrive over time (the single reads of a listing's pages as they come). */
@@ -38,8 +40,13 @@ export function createLimiter(limit: number): Limiter {
   let running = 0;
   let closed: { reason: unknown } | undefined;
   const waiting: Array<{ start: () => void; refuse: (reason: unknown) => void }> = [];
+  const watchers: Array<{ count: number; resolve: () => void }> = [];
   const startNext = () => {
     while (running < limit && waiting.length > 0) waiting.shift()!.start();
+    for (const watcher of watchers.filter((w) => waiting.length < w.count)) {
+      watchers.splice(watchers.indexOf(watcher), 1);
+      watcher.resolve();
+    }
   };
   return {
     run<T>(task: () => Promise<T>): Promise<T> {
@@ -63,6 +70,11 @@ export function createLimiter(limit: number): Limiter {
     close(reason) {
       closed ??= { reason };
       for (const task of waiting.splice(0)) task.refuse(reason);
+      startNext();
+    },
+    whenWaitingBelow(count) {
+      if (waiting.length < count) return Promise.resolve();
+      return new Promise<void>((resolve) => watchers.push({ count, resolve }));
     },
   };
 }

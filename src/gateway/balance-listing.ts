@@ -22,8 +22,11 @@ export async function collectBalancePages(
     logger: Logger;
     where: string;
     onProgress?: ((p: PageProgress) => void) | undefined;
-    /** Each page's wallets once merged (a repeat included), so their single reads can start before the listing ends. */
-    onPage?: ((items: readonly WalletBalance[]) => void) | undefined;
+    /**
+     * Each page's wallets once merged (a repeat included), so their single reads can start before
+     * the listing ends; the next page is asked for once what it returns has settled (backpressure).
+     */
+    onPage?: ((items: readonly WalletBalance[]) => void | Promise<void>) | undefined;
   },
 ): Promise<ListingPass> {
   const byCurrency = new Map<string, { balance: bigint; page: number }>();
@@ -48,7 +51,7 @@ export async function collectBalancePages(
         options.logger.debug({ currency: wallet.currency, page: page.page, firstPage: seen.page }, 'identical repeated wallet merged');
       }
     }
-    options.onPage?.(page.items);
+    await options.onPage?.(page.items);
     const progress: PageProgress = { page: page.page, totalPages: page.totalPages, items: byCurrency.size, totalItems: page.totalItems };
     options.logger.info({ ...progress, pageItems: page.items.length }, 'gateway balance page');
     options.onProgress?.(progress);

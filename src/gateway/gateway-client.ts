@@ -212,7 +212,7 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
   }
 
   async function listBalances(
-    listOptions: { onProgress?: (p: PageProgress) => void; onPage?: (items: readonly WalletBalance[]) => void } = {},
+    listOptions: { onProgress?: (p: PageProgress) => void; onPage?: (items: readonly WalletBalance[]) => void | Promise<void> } = {},
   ): Promise<BalanceListing> {
     const collect = () => collectBalancePages(iterateBalancePages(), { logger, where, onProgress: listOptions.onProgress, onPage: listOptions.onPage });
     let pass = await collect();
@@ -286,7 +286,15 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
     const settleAll = () => Promise.allSettled(reads.values());
     let listing: BalanceListing;
     try {
-      listing = await listBalances({ onProgress: captureOptions.onListProgress, onPage: (items) => items.forEach((w) => void read(w.currency)) });
+      listing = await listBalances({
+        onProgress: captureOptions.onListProgress,
+        onPage: async (items) => {
+          for (const wallet of items) void read(wallet.currency);
+          // Backpressure: the next page is asked for once at most a few rounds of reads wait, so a
+          // listing that runs ahead of the reads never piles up thousands of them (and their memory).
+          await limiter.whenWaitingBelow(settings.concurrency * 4);
+        },
+      });
     } catch (error) {
       // A listing that cannot be trusted yields nothing: no new read starts, none is left running.
       limiter.close(error);

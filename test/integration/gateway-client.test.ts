@@ -858,6 +858,20 @@ describe('capturing a listing and its single reads together', () => {
     ]);
   });
 
+  it('asks for the next page only once at most a few rounds of reads wait, so a fast listing cannot pile them up', async () => {
+    const page1 = Array.from({ length: 10 }, (_, i) => [`A${String.fromCharCode(65 + i)}A`, String(i)] as const);
+    const fake = gatewayOf([page1, [['ZZZ', '9']]]);
+    let readsWhenPage2Asked = -1;
+    const gateway = await startGateway(async (request, res, token) => {
+      if (request.path === BALANCES && request.query.get('page') === '2') readsWhenPage2Asked = fake.singlesSeen.length;
+      await fake.handler(request, res, token);
+    });
+    // One read at a time, so at most 4 may wait: page 2 comes after at least 6 of page 1's 10 reads.
+    const { singles } = await makeClient(gateway, { perPage: 10, concurrency: 1 }).client.captureBalances();
+    expect(singles).toHaveLength(11);
+    expect(readsWhenPage2Asked).toBeGreaterThanOrEqual(6);
+  });
+
   it('returns nothing when the listing fails, starts no read after it and leaves none running', async () => {
     // Two passes that do not add up: the listing is refused after its reads began.
     const fake = gatewayOf([[['EUR', '1'], ['USD', '2']], [['JPY', '3']]], { total: 9 });
