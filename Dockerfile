@@ -2,7 +2,8 @@
 # Node 24 is the current LTS (Node 20 reached end of life in April 2026); the suite runs on 20 and 24 in CI.
 FROM node:24-bookworm-slim AS build
 WORKDIR /app
-COPY package.json package-lock.json tsconfig.json tsconfig.build.json ./
+COPY package.json package-lock.json ./
+COPY scripts/build.mjs ./scripts/
 COPY bin ./bin
 COPY src ./src
 COPY migrations ./migrations

@@ -7,6 +7,6 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
-    globalSetup: ['test/helpers/global-setup.ts'],
+    globalSetup: ['test/helpers/build-cli.ts', 'test/helpers/global-setup.ts'],
   },
 });

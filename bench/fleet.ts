@@ -47,7 +47,7 @@ export const FLEET_SETTINGS = { wallets: 20, latencyMs: 20, accountConcurrency: 
 
 /** Starts `wallet-recon sandbox` in its own process and resolves with its base URL. */
 export async function startEmulatorProcess(wallets: number, latencyMs: number): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'src', 'cli', 'bin.ts'), 'sandbox', '--port', '0', '--wallets', String(wallets), '--latency-ms', String(latencyMs)], {
+  const child = spawn(process.execPath, [path.join(root, 'bin', 'wallet-recon.js'), 'sandbox', '--port', '0', '--wallets', String(wallets), '--latency-ms', String(latencyMs)], {
     cwd: root,
     stdio: ['ignore', 'pipe', 'inherit'],
     env: { PATH: process.env.PATH, HOME: process.env.HOME },

@@ -1,38 +1,21 @@
-import { readdir } from 'node:fs/promises';
-import path from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { Migrator, sql, type Kysely, type Migration, type MigrationInfo, type MigrationProvider, type MigrationResult } from 'kysely';
+import { Migrator, sql, type Kysely, type MigrationInfo, type MigrationProvider, type MigrationResult } from 'kysely';
+import { MIGRATIONS } from '../../migrations/index.js';
 import { MigrationError, SchemaMismatchError } from '../errors.js';
 import type { Database } from './database.types.js';
-
-// Compiled code runs from dist/src/db, sources from src/db: both sit two levels below a
-// folder whose migrations/ holds the matching .js or .ts files.
-const MIGRATIONS_FOLDER = path.join(import.meta.dirname, '..', '..', 'migrations');
 
 export interface MigrateOutcome {
   applied: string[];
   alreadyApplied: number;
 }
 
-/**
- * Kysely's FileMigrationProvider imports from inside node_modules, where the test runner does
- * not transform TypeScript; importing from here works under tsx, vitest and compiled code alike.
- * Names are file names without extension, so .ts and .js agree.
- */
-const migrationFolderProvider: MigrationProvider = {
-  async getMigrations() {
-    const migrations: Record<string, Migration> = {};
-    for (const file of (await readdir(MIGRATIONS_FOLDER)).sort()) {
-      if (!/\.(js|ts)$/.test(file) || file.endsWith('.d.ts')) continue;
-      const module = (await import(pathToFileURL(path.join(MIGRATIONS_FOLDER, file)).href)) as Migration;
-      migrations[file.slice(0, file.lastIndexOf('.'))] = { up: module.up, down: module.down };
-    }
-    return migrations;
-  },
+// The migrations come from a static list rather than a folder read at run time, so the bundled
+// CLI carries them and tsx, vitest and the bundle all see the same ones.
+const migrationProvider: MigrationProvider = {
+  getMigrations: () => Promise.resolve({ ...MIGRATIONS }),
 };
 
 function createMigrator(db: Kysely<Database>): Migrator {
-  return new Migrator({ db, provider: migrationFolderProvider });
+  return new Migrator({ db, provider: migrationProvider });
 }
 
 async function executedMigrationNames(db: Kysely<Database>): Promise<string[]> {

@@ -1,15 +1,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createRequire } from 'node:module';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { runCli } from '../../src/cli/main.js';
 import type { Clock } from '../../src/clock.js';
 import type { Output } from '../../src/cli/output.js';
 
 const root = path.join(import.meta.dirname, '..', '..');
-const entry = path.join(root, 'src', 'cli', 'bin.ts');
-// Resolved here so a child started in another folder (a temp cwd) still finds the loader.
-const tsxLoader = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+// The built CLI, as users run it: test/helpers/build-cli.ts bundles the sources before the suite.
+const bin = path.join(root, 'bin', 'wallet-recon.js');
 
 export interface CliResult {
   code: number | null;
@@ -23,9 +20,9 @@ export function childEnvironment(env: Record<string, string | undefined>): NodeJ
   return { PATH: process.env.PATH, HOME: process.env.HOME, LOG_LEVEL: 'warn', ...env };
 }
 
-/** Starts the CLI from source in a child process (through tsx, so no build is needed). */
+/** Starts the built CLI in a child process. */
 export function spawnCli(args: string[], env: Record<string, string | undefined> = {}, cwd = root): ChildProcess {
-  return spawn(process.execPath, ['--import', tsxLoader, entry, ...args], { cwd, env: childEnvironment(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  return spawn(process.execPath, [bin, ...args], { cwd, env: childEnvironment(env), stdio: ['ignore', 'pipe', 'pipe'] });
 }
 
 /** Runs the CLI to completion and collects its output. */

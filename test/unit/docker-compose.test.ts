@@ -79,4 +79,10 @@ describe('docker-compose.yml', () => {
     expect(dockerfile).toMatch(/CMD \["schedule"\]/);
     expect(dockerfile).toMatch(/USER node/);
   });
+
+  it('gives the image build what the bundle is made from', () => {
+    const dockerfile = readFileSync(path.join(root, 'Dockerfile'), 'utf8');
+    const copied = [...dockerfile.matchAll(/^COPY (?!--from)(.+) \S+$/gm)].flatMap((m) => m[1]!.split(' '));
+    for (const needed of ['package.json', 'package-lock.json', 'scripts/build.mjs', 'bin', 'src', 'migrations', 'jobs']) expect(copied).toContain(needed);
+  });
 });
