@@ -1,4 +1,4 @@
-import { Migrator, sql, type Kysely, type MigrationInfo, type MigrationProvider, type MigrationResult } from 'kysely';
+import { Migrator, sql, type Kysely, type MigrationProvider, type MigrationResult } from 'kysely';
 import { MIGRATIONS } from '../../migrations/index.js';
 import { MigrationError, SchemaMismatchError } from '../errors.js';
 import type { Database } from './database.types.js';
@@ -25,13 +25,12 @@ async function executedMigrationNames(db: Kysely<Database>): Promise<string[]> {
   return rows.rows.map((r) => r.name);
 }
 
-// Old code must never run against a schema it does not know. Returns what it read, so callers
-// do not list the folder and the ledger a second time.
-async function readMigrationState(db: Kysely<Database>, migrator: Migrator): Promise<{ known: readonly MigrationInfo[]; executed: string[] }> {
-  const known = await migrator.getMigrations();
-  const knownNames = new Set(known.map((m) => m.name));
+// Old code must never run against a schema it does not know. Reads the ledger itself (two small
+// queries) rather than through the Migrator, whose listing introspects every table first.
+async function readMigrationState(db: Kysely<Database>): Promise<{ known: readonly string[]; executed: string[] }> {
+  const known = Object.keys(MIGRATIONS);
   const executed = await executedMigrationNames(db);
-  const unknown = executed.filter((name) => !knownNames.has(name));
+  const unknown = executed.filter((name) => !known.includes(name));
   if (unknown.length > 0) {
     throw new SchemaMismatchError(
       `The database holds migration${unknown.length === 1 ? '' : 's'} this version of wallet-recon does not know ` +
@@ -46,9 +45,10 @@ async function readMigrationState(db: Kysely<Database>, migrator: Migrator): Pro
  * Kysely's advisory lock. Refuses a database migrated by a newer version of wallet-recon.
  */
 export async function migrateToLatest(db: Kysely<Database>): Promise<MigrateOutcome> {
-  const migrator = createMigrator(db);
-  const { executed } = await readMigrationState(db, migrator);
-  const { error, results } = await migrator.migrateToLatest();
+  const { known, executed } = await readMigrationState(db);
+  // Nothing to apply: skip the Migrator, whose own checks cost every open of the embedded database.
+  if (known.every((name) => executed.includes(name))) return { applied: [], alreadyApplied: executed.length };
+  const { error, results } = await createMigrator(db).migrateToLatest();
   if (error) {
     const failed = results?.find((r: MigrationResult) => r.status === 'Error');
     throw new MigrationError(
@@ -62,8 +62,8 @@ export async function migrateToLatest(db: Kysely<Database>): Promise<MigrateOutc
 
 /** Fails with a clear message when the schema is behind: commands other than migrate need it current. */
 export async function assertSchemaCurrent(db: Kysely<Database>): Promise<void> {
-  const { known } = await readMigrationState(db, createMigrator(db));
-  const pending = known.filter((m) => m.executedAt === undefined);
+  const { known, executed } = await readMigrationState(db);
+  const pending = known.filter((name) => !executed.includes(name));
   if (pending.length > 0) {
     throw new SchemaMismatchError(`The database schema is not up to date (${pending.length} migration(s) pending). Run "wallet-recon migrate" first.`);
   }
