@@ -5,6 +5,7 @@ import type { RunTrigger } from '../src/db/database.types.js';
 import { findDailyRun } from '../src/db/reconciliation-result.repository.js';
 import { reconcileChangedDates } from '../src/reconciliation/reconciliation-service.js';
 import { captureAccount, type AccountRunResult, type CaptureOptions } from '../src/snapshot/capture-account.js';
+import type { GatewayCapture } from '../src/snapshot/gateway-capture.js';
 
 export type { AccountRunResult } from '../src/snapshot/capture-account.js';
 
@@ -18,6 +19,8 @@ export interface SnapshotJobOptions {
   signal?: AbortSignal;
   onProgress?: CaptureOptions['onProgress'];
   createGateway?: CaptureOptions['createGateway'];
+  /** Gateway reads already under way, by account name (see CaptureOptions.started); each is claimed or closed. */
+  started?: ReadonlyMap<string, GatewayCapture>;
   /**
    * After capturing, reconcile again every date whose authoritative snapshot the new runs
    * became (and the next reconciled date, whose movement starts from it). The worker passes
@@ -57,6 +60,7 @@ export async function runSnapshotJob(ctx: AppContext, options: SnapshotJobOption
       signal: options.signal,
       onProgress: options.onProgress,
       createGateway: options.createGateway,
+      started: options.started?.get(account.name),
     });
     if (result.runId !== undefined) ctx.metrics?.recordRun({ trigger: options.trigger, status: result.status, durationMs: result.durationMs });
     return result;

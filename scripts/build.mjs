@@ -10,9 +10,9 @@ const root = path.join(import.meta.dirname, '..');
 const outdir = path.join(root, 'dist');
 
 // Loaded from node_modules at run time: PGlite finds its WebAssembly and data files beside its
-// own modules; pino starts its pretty-printing transport in a worker by file path; pg-native is
-// an optional addon pg only tries.
-const external = ['@electric-sql/pglite', '@electric-sql/pglite/*', '@electric-sql/pglite-socket', 'pino', 'pino-pretty', 'pg-native'];
+// own modules; pino-pretty is required only on a terminal; pg-native is an optional addon pg
+// only tries.
+const external = ['@electric-sql/pglite', '@electric-sql/pglite/*', '@electric-sql/pglite-socket', 'pino-pretty', 'pg-native'];
 
 rmSync(outdir, { recursive: true, force: true });
 const result = await build({

@@ -1,3 +1,4 @@
+import { createRequire } from 'node:module';
 import { pino, type DestinationStream, type Logger, type LoggerOptions } from 'pino';
 import { ReconError } from './errors.js';
 import { maskSecretValues } from './secret.js';
@@ -102,10 +103,11 @@ export function createLogger(options: CreateLoggerOptions = {}): Logger {
   const fd = options.fd ?? 1;
   const pretty = options.pretty ?? Boolean((fd === 1 ? process.stdout : process.stderr).isTTY);
   if (pretty) {
-    return pino({
-      ...config,
-      transport: { target: 'pino-pretty', options: { colorize: true, translateTime: 'SYS:HH:MM:ss', destination: fd, ignore: 'pid,hostname', singleLine: true } },
-    });
+    // On a terminal only, so loaded only then; in this thread rather than as a worker transport:
+    // the bundled CLI has no pino file tree for a worker to start from, and a person reading a
+    // terminal needs no thread for a few lines.
+    const pinoPretty = createRequire(import.meta.url)('pino-pretty') as typeof import('pino-pretty');
+    return pino(config, pinoPretty.build({ colorize: true, translateTime: 'SYS:HH:MM:ss', destination: fd, ignore: 'pid,hostname', singleLine: true, sync: true }));
   }
   return pino(config, pino.destination({ fd, sync: true }));
 }

@@ -1,4 +1,4 @@
-import { createAppContext, type AppContext } from '../app-context.js';
+import type { AppContext } from '../app-context.js';
 import { systemClock, type Clock } from '../clock.js';
 import { copyEnvironment, loadConfig, removeSecretsFromEnvironment, userDataRoot, type Config } from '../config.js';
 import { createLogger, type Logger } from '../logger.js';
@@ -98,6 +98,9 @@ export function createCliRuntime(
       if (config.databaseUrl === undefined && config.dataDirSource === 'checkout') {
         output.err(`Using the embedded database in ${config.dataDir}, found in this folder (new installations keep it in ${userDataRoot()}; set RECON_DATA_DIR to choose).`);
       }
+      // Loaded here, not at start: the database driver and Kysely are a good part of a command's
+      // start-up, and a snapshot sends its first gateway requests before it needs them.
+      const { createAppContext } = await import('../app-context.js');
       const opened = await createAppContext({ config, logger: runtime.logger(), command, migrate: options.migrate, clock, serve: options.serve, shareIfServed: options.exclusive !== true });
       const pushUrl = options.pushJob === undefined ? undefined : config.metrics.pushgatewayUrl;
       // prom-client is loaded only when there is somewhere to push to.

@@ -1,10 +1,11 @@
 import type { Command } from 'commander';
-import { runSnapshotJob } from '../../jobs/snapshot-job.js';
 import { describeCaptureTiming } from '../business-date/business-calendar.js';
 import type { AppContext } from '../app-context.js';
-import { listSnapshotRows } from '../db/balance-snapshot.repository.js';
+import { selectAccounts } from '../config.js';
+import type { MetricsRecorder } from '../metrics/metrics.js';
 import { formatOptionalAmount, formatAmount } from '../money/format-amount.js';
 import type { AccountRunResult } from '../snapshot/capture-account.js';
+import { startGatewayCapture, type GatewayCapture } from '../snapshot/gateway-capture.js';
 import { formatTable } from '../text-table.js';
 import { createProgressLine } from './progress-line.js';
 import type { CliRuntime } from './runtime.js';
@@ -35,6 +36,7 @@ export function formatSnapshotSummary(results: readonly AccountRunResult[]): str
 /** The balances a run captured, per currency in its own units, as `snapshot` and `demo` print them. */
 export async function formatCapturedBalances(ctx: Pick<AppContext, 'database'>, run: AccountRunResult): Promise<string | undefined> {
   if (run.status !== 'succeeded' || run.runId === undefined) return undefined;
+  const { listSnapshotRows } = await import('../db/balance-snapshot.repository.js');
   const rows = await listSnapshotRows(ctx.database.db, run.runId);
   const table = formatTable(
     ['currency', 'balance', 'single-wallet read'],
@@ -53,24 +55,62 @@ export function registerSnapshotCommand(program: Command, runtime: CliRuntime): 
     .option('--quiet', 'print only the summary, not the balances captured')
     .addHelpText('after', '\nA capture that starts within RECON_CAPTURE_WINDOW of a cut-off is that business date\'s end-of-day snapshot; at any\nother time it is an intraday capture of the current business date (kept, never the end-of-day balance).\n\nExample:\n  wallet-recon snapshot --account eu-main\n\nPrints the balances captured, in the units of each currency, unless --quiet or --json.\n\nExit codes: 0 all succeeded, 1 an account failed, 2 configuration error, 4 another process holds an account\'s lock.')
     .action(async (opts: { account?: string; json?: boolean; quiet?: boolean }) => {
-      await runtime.withContext('wallet-recon snapshot', { pushJob: 'snapshot', exclusive: true }, async (ctx) => {
-        const progress = createProgressLine(runtime.output.progress);
-        const result = await runSnapshotJob(ctx, { trigger: 'manual', account: opts.account, signal: runtime.signal, onProgress: (p) => progress.update(p), reconcileChanged: true });
-        progress.done();
-        if (runtime.signal.aborted && progress.describe() !== '') runtime.output.err(`Interrupted while ${progress.describe()}; the run is recorded as interrupted.`);
-        const reconciled = result.reReconciledDates > 0 ? `\n\nRe-reconciled ${result.reReconciledDates} date${result.reReconciledDates === 1 ? '' : 's'}: the new snapshot became their end-of-day balance.` : '';
-        runtime.output.out(
-          opts.json
-            ? JSON.stringify({ exitCode: result.exitCode, accounts: result.accounts, reReconciledDates: result.reReconciledDates }, null, 2)
-            : formatSnapshotSummary(result.accounts) + reconciled,
-        );
-        if (!opts.json && !opts.quiet) {
-          for (const run of result.accounts) {
-            const balances = await formatCapturedBalances(ctx, run);
-            if (balances !== undefined) runtime.output.out(`\n${balances}`);
+      const progress = createProgressLine(runtime.output.progress);
+      // The gateway is the slow side: the accounts that start at once begin signing in, listing
+      // and reading while the database opens (its driver loads, the schema is checked, the lock
+      // taken); a run that then does not go ahead aborts its reads and writes nothing.
+      const config = runtime.config();
+      const gatewayMetrics = deferredGatewayMetrics();
+      const started = new Map<string, GatewayCapture>();
+      for (const account of selectAccounts(config, opts.account).slice(0, config.accountConcurrency)) {
+        const logger = runtime.logger().child({ account: account.name });
+        started.set(account.name, startGatewayCapture(config, account, { clock: runtime.clock, logger, signal: runtime.signal, onProgress: (p) => progress.update(p), metrics: gatewayMetrics }));
+      }
+      try {
+        await runtime.withContext('wallet-recon snapshot', { pushJob: 'snapshot', exclusive: true }, async (ctx) => {
+          gatewayMetrics.attach(ctx.metrics);
+          const { runSnapshotJob } = await import('../../jobs/snapshot-job.js');
+          const result = await runSnapshotJob(ctx, { trigger: 'manual', account: opts.account, signal: runtime.signal, onProgress: (p) => progress.update(p), reconcileChanged: true, started });
+          progress.done();
+          if (runtime.signal.aborted && progress.describe() !== '') runtime.output.err(`Interrupted while ${progress.describe()}; the run is recorded as interrupted.`);
+          const reconciled = result.reReconciledDates > 0 ? `\n\nRe-reconciled ${result.reReconciledDates} date${result.reReconciledDates === 1 ? '' : 's'}: the new snapshot became their end-of-day balance.` : '';
+          runtime.output.out(
+            opts.json
+              ? JSON.stringify({ exitCode: result.exitCode, accounts: result.accounts, reReconciledDates: result.reReconciledDates }, null, 2)
+              : formatSnapshotSummary(result.accounts) + reconciled,
+          );
+          if (!opts.json && !opts.quiet) {
+            for (const run of result.accounts) {
+              const balances = await formatCapturedBalances(ctx, run);
+              if (balances !== undefined) runtime.output.out(`\n${balances}`);
+            }
           }
+          return result.exitCode;
+        });
+      } finally {
+        // Unclaimed captures (the database did not open, say) stop before the line is cleared.
+        for (const capture of started.values()) {
+          capture.abort(new Error('the snapshot run did not go ahead'));
+          capture.close();
         }
-        return result.exitCode;
-      });
+        progress.done();
+      }
     });
+}
+
+/** Gateway requests counted before the metrics exist (they need the database): kept, then handed over. */
+function deferredGatewayMetrics(): Pick<MetricsRecorder, 'recordGatewayRequest'> & { attach(metrics: MetricsRecorder | undefined): void } {
+  let early: Array<[string, number | undefined]> | undefined = [];
+  let target: MetricsRecorder | undefined;
+  return {
+    recordGatewayRequest(path, status) {
+      if (target) target.recordGatewayRequest(path, status);
+      else early?.push([path, status]);
+    },
+    attach(metrics) {
+      target = metrics;
+      for (const [path, status] of early ?? []) metrics?.recordGatewayRequest(path, status);
+      early = undefined;
+    },
+  };
 }

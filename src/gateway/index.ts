@@ -3,6 +3,7 @@ export { createGatewayClient } from './gateway-client.js';
 export type {
   BalanceListing,
   BalancePage,
+  CapturedBalances,
   GatewayClient,
   GatewayClientOptions,
   PageProgress,

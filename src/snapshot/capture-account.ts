@@ -14,9 +14,11 @@ import {
   markRunSucceeded,
 } from '../db/snapshot-run.repository.js';
 import { describeError, InterruptedError, ProtocolError } from '../errors.js';
-import type { GatewayClient, PageProgress } from '../gateway/index.js';
+import type { GatewayClient } from '../gateway/index.js';
 import { tryAcquireAccountLock } from './account-lock.js';
-import { createGatewayForAccount } from './gateway-for-account.js';
+import { startGatewayCapture, type GatewayCapture, type CaptureProgress } from './gateway-capture.js';
+
+export type { CaptureProgress } from './gateway-capture.js';
 
 export type AccountRunStatus = 'succeeded' | 'failed' | 'skipped';
 
@@ -41,15 +43,6 @@ export interface AccountRunResult {
   error?: string;
 }
 
-export interface CaptureProgress {
-  account: string;
-  /** Signing in (the token request), listing pages, reading each wallet's balance, writing the snapshot. */
-  phase: 'signing-in' | 'listing' | 'reading' | 'writing';
-  page?: PageProgress;
-  walletsRead?: number;
-  walletsTotal?: number;
-}
-
 export interface CaptureOptions {
   trigger: RunTrigger;
   /**
@@ -62,6 +55,12 @@ export interface CaptureOptions {
   onProgress?: (progress: CaptureProgress) => void;
   /** Tests inject a client; otherwise one is built from the account's configuration. */
   createGateway?: (account: AccountConfig, signal: AbortSignal) => GatewayClient;
+  /**
+   * The gateway reads of this account, already under way (a manual snapshot starts them while
+   * the database opens). The run starts at its start, and writes what it brings back only if it
+   * holds the lock; otherwise it is aborted. Closed in every case.
+   */
+  started?: GatewayCapture;
 }
 
 const HOLDER = `${hostname()}:${process.pid}`;
@@ -72,7 +71,7 @@ const HOLDER = `${hostname()}:${process.pid}`;
  * that fails before the run is recorded becomes a failed result for this account alone.
  */
 export async function captureAccount(ctx: AppContext, account: AccountConfig, options: CaptureOptions): Promise<AccountRunResult> {
-  const started = ctx.clock.now();
+  const started = options.started?.startedAt ?? ctx.clock.now();
   const startedMs = Date.now();
   try {
     return await lockAndCapture(ctx, account, options, started, startedMs);
@@ -81,6 +80,10 @@ export async function captureAccount(ctx: AppContext, account: AccountConfig, op
     const message = describeError(error);
     ctx.logger.child({ account: account.name }).error({ err: error }, `snapshot run could not start: ${message}`);
     return { account: account.name, status: 'failed', durationMs: Date.now() - startedMs, error: message };
+  } finally {
+    // A run that did not go ahead (locked, skipped, no database) takes no gateway reads with it.
+    options.started?.abort(new InterruptedError());
+    options.started?.close();
   }
 }
 
@@ -147,12 +150,20 @@ async function fetchAndRecord(
   run: { runId: number; businessDate: string; timing: CaptureTiming; startedMs: number; log: AppContext['logger']; lockLost: AbortSignal },
 ): Promise<AccountRunResult> {
   const { db } = ctx.database;
-  // One signal for the gateway: a stop request, or the loss of our account lock.
-  const stop = options.signal ? AbortSignal.any([options.signal, run.lockLost]) : run.lockLost;
-  const controller = new AbortController();
-  const onAbort = () => controller.abort(stop.reason);
-  stop.addEventListener('abort', onAbort, { once: true });
-  if (stop.aborted) controller.abort(stop.reason);
+  const capture =
+    options.started ??
+    startGatewayCapture(ctx.config, account, {
+      clock: ctx.clock,
+      logger: run.log,
+      signal: options.signal,
+      onProgress: options.onProgress,
+      metrics: ctx.metrics,
+      createGateway: options.createGateway,
+    });
+  // The gateway stops on a stop request (the capture listens to it) or on the loss of our lock.
+  const onLockLost = () => capture.abort(run.lockLost.reason);
+  run.lockLost.addEventListener('abort', onLockLost, { once: true });
+  if (run.lockLost.aborted) onLockLost();
 
   const counts: { walletsReported: number | null; walletsFetched: number; pagesFetched: number; requests: number } = {
     walletsReported: null,
@@ -160,21 +171,9 @@ async function fetchAndRecord(
     pagesFetched: 0,
     requests: 0,
   };
-  let gateway: GatewayClient | undefined;
   try {
-    gateway = options.createGateway
-      ? options.createGateway(account, controller.signal)
-      : createGatewayForAccount(ctx.config, account, run.log, controller.signal, ctx.metrics);
-    const client = gateway;
-    const progress = (p: Omit<CaptureProgress, 'account'>) => options.onProgress?.({ account: account.name, ...p });
-
-    // The token request goes out with the first listing request: until a page arrives, we are signing in.
-    progress({ phase: 'signing-in' });
     // Each page's single reads start as soon as it is listed; nothing comes back unless the listing holds.
-    const { listing, singles } = await client.captureBalances({
-      onListProgress: (page) => progress({ phase: 'listing', page }),
-      onReadProgress: (done, total) => progress({ phase: 'reading', walletsRead: done, walletsTotal: total }),
-    });
+    const { listing, singles } = await capture.balances;
     counts.walletsReported = listing.totalReported ?? null;
     counts.pagesFetched = listing.pagesFetched;
     counts.walletsFetched = listing.wallets.length;
@@ -184,10 +183,10 @@ async function fetchAndRecord(
       throw new ProtocolError('The gateway listed no wallets and did not confirm it with X-PH-Total: 0; an empty snapshot was not recorded.');
     }
     run.log.info({ wallets: listing.wallets.length, pages: listing.pagesFetched }, 'wallet list fetched');
-    counts.requests = client.requestCount;
-    if (controller.signal.aborted) throw new InterruptedError();
+    counts.requests = capture.requestCount;
+    if (capture.signal.aborted) throw new InterruptedError();
 
-    progress({ phase: 'writing' });
+    options.onProgress?.({ account: account.name, phase: 'writing' });
     const capturedAt = ctx.clock.now();
     const rows = listing.wallets.map((wallet, i) => ({ currency: wallet.currency, balance: wallet.balance, singleBalance: singles[i]!.balance }));
     await db.transaction().execute(async (trx) => {
@@ -201,13 +200,13 @@ async function fetchAndRecord(
     return { account: account.name, status: 'succeeded', runId: run.runId, businessDate: run.businessDate, timing: run.timing, ...counts, durationMs: Date.now() - run.startedMs };
   } catch (caught) {
     const lockLost = run.lockLost.aborted;
-    const error = controller.signal.aborted && !lockLost && !(caught instanceof InterruptedError) ? new InterruptedError() : caught;
+    const error = capture.signal.aborted && !lockLost && !(caught instanceof InterruptedError) ? new InterruptedError() : caught;
     const message = lockLost
       ? `the lock of account "${account.name}" was lost mid-run (${describeError(run.lockLost.reason)}); nothing was written`
       : error instanceof InterruptedError
         ? 'interrupted'
         : describeError(error);
-    counts.requests = gateway?.requestCount ?? counts.requests;
+    counts.requests = capture.requestCount;
     await markRunFailed(db, run.runId, ctx.clock.now(), message, counts).catch((dbError: unknown) =>
       run.log.error({ err: dbError }, 'could not record the failed run'),
     );
@@ -216,7 +215,7 @@ async function fetchAndRecord(
     else run.log.error({ err: error }, `snapshot run failed: ${message}`);
     return { account: account.name, status: 'failed', runId: run.runId, businessDate: run.businessDate, timing: run.timing, ...counts, durationMs: Date.now() - run.startedMs, error: message };
   } finally {
-    stop.removeEventListener('abort', onAbort);
-    gateway?.close();
+    run.lockLost.removeEventListener('abort', onLockLost);
+    capture.close();
   }
 }

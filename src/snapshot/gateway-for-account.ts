@@ -5,7 +5,13 @@ import type { Logger } from '../logger.js';
 import type { MetricsRecorder } from '../metrics/metrics.js';
 
 /** Builds the gateway client for one account from the validated configuration. */
-export function createGatewayForAccount(config: Config, account: AccountConfig, logger: Logger, signal?: AbortSignal, metrics?: MetricsRecorder): GatewayClient {
+export function createGatewayForAccount(
+  config: Config,
+  account: AccountConfig,
+  logger: Logger,
+  signal?: AbortSignal,
+  metrics?: Pick<MetricsRecorder, 'recordGatewayRequest'>,
+): GatewayClient {
   if (!account.apiKey || !account.apiSecret) {
     throw new ConfigError(`Account "${account.name}" has no credentials: set ${account.apiKeyEnv} and ${account.apiSecretEnv}.`);
   }

@@ -4,7 +4,10 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { runSnapshotJob } from '../../jobs/snapshot-job.js';
 import { listSnapshotRows } from '../../src/db/balance-snapshot.repository.js';
+import { ConfigError } from '../../src/errors.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { tryAcquireAccountLock } from '../../src/snapshot/account-lock.js';
+import { startGatewayCapture } from '../../src/snapshot/gateway-capture.js';
 import { captureLogs } from '../helpers/capture-logs.js';
 import { createTestContext, sandboxEnv, writeAccountsFile } from '../helpers/test-context.js';
 import { backend, createTestDatabase, type TestDatabase } from '../helpers/test-database.js';
@@ -131,6 +134,56 @@ describe(`snapshot run (${backend} database, emulator)`, () => {
     const result = await pending;
     expect(result.accounts[0]).toMatchObject({ status: 'failed', error: 'interrupted' });
     expect((await runs())[0]).toMatchObject({ status: 'failed', error: 'interrupted' });
+    expect(await snapshotRowCount()).toBe(0);
+  });
+});
+
+describe(`gateway reads started before the run (${backend}): what a manual snapshot does while the database opens`, () => {
+  it('the run takes the capture under way: it starts when the capture did and writes what the capture read', async () => {
+    const ctx = createTestContext(t, sandboxEnv(sandbox, { GATEWAY_PER_PAGE: '5' }));
+    const account = ctx.config.accounts[0]!;
+    const capture = startGatewayCapture(ctx.config, account, { clock: ctx.clock, logger: ctx.logger });
+    // Every read is back before the run is even recorded.
+    await capture.balances;
+    const result = await runSnapshotJob(ctx, { trigger: 'manual', started: new Map([[account.name, capture]]) });
+    expect(result.accounts[0]).toMatchObject({ status: 'succeeded', walletsFetched: 23, pagesFetched: 5, requests: 1 + 5 + 23 });
+    const [run] = await runs();
+    expect(run!.started_at).toEqual(capture.startedAt);
+    const rows = await listSnapshotRows(t.handle.db, run!.id);
+    expect(rows.map((r) => [r.currency, r.balance])).toEqual(sandbox.wallets.map((w) => [w.currency, w.balance]));
+  });
+
+  it('a run that does not go ahead (another run holds the account) aborts the reads under way and records nothing', async () => {
+    sandbox.setFaults({ latencyMs: 50 });
+    const ctx = createTestContext(t, sandboxEnv(sandbox, { GATEWAY_PER_PAGE: '1', GATEWAY_CONCURRENCY: '1' }));
+    const account = ctx.config.accounts[0]!;
+    const held = await tryAcquireAccountLock(t.handle, account.name);
+    try {
+      const capture = startGatewayCapture(ctx.config, account, { clock: ctx.clock, logger: ctx.logger });
+      const result = await runSnapshotJob(ctx, { trigger: 'manual', started: new Map([[account.name, capture]]) });
+      expect(result.accounts[0]).toMatchObject({ status: 'skipped', skipReason: 'locked' });
+      expect(capture.signal.aborted).toBe(true);
+      await expect(capture.balances).rejects.toBeInstanceOf(Error);
+      expect(await runs()).toEqual([]);
+      expect(await snapshotRowCount()).toBe(0);
+    } finally {
+      await held!.release();
+    }
+  });
+
+  it('a capture that cannot start is the failure of the run that claims it, recorded, writing nothing', async () => {
+    const ctx = createTestContext(t, sandboxEnv(sandbox));
+    const account = ctx.config.accounts[0]!;
+    const capture = startGatewayCapture(ctx.config, account, {
+      clock: ctx.clock,
+      logger: ctx.logger,
+      createGateway: () => {
+        throw new ConfigError('the gateway client could not be built');
+      },
+    });
+    const result = await runSnapshotJob(ctx, { trigger: 'manual', started: new Map([[account.name, capture]]) });
+    expect(result.accounts[0]).toMatchObject({ status: 'failed', requests: 0, error: 'the gateway client could not be built' });
+    expect((await runs())[0]).toMatchObject({ status: 'failed', error: 'the gateway client could not be built' });
     expect(await snapshotRowCount()).toBe(0);
   });
 });
