@@ -1,4 +1,5 @@
-import type { CaseAction, CaseKind, CaseResolution, CaseState, ReconciliationStatus } from '../db/database.types.js';
+import type { CaseOccurrence, ReconciliationCase } from '../db/case-records.js';
+import type { CaseKind, CaseState, ReconciliationStatus } from '../db/database.types.js';
 import { amountText, type ReconciliationResult } from '../reconciliation/reconciliation-result.js';
 
 export type { CaseAction, CaseKind, CaseResolution, CaseState } from '../db/database.types.js';
@@ -32,49 +33,7 @@ export const CASE_KINDS: readonly CaseKind[] = [...new Set(Object.values(CASE_KI
 /** Kinds about the whole account rather than one currency. */
 export const ACCOUNT_LEVEL_KINDS: readonly CaseKind[] = ['no_snapshot'];
 
-/** A case as services see it; amounts exact. */
-export interface ReconciliationCase {
-  id: number;
-  account: string;
-  currency: string | null;
-  kind: CaseKind;
-  state: CaseState;
-  resolution: CaseResolution | null;
-  openedOn: string;
-  lastSeenOn: string;
-  occurrences: number;
-  latestDifference: bigint | null;
-  assignee: string | null;
-  dueOn: string | null;
-  acceptedUntil: string | null;
-  acceptedDifference: bigint | null;
-  resolvedOn: string | null;
-}
-
-/** One business date a case was seen on. */
-export interface CaseOccurrence {
-  caseId: number;
-  businessDate: string;
-  status: ReconciliationStatus;
-  difference: bigint | null;
-  gatewayBalance: bigint | null;
-  singleBalance: bigint | null;
-  expectedBalance: bigint | null;
-  runId: number | null;
-}
-
-/** One line of a case's audit trail. */
-export interface CaseEvent {
-  id: number;
-  caseId: number;
-  at: Date;
-  actor: string;
-  action: CaseAction;
-  fromState: CaseState | null;
-  toState: CaseState | null;
-  note: string | null;
-  evidence: unknown;
-}
+export type { CaseEvent, CaseOccurrence, ReconciliationCase } from '../db/case-records.js';
 
 /** What a result carries of its case, for exit codes and reports. */
 export interface ResultCase {

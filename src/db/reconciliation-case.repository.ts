@@ -1,5 +1,6 @@
 import { sql, type Kysely, type Transaction, type Updateable } from 'kysely';
-import type { CaseAction, CaseEvent, CaseKind, CaseOccurrence, CaseState, ReconciliationCase } from '../cases/case-model.js';
+import type { CaseEvent, CaseOccurrence, ReconciliationCase } from './case-records.js';
+import type { CaseAction, CaseKind, CaseState } from './database.types.js';
 import type { CaseEventRow, CaseOccurrenceRow, Database, ReconciliationCaseRow, ReconciliationCasesTable } from './database.types.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
