@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import SlowestFilesReporter from './test/helpers/slowest-files-reporter.js';
 
 export default defineConfig({
   test: {
@@ -8,5 +9,6 @@ export default defineConfig({
     hookTimeout: 60_000,
     pool: 'forks',
     globalSetup: ['test/helpers/build-cli.ts', 'test/helpers/global-setup.ts'],
+    reporters: ['default', new SlowestFilesReporter()],
   },
 });

@@ -1,9 +1,23 @@
 import pg from 'pg';
+import type { TestProject } from 'vitest/node';
+import { ensureEmbeddedTemplates, ensureServerTemplate, sweepStaleTestDatabases, templateKey } from './database-templates.js';
 
-/** With TEST_DATABASE_URL, fail fast when the server is unreachable, and sweep databases left by killed runs. */
-export default async function setup(): Promise<void> {
+/**
+ * Prepares the databases test files copy (see database-templates.ts) and gives their names to
+ * the tests (`inject`). With TEST_DATABASE_URL, fails fast when the server is unreachable and
+ * sweeps databases left by killed runs (old ones only: another run may be going on beside
+ * this one). The embedded templates are made whatever the backend: some files test the
+ * embedded database on purpose.
+ */
+export default async function setup(project: TestProject): Promise<void> {
+  const key = templateKey();
   const url = process.env.TEST_DATABASE_URL;
-  if (!url) return;
+  const [embedded, server] = await Promise.all([ensureEmbeddedTemplates(key), url ? prepareServer(url, key) : Promise.resolve('')]);
+  project.provide('embeddedTemplates', embedded);
+  project.provide('serverTemplate', server);
+}
+
+async function prepareServer(url: string, key: string): Promise<string> {
   const client = new pg.Client({ connectionString: url });
   try {
     await client.connect();
@@ -11,10 +25,8 @@ export default async function setup(): Promise<void> {
     throw new Error(`TEST_DATABASE_URL is set but the server does not answer: ${(error as Error).message}`);
   }
   try {
-    const stale = await client.query<{ datname: string }>(
-      `select datname from pg_database where datname like 'wr_test_%' and datname not in (select datname from pg_stat_activity where datname is not null)`,
-    );
-    for (const row of stale.rows) await client.query(`drop database if exists "${row.datname}"`);
+    await sweepStaleTestDatabases(client);
+    return await ensureServerTemplate(client, url, key);
   } finally {
     await client.end();
   }

@@ -190,7 +190,7 @@ describe('wallet-recon demo', () => {
 
   it('refuses a database that holds other accounts’ data, writing nothing', async () => {
     const result = await runCliProcess(['demo'], { ...t.childEnv, XDG_DATA_HOME: path.join(tmpdir(), 'wr-demo-unused') });
-    expect(result.code).toBe(2);
+    expect(result.code, result.stderr).toBe(2);
     expect(result.stderr.trim()).toMatch(/^The .* already holds data of other accounts \(default\): the demo writes only into an empty database or one an earlier demo filled\./);
     expect((await runsOf()).every((r) => r.account !== 'demo')).toBe(true);
   });
