@@ -72,7 +72,11 @@ export function registerSnapshotCommand(program: Command, runtime: CliRuntime): 
           const { runSnapshotJob } = await import('../../jobs/snapshot-job.js');
           const result = await runSnapshotJob(ctx, { trigger: 'manual', account: opts.account, signal: runtime.signal, onProgress: (p) => progress.update(p), reconcileChanged: true, started });
           progress.done();
-          if (runtime.signal.aborted && progress.describe() !== '') runtime.output.err(`Interrupted while ${progress.describe()}; the run is recorded as interrupted.`);
+          if (runtime.signal.aborted && progress.describe() !== '') {
+            // The gateway reads start while the database opens: a stop then comes before any run exists.
+            const recorded = result.accounts.some((r) => r.runId !== undefined);
+            runtime.output.err(`Interrupted while ${progress.describe()}; ${recorded ? 'the run is recorded as interrupted' : 'no run had been recorded yet, nothing was written'}.`);
+          }
           const reconciled = result.reReconciledDates > 0 ? `\n\nRe-reconciled ${result.reReconciledDates} date${result.reReconciledDates === 1 ? '' : 's'}: the new snapshot became their end-of-day balance.` : '';
           runtime.output.out(
             opts.json

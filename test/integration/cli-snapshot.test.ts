@@ -1,3 +1,4 @@
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -5,7 +6,7 @@ import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.types.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
-import { collect, runCliProcess, spawnCli } from '../helpers/run-cli.js';
+import { collect, runCliProcess, spawnCli, type CliResult } from '../helpers/run-cli.js';
 import { backend, createTestDatabase, withDatabase, type TestDatabase } from '../helpers/test-database.js';
 
 let t: TestDatabase;
@@ -40,6 +41,20 @@ async function waitFor(condition: () => boolean, timeoutMs = 15_000): Promise<vo
     if (Date.now() > deadline) throw new Error('condition not met in time');
     await new Promise((r) => setTimeout(r, 20));
   }
+}
+
+/**
+ * Starts a snapshot child and resolves once it is mid-run: its run is recorded (its log says so;
+ * the gateway reads begin before that, while the database opens) and a few requests went out.
+ */
+async function startSnapshotMidRun(env: Record<string, string>, requests = 3): Promise<{ child: ChildProcess; done: Promise<CliResult> }> {
+  const child = spawnCli(['snapshot'], { ...env, GATEWAY_PER_PAGE: '1', LOG_LEVEL: 'info' });
+  const done = collect(child);
+  let stderr = '';
+  child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+  const requestsBefore = sandbox.stats.requests;
+  await waitFor(() => stderr.includes('"msg":"snapshot run started"') && sandbox.stats.requests >= requestsBefore + requests);
+  return { child, done };
 }
 
 describe(`wallet-recon snapshot as a process (${backend})`, () => {
@@ -88,10 +103,7 @@ describe(`wallet-recon snapshot as a process (${backend})`, () => {
 
   it('after kill -9 mid-run, the next run marks it abandoned and succeeds', async () => {
     sandbox.setFaults({ latencyMs: 60 });
-    const child = spawnCli(['snapshot'], { ...env, GATEWAY_PER_PAGE: '1' });
-    const done = collect(child);
-    const requestsBefore = sandbox.stats.requests;
-    await waitFor(() => sandbox.stats.requests >= requestsBefore + 3);
+    const { child, done } = await startSnapshotMidRun(env);
     child.kill('SIGKILL');
     expect((await done).signal).toBe('SIGKILL');
     sandbox.setFaults({ latencyMs: 0 });
@@ -109,10 +121,7 @@ describe(`wallet-recon snapshot as a process (${backend})`, () => {
     ['SIGINT', 130],
   ] as const)('on %s mid-run records the run as interrupted, says how far it got and exits %i within 10 seconds', async (signal, code) => {
     sandbox.setFaults({ latencyMs: 80 });
-    const child = spawnCli(['snapshot'], { ...env, GATEWAY_PER_PAGE: '1' });
-    const done = collect(child);
-    const requestsBefore = sandbox.stats.requests;
-    await waitFor(() => sandbox.stats.requests >= requestsBefore + 3);
+    const { child, done } = await startSnapshotMidRun(env);
     const sentAt = Date.now();
     child.kill(signal);
     const result = await done;
