@@ -52,6 +52,8 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
   const bindAccount = account !== undefined && parent.bindings().account === undefined;
   const logger: Logger = parent.child({ component: 'gateway', ...(bindAccount ? { account } : {}) });
   const signal = options.signal;
+  const clock = options.clock;
+  const now = (): number => (clock === undefined ? Date.now() : clock.now().getTime());
   // Each request in flight listens on the stop signal: that is concurrency, not a leak.
   if (signal) setMaxListeners(Math.max(getMaxListeners(signal), settings.concurrency * 2 + 10), signal);
   const transport = new HttpTransport({
@@ -69,11 +71,13 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
     account,
     logger,
     signal,
+    clock,
   };
   const basePath = settings.baseUrl.pathname.replace(/\/+$/, '');
   const endpoint = (path: string): URL => new URL(basePath + path, settings.baseUrl.origin);
 
   const tokens = new TokenStore(issueToken, {
+    now,
     maxRevocations: settings.maxTokenRenewals,
     onIssued: (value) => registerSecretValue(value),
     onForgotten: (value) => forgetSecretValue(value),
@@ -120,11 +124,11 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
       // No excerpt: this body is where the token would be.
       throw new ProtocolError(`The gateway sent a token response (${label}) that is not JSON${where}.`);
     }
-    const reading = readTokenResponse(body, Date.now());
+    const reading = readTokenResponse(body, now());
     if (!reading.ok) {
       throw new ProtocolError(`The gateway sent a token response (${label}) in a shape we do not know: ${reading.problem}${where}.`);
     }
-    logger.debug({ expiresInS: reading.token.expiresAt === undefined ? undefined : Math.round((reading.token.expiresAt - Date.now()) / 1000) }, 'gateway token issued');
+    logger.debug({ expiresInS: reading.token.expiresAt === undefined ? undefined : Math.round((reading.token.expiresAt - now()) / 1000) }, 'gateway token issued');
     return reading.token;
   }
 

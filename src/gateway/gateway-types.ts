@@ -1,3 +1,4 @@
+import type { Clock } from '../clock.js';
 import type { Logger } from '../logger.js';
 import type { Secret } from '../secret.js';
 import type { GatewayRateLimits } from './rate-limiter.js';
@@ -42,6 +43,13 @@ export interface GatewayClientOptions {
   signal?: AbortSignal;
   /** Told of every request attempt: its path and status, or undefined when no answer came (for metrics). */
   onAttempt?: (path: string, status: number | undefined) => void;
+  /**
+   * Where the client takes time from: the waits before a retry (backoff and Retry-After), "now"
+   * for a Retry-After date and for token lifetimes. Real time when absent; tests pass a FixedClock
+   * so those waits take no real time. Per-attempt timeouts stay on real time, and the rate
+   * limiter has its own clock (`rateLimits`).
+   */
+  clock?: Clock;
 }
 
 /** One wallet's balance in minor units, exact. */

@@ -1,3 +1,4 @@
+import type { Clock } from '../clock.js';
 import { HttpError, NetworkError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { accountSuffix, attempts, requestLabel } from './gateway-messages.js';
@@ -15,6 +16,8 @@ export interface RetrySettings {
   logger: Logger;
   signal?: AbortSignal;
   random?: () => number;
+  /** Where the waits before a retry run and "now" for a Retry-After date comes from; real time when absent. */
+  clock?: Clock;
 }
 
 /**
@@ -34,7 +37,7 @@ export async function sendWithRetry(transport: HttpTransport, request: HttpReque
       const response = await transport.send(request, attempt);
       if (!isRetryableStatus(response.status)) return response;
       const retryAfterHeader = response.headers['retry-after'];
-      const retryAfter = parseRetryAfter(typeof retryAfterHeader === 'string' ? retryAfterHeader : undefined);
+      const retryAfter = parseRetryAfter(typeof retryAfterHeader === 'string' ? retryAfterHeader : undefined, settings.clock?.now().getTime());
       if (retryAfter !== undefined && retryAfter > settings.maxRetryAfterMs) {
         throw new HttpError(
           `${label} answered ${response.status} and asked to wait ${Math.ceil(retryAfter / 1000)} s before retrying, more than the ${Math.round(settings.maxRetryAfterMs / 1000)} s allowed (maxRetryAfterMs); gave up after ${attempts(attempt)}${where}.`,
@@ -62,6 +65,6 @@ export async function sendWithRetry(transport: HttpTransport, request: HttpReque
       delay = backoffDelay(attempt, settings.retryBaseDelayMs, settings.random);
       settings.logger.debug({ method: request.method, path: request.url.pathname, attempt, delayMs: delay, problem: error.message }, 'gateway request will be retried');
     }
-    await sleep(delay, settings.signal);
+    await sleep(delay, settings.signal, settings.clock);
   }
 }

@@ -6,7 +6,7 @@ import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.types.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
-import { collect, runCliProcess, spawnCli, type CliResult } from '../helpers/run-cli.js';
+import { collect, runCliInProcess, runCliProcess, spawnCli, type CliResult } from '../helpers/run-cli.js';
 import { backend, createTestDatabase, withDatabase, type TestDatabase } from '../helpers/test-database.js';
 
 let t: TestDatabase;
@@ -31,6 +31,10 @@ afterAll(async () => {
   await sandbox?.close();
   await t?.drop();
 });
+
+// What needs no process of its own (no signal, no second process, no process start) runs in
+// this one: the same command, output and exit code, without a process start each time.
+const inProcess = (args: string[], childEnv: Record<string, string>) => runCliInProcess(args, { LOG_LEVEL: 'warn', ...childEnv });
 
 const inspect = <T>(fn: (db: Kysely<Database>) => Promise<T>) => withDatabase(t, fn);
 const runsOf = () => inspect((db) => db.selectFrom('snapshot_runs').selectAll().orderBy('id').execute());
@@ -71,17 +75,17 @@ describe(`wallet-recon snapshot as a process (${backend})`, () => {
     expect(result.code, result.stderr).toBe(0);
     const summary = JSON.parse(result.stdout) as { exitCode: number; accounts: Array<{ account: string; status: string; walletsFetched: number }> };
     expect(summary.accounts).toEqual([expect.objectContaining({ account: 'default', status: 'succeeded', walletsFetched: 30 })]);
-    const listing = await runCliProcess(['runs', '--limit', '5'], env);
+    const listing = await inProcess(['runs', '--limit', '5'], env);
     expect(listing.code).toBe(0);
     // The business date with how the capture stands to its cut-off (real clock: either is possible).
     expect(listing.stdout).toMatch(/default\s+\d{4}-\d{2}-\d{2}, (intraday|end of day, [^\n]+? cut-off)\s+manual\s+succeeded/);
 
     // Without --json or --quiet it prints the balances it captured, in each currency's units.
-    const printed = await runCliProcess(['snapshot'], env);
+    const printed = await inProcess(['snapshot'], env);
     expect(printed.code, printed.stderr).toBe(0);
     expect(printed.stdout).toMatch(/Balances of default captured in run \d+ \(business date \d{4}-\d{2}-\d{2}\):\ncurrency\s+balance\s+single-wallet read/);
     expect(printed.stdout).toMatch(/\nJPY\s+[\d,-]+\s+same\n/);
-    const quiet = await runCliProcess(['snapshot', '--quiet'], env);
+    const quiet = await inProcess(['snapshot', '--quiet'], env);
     expect(quiet.stdout).not.toContain('Balances of');
   });
 
@@ -92,7 +96,8 @@ describe(`wallet-recon snapshot as a process (${backend})`, () => {
     const firstDone = collect(first);
     const requestsBefore = sandbox.stats.requests;
     await waitFor(() => sandbox.stats.requests >= requestsBefore + 2);
-    const second = await runCliProcess(['snapshot'], env);
+    // The second is this test's own process: another process than the child that holds the lock.
+    const second = await inProcess(['snapshot'], env);
     sandbox.setFaults({ latencyMs: 0 });
     expect(second.code).toBe(4);
     expect(second.stderr + second.stdout).toMatch(backend === 'postgres' ? /another process holds the lock of account "default" \(run \d+/ : /in use by another wallet-recon process \(pid \d+/);
@@ -107,7 +112,8 @@ describe(`wallet-recon snapshot as a process (${backend})`, () => {
     child.kill('SIGKILL');
     expect((await done).signal).toBe('SIGKILL');
     sandbox.setFaults({ latencyMs: 0 });
-    const next = await runCliProcess(['snapshot'], env);
+    // The next run is this test's own process, which finds the killed child's run and lock.
+    const next = await inProcess(['snapshot'], env);
     expect(next.code, next.stderr).toBe(0);
     const all = await runsOf();
     expect(all.map((r) => r.status)).toEqual(['abandoned', 'succeeded']);
@@ -135,7 +141,7 @@ describe(`wallet-recon snapshot as a process (${backend})`, () => {
   });
 
   it('exits 2 naming the missing credentials, touching nothing', async () => {
-    const result = await runCliProcess(['snapshot'], { ...t.childEnv, GATEWAY_SANDBOX_URL: sandbox.url });
+    const result = await inProcess(['snapshot'], { ...t.childEnv, GATEWAY_SANDBOX_URL: sandbox.url });
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/GATEWAY_API_KEY is not set[\s\S]*GATEWAY_API_SECRET is not set/);
     expect(await runsOf()).toEqual([]);
@@ -169,7 +175,7 @@ describe(`wallet-recon schedule as a process (${backend})`, () => {
   });
 
   it('refuses a schedule outside every capture window with exit code 2, saying so', async () => {
-    const result = await runCliProcess(['schedule'], { ...env, RECON_SCHEDULE: '0 12 * * *', RECON_CUTOFF: '00:00', RECON_CAPTURE_WINDOW: '3h' });
+    const result = await inProcess(['schedule'], { ...env, RECON_SCHEDULE: '0 12 * * *', RECON_CUTOFF: '00:00', RECON_CAPTURE_WINDOW: '3h' });
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/RECON_SCHEDULE "0 12 \* \* \*" fires at 12:00:00 \(UTC\), 12 h from the nearest cut-off, outside the capture window of ±3 h/);
   });
@@ -198,7 +204,7 @@ describe('wallet-recon demo', () => {
   });
 
   it('refuses a database that holds other accounts’ data, writing nothing', async () => {
-    const result = await runCliProcess(['demo'], { ...t.childEnv, XDG_DATA_HOME: path.join(tmpdir(), 'wr-demo-unused') });
+    const result = await inProcess(['demo'], { ...t.childEnv, XDG_DATA_HOME: path.join(tmpdir(), 'wr-demo-unused') });
     expect(result.code, result.stderr).toBe(2);
     expect(result.stderr.trim()).toMatch(/^The .* already holds data of other accounts \(default\): the demo writes only into an empty database or one an earlier demo filled\./);
     expect((await runsOf()).every((r) => r.account !== 'demo')).toBe(true);

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DATA_DIR_MARKER } from '../../src/db/embedded-data-dir.js';
 import { runCliProcess } from '../helpers/run-cli.js';
+import { copyEmbeddedTemplate } from '../helpers/test-database.js';
 
 // Where the embedded database lives when RECON_DATA_DIR is not set (real processes: the working
 // folder and XDG_DATA_HOME are theirs).
@@ -28,6 +29,9 @@ describe('the embedded database by default', () => {
   it("uses an existing checkout's .data/ with a notice, never a silent fresh database", async () => {
     const checkout = path.join(dir, 'checkout');
     mkdirSync(path.join(checkout, '.data'), { recursive: true, mode: 0o700 });
+    // The checkout's database from earlier days (a copy of the suite's migrated template, so the
+    // child opens it instead of spending seconds creating one), marked as wallet-recon's.
+    copyEmbeddedTemplate(path.join(checkout, '.data'));
     writeFileSync(path.join(checkout, '.data', DATA_DIR_MARKER), 'wallet-recon\n');
     const result = await runCliProcess(['runs'], { XDG_DATA_HOME: path.join(dir, 'xdg2') }, checkout);
     expect(result.code, result.stderr).toBe(0);

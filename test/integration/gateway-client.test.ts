@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import { inspect } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
+import { FixedClock, type Clock } from '../../src/clock.js';
 import { AuthError, ConfigError, HttpError, InterruptedError, NetworkError, PaginationError, ProtocolError, ReconError } from '../../src/errors.js';
 import { createGatewayClient, GatewayRateLimits, processRateLimits, type GatewayClient, type GatewayClientOptions, type PageProgress } from '../../src/gateway/index.js';
 import { createLogger } from '../../src/logger.js';
@@ -329,9 +330,11 @@ describe('token', () => {
         sendJson(res, 200, { access_token: issue(), expires_in: lifetime });
       },
     );
-    const h = makeClient(gateway, { concurrency: 6 });
+    // The client's time: the first token's second of life passes without waiting for it.
+    const clock = new FixedClock(new Date());
+    const h = makeClient(gateway, { concurrency: 6, clock });
     await h.client.getWalletBalance('EUR');
-    await new Promise((r) => setTimeout(r, 1_100));
+    clock.advance(1_100);
     const currencies = ['USD', 'GBP', 'JPY', 'CHF', 'SEK', 'NOK'];
     expect((await h.client.getWalletBalances(currencies)).map((w) => w.currency)).toEqual(currencies);
     expect(gateway.tokenRequests()).toHaveLength(2);
@@ -608,31 +611,35 @@ describe('retries and time limits', () => {
 
   it('waits the Retry-After seconds of a 429', async () => {
     const gateway = await startGateway(flaky(1, (res) => sendJson(res, 429, { message: 'slow down' }, { 'retry-after': '1' })));
-    const started = Date.now();
-    await makeClient(gateway).client.listBalances();
-    expect(Date.now() - started).toBeGreaterThanOrEqual(950);
+    // Waits on the client's clock: a second of virtual time, exactly, and no real second.
+    const clock = new FixedClock('2026-11-16T12:00:00Z');
+    await makeClient(gateway, { clock }).client.listBalances();
+    expect(clock.now().getTime() - Date.parse('2026-11-16T12:00:00Z')).toBe(1_000);
     expect(gateway.dataRequests()).toHaveLength(2);
   });
 
   it('waits until the Retry-After HTTP-date of a 429', async () => {
     let retryAt = 0;
+    // Between one and two seconds after "now" on the client's clock, whole seconds as HTTP-dates are.
+    const clock = new FixedClock('2026-11-16T12:00:00.250Z');
     const gateway = await startGateway(
       flaky(1, (res) => {
-        retryAt = Math.ceil((Date.now() + 1000) / 1000) * 1000;
+        retryAt = Math.ceil((clock.now().getTime() + 1000) / 1000) * 1000;
         sendJson(res, 429, {}, { 'retry-after': new Date(retryAt).toUTCString() });
       }),
     );
-    await makeClient(gateway).client.listBalances();
+    await makeClient(gateway, { clock }).client.listBalances();
     expect(gateway.dataRequests()).toHaveLength(2);
-    expect(Date.now()).toBeGreaterThanOrEqual(retryAt - 20);
+    expect(clock.now().getTime()).toBe(retryAt);
   });
 
   it('fails at once when Retry-After asks for more than maxRetryAfterMs', async () => {
     const gateway = await startGateway(flaky(5, (res) => sendJson(res, 429, {}, { 'retry-after': '3600' })));
-    const h = makeClient(gateway, { maxRetryAfterMs: 5_000 });
-    const started = Date.now();
+    const clock = new FixedClock('2026-11-16T12:00:00Z');
+    const h = makeClient(gateway, { maxRetryAfterMs: 5_000, clock });
     const error = await failure(h.client.listBalances());
-    expect(Date.now() - started).toBeLessThan(1_000);
+    // Not a moment waited, on the clock the client waits on.
+    expect(clock.now().toISOString()).toBe('2026-11-16T12:00:00.000Z');
     expect(error).toBeInstanceOf(HttpError);
     expect(error.message).toBe(
       'GET /v1/data/wallets/balances answered 429 and asked to wait 3600 s before retrying, more than the 5 s allowed (maxRetryAfterMs); gave up after 1 attempt (account "eu-main").',
@@ -806,6 +813,30 @@ describe('configuration, concurrency and stopping', () => {
     const error = await failure(makeClient(gateway, { signal: controller.signal }).client.listBalances());
     expect(error).toBeInstanceOf(InterruptedError);
     expect(Date.now() - started).toBeLessThan(1_000);
+    expect(gateway.dataRequests()).toHaveLength(1);
+  });
+
+  it('stops a retry wait on abort when it waits on a given clock', async () => {
+    const controller = new AbortController();
+    const gateway = await startGateway((_request, res, token) => {
+      if (!token) return sendJson(res, 401, {});
+      sendJson(res, 503, {}, { 'retry-after': '30' });
+    });
+    // A clock whose waits end only when stopped, and the stop comes while the client waits on it.
+    const waits: number[] = [];
+    const clock: Clock = {
+      now: () => new Date(),
+      sleep: (ms, signal) =>
+        new Promise<void>((_resolve, reject) => {
+          waits.push(ms);
+          signal?.addEventListener('abort', () => reject(signal.reason as Error), { once: true });
+          setImmediate(() => controller.abort());
+        }),
+    };
+    const error = await failure(makeClient(gateway, { signal: controller.signal, clock }).client.listBalances());
+    expect(error).toBeInstanceOf(InterruptedError);
+    expect(error.message).toMatch(/stopped while waiting to retry/);
+    expect(waits).toEqual([30_000]);
     expect(gateway.dataRequests()).toHaveLength(1);
   });
 });

@@ -5,7 +5,8 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { embeddedSocketPath } from '../../src/db/open-database.js';
-import { collect, runCliProcess, spawnCli, type CliResult } from '../helpers/run-cli.js';
+import { collect, runCliInProcess, runCliProcess, spawnCli, type CliResult } from '../helpers/run-cli.js';
+import { copyEmbeddedTemplate } from '../helpers/test-database.js';
 
 const run = promisify(execFile);
 
@@ -25,6 +26,9 @@ beforeAll(async () => {
     RECON_CATCH_UP: 'false',
     LOG_LEVEL: 'info',
   };
+  // A migrated database is there already (a copy of the suite's template): what is tested is
+  // the sharing, and the worker starts without seconds of initdb.
+  copyEmbeddedTemplate(env.RECON_DATA_DIR!);
   worker = spawnCli(['schedule'], env);
   workerDone = collect(worker);
   let stdout = '';
@@ -56,16 +60,19 @@ describe('the embedded database while schedule holds it', () => {
     expect(runs.code, runs.stderr).toBe(0);
     expect(runs.stdout).toContain('No snapshot runs yet.');
 
+    // The others from this test's process: as much another process than the worker as a child
+    // is, and they reach the database the same way, through the socket.
+    const quiet = { ...env, LOG_LEVEL: 'warn' };
     writeFileSync(path.join(dir, 'books.csv'), 'business_date,currency,balance\n2026-11-01,EUR,100\n');
-    const imported = await runCliProcess(['ledger', 'import', path.join(dir, 'books.csv')], env);
+    const imported = await runCliInProcess(['ledger', 'import', path.join(dir, 'books.csv')], quiet);
     expect(imported.code, imported.stderr).toBe(0);
     expect(imported.stdout).toMatch(/1 new, 0 changed, 0 unchanged, 0 removed\./);
 
-    const reconciled = await runCliProcess(['reconcile', '--date', '2026-11-01'], env);
+    const reconciled = await runCliInProcess(['reconcile', '--date', '2026-11-01'], quiet);
     expect(reconciled.code, reconciled.stderr).toBe(3);
     expect(reconciled.stdout).toMatch(/2026-11-01\s+default\s+no_snapshot/);
 
-    const report = await runCliProcess(['report', '--date', '2026-11-01', '--format', 'json'], env);
+    const report = await runCliInProcess(['report', '--date', '2026-11-01', '--format', 'json'], quiet);
     expect(report.code, report.stderr).toBe(0);
     expect((JSON.parse(report.stdout) as { summary: { total: { no_snapshot: number } } }).summary.total.no_snapshot).toBe(1);
   }, 120_000);
@@ -77,7 +84,8 @@ describe('the embedded database while schedule holds it', () => {
   }, 60_000);
 
   it.runIf(existsSync('/usr/bin/psql'))('gives psql the connection: wallet-recon sql --print, and the README queries run', async () => {
-    const printed = await runCliProcess(['sql', '--print'], env);
+    // Printing the URL needs no process of its own; psql, the other process, gets it.
+    const printed = await runCliInProcess(['sql', '--print'], { ...env, LOG_LEVEL: 'warn' });
     expect(printed.code, printed.stderr).toBe(0);
     const url = printed.stdout.trim();
     expect(url).toBe(`postgresql://postgres@/postgres?host=${encodeURIComponent(env.RECON_DATA_DIR!)}&port=5432`);

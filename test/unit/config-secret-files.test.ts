@@ -6,6 +6,7 @@ import { createCliRuntime } from '../../src/cli/runtime.js';
 import { loadConfig, SECRET_VARIABLES } from '../../src/config.js';
 import { ConfigError } from '../../src/errors.js';
 import { writeAccountsFile } from '../helpers/test-context.js';
+import { copyEmbeddedTemplate } from '../helpers/test-database.js';
 
 /**
  * Given secrets mounted as files (Docker, Kubernetes), the configuration reads them through the
@@ -135,6 +136,8 @@ describe('secrets leave the environment after start-up', () => {
     expect(env).toEqual({ GATEWAY_API_KEY: 'key', EU_SECRET_FILE: '/run/secrets/x' });
     let seen: string | undefined;
     const dataDir = path.join(mkdtempSync(path.join(tmpdir(), 'wr-reload-')), 'data');
+    // An existing database (a copy of the suite's template): opening it is what is needed, not creating one.
+    copyEmbeddedTemplate(dataDir);
     await runtime.withContext('test', { migrate: 'never', configOverrides: { RECON_DATA_DIR: dataDir } }, async (ctx) => {
       seen = ctx.config.accounts[0]!.apiSecret!.reveal();
       return 0;
