@@ -86,14 +86,40 @@ export async function createTestDatabase(options: { migrate?: boolean; onDisk?: 
   const copied = copyEmbeddedTemplate(dir, { migrate });
   const handle = await openDatabase({ dataDir: dir, command: 'test' });
   if (migrate && !copied) await migrateToLatest(handle.db);
-  return {
+  const t: TestDatabase = {
     handle,
     childEnv: options.onDisk ? { RECON_DATA_DIR: dir } : {},
     async drop() {
       await handle.close().catch(() => undefined);
+      await stopServing(t);
       rmSync(dir, { recursive: true, force: true });
     },
   };
+  return t;
+}
+
+/** Embedded databases this process serves to the CLI commands it runs (see `serveToCommands`). */
+const serving = new WeakMap<TestDatabase, DatabaseHandle>();
+
+/**
+ * Embedded: closes the file's handle and opens the folder again serving it on its socket, as
+ * the schedule worker does, so the CLI commands a test runs in this process reach it through
+ * the socket (as commands beside a running worker do) and `withDatabase` uses this handle: one
+ * open for the file instead of one per command and inspection, a fraction of a second each.
+ * Commands that must hold the folder themselves (snapshot, backfill, migrate, demo) are refused
+ * while it is served. On PostgreSQL nothing changes.
+ */
+export async function serveToCommands(t: TestDatabase): Promise<void> {
+  if (backend === 'postgres' || serving.has(t)) return;
+  await t.handle.close().catch(() => undefined);
+  serving.set(t, await openDatabase({ dataDir: t.childEnv.RECON_DATA_DIR!, command: 'test serving its CLI commands', serve: true }));
+}
+
+/** Stops what `serveToCommands` started: commands and inspections open the folder again. */
+export async function stopServing(t: TestDatabase): Promise<void> {
+  const handle = serving.get(t);
+  serving.delete(t);
+  await handle?.close();
 }
 
 /**
@@ -112,10 +138,13 @@ export function copyEmbeddedTemplate(dir: string, options: { migrate?: boolean }
 
 /**
  * Runs `fn` on the test database while CLI children own it: on PostgreSQL through the open
- * handle; embedded, by opening the folder for the call only (after the file closed its handle).
+ * handle; embedded, through the handle serving it (`serveToCommands`), else by opening the
+ * folder for the call only (after the file closed its handle).
  */
 export async function withDatabase<T>(t: TestDatabase, fn: (db: Kysely<Database>) => Promise<T>): Promise<T> {
   if (backend === 'postgres') return fn(t.handle.db);
+  const served = serving.get(t);
+  if (served) return fn(served.db);
   const handle = await openDatabase({ dataDir: t.childEnv.RECON_DATA_DIR!, command: 'test inspection' });
   try {
     return await fn(handle.db);

@@ -8,7 +8,7 @@ import type { Database } from '../../src/db/database.types.js';
 import { insertSnapshotRows } from '../../src/db/balance-snapshot.repository.js';
 import { insertRunningRun, markRunSucceeded } from '../../src/db/snapshot-run.repository.js';
 import { runCliInProcess } from '../helpers/run-cli.js';
-import { backend, createTestDatabase, withDatabase, type TestDatabase } from '../helpers/test-database.js';
+import { backend, createTestDatabase, serveToCommands, withDatabase, type TestDatabase } from '../helpers/test-database.js';
 
 let t: TestDatabase;
 let dir: string;
@@ -17,8 +17,8 @@ const clock = new FixedClock('2026-11-16T23:58:00Z');
 
 beforeAll(async () => {
   t = await createTestDatabase({ onDisk: true });
-  // The embedded database serves one handle at a time: the CLI opens it per command.
-  if (backend === 'embedded') await t.handle.close();
+  // Embedded: served by this process, so each command reaches it through its socket rather than opening the folder.
+  await serveToCommands(t);
   dir = mkdtempSync(path.join(tmpdir(), 'wr-cases-cli-'));
   env = { DATABASE_URL: '', ...t.childEnv, GATEWAY_API_KEY: 'k', GATEWAY_API_SECRET: 's', LOG_LEVEL: 'silent', RECON_TIMEZONE: 'UTC' };
 });

@@ -10,7 +10,7 @@ import { insertSnapshotRows } from '../../src/db/balance-snapshot.repository.js'
 import type { Database } from '../../src/db/database.types.js';
 import { insertRunningRun, markRunSucceeded } from '../../src/db/snapshot-run.repository.js';
 import { runCliInProcess } from '../helpers/run-cli.js';
-import { backend, createTestDatabase, withDatabase, type TestDatabase } from '../helpers/test-database.js';
+import { backend, createTestDatabase, serveToCommands, withDatabase, type TestDatabase } from '../helpers/test-database.js';
 
 // These runs stand for captures of the day outside its window: among them the latest is the day's snapshot.
 const INTRADAY = { cutoffAt: new Date('2026-12-01T00:00:00Z'), driftSeconds: -86_400, endOfDay: false };
@@ -27,7 +27,8 @@ const cli = (...args: string[]) => runCliInProcess(args, env);
 
 beforeAll(async () => {
   t = await createTestDatabase({ onDisk: true });
-  if (backend === 'embedded') await t.handle.close();
+  // Embedded: served by this process, so each command reaches it through its socket rather than opening the folder.
+  await serveToCommands(t);
   dir = mkdtempSync(path.join(tmpdir(), 'wr-report-'));
   env = { DATABASE_URL: '', ...t.childEnv, LOG_LEVEL: 'silent' };
 
