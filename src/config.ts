@@ -402,7 +402,8 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
   if (base.GATEWAY_AUTH_SCHEME === '') env.GATEWAY_AUTH_SCHEME = '';
 
   const problems: string[] = resolveSecretFiles(env, SECRET_VARIABLES, cwd);
-  const parsed = envSchema.safeParse(env);
+  // Parsed once per process: zod's compiled fast path would cost more to build than it saves.
+  const parsed = envSchema.safeParse(env, { jitless: true });
   if (!parsed.success) {
     for (const issue of parsed.error.issues) {
       const variable = String(issue.path[0]);
@@ -595,7 +596,7 @@ function resolveAccounts(
   } catch (error) {
     return { accounts: [], problems: [`RECON_ACCOUNTS_FILE (${file}) could not be read: ${(error as Error).message}`] };
   }
-  const parsed = accountsFileSchema.safeParse(Array.isArray(raw) ? { accounts: raw } : raw);
+  const parsed = accountsFileSchema.safeParse(Array.isArray(raw) ? { accounts: raw } : raw, { jitless: true });
   if (!parsed.success) {
     return {
       accounts: [],
