@@ -25,6 +25,15 @@ export function forgetSecretValue(value: string): void {
 }
 
 /**
+ * Forgets every registered value. A process masks the secrets of its whole life; this is for a
+ * test runner that runs several test files one after another in one process, so that each file
+ * starts as it would in a process of its own (a value masked for one file hides nothing in the next).
+ */
+export function forgetAllSecretValues(): void {
+  maskedValues.clear();
+}
+
+/**
  * Replaces every registered value in `text`, as written and as JSON escapes it (a value with a
  * quote or backslash appears escaped in a JSON log line). Longest first, so a value containing
  * another is masked whole.

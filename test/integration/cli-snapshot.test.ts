@@ -34,7 +34,7 @@ afterAll(async () => {
 
 // What needs no process of its own (no signal, no second process, no process start) runs in
 // this one: the same command, output and exit code, without a process start each time.
-const inProcess = (args: string[], childEnv: Record<string, string>) => runCliInProcess(args, { LOG_LEVEL: 'warn', ...childEnv });
+const inProcess = (args: string[], childEnv: Record<string, string>) => runCliInProcess(args, { ...childEnv, LOG_LEVEL: 'silent' });
 
 const inspect = <T>(fn: (db: Kysely<Database>) => Promise<T>) => withDatabase(t, fn);
 const runsOf = () => inspect((db) => db.selectFrom('snapshot_runs').selectAll().orderBy('id').execute());

@@ -62,7 +62,7 @@ describe('the embedded database while schedule holds it', () => {
 
     // The others from this test's process: as much another process than the worker as a child
     // is, and they reach the database the same way, through the socket.
-    const quiet = { ...env, LOG_LEVEL: 'warn' };
+    const quiet = { ...env, LOG_LEVEL: 'silent' };
     writeFileSync(path.join(dir, 'books.csv'), 'business_date,currency,balance\n2026-11-01,EUR,100\n');
     const imported = await runCliInProcess(['ledger', 'import', path.join(dir, 'books.csv')], quiet);
     expect(imported.code, imported.stderr).toBe(0);
@@ -85,7 +85,7 @@ describe('the embedded database while schedule holds it', () => {
 
   it.runIf(existsSync('/usr/bin/psql'))('gives psql the connection: wallet-recon sql --print, and the README queries run', async () => {
     // Printing the URL needs no process of its own; psql, the other process, gets it.
-    const printed = await runCliInProcess(['sql', '--print'], { ...env, LOG_LEVEL: 'warn' });
+    const printed = await runCliInProcess(['sql', '--print'], { ...env, LOG_LEVEL: 'silent' });
     expect(printed.code, printed.stderr).toBe(0);
     const url = printed.stdout.trim();
     expect(url).toBe(`postgresql://postgres@/postgres?host=${encodeURIComponent(env.RECON_DATA_DIR!)}&port=5432`);
