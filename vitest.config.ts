@@ -14,7 +14,7 @@ export default defineConfig({
     // waiting on child processes and sockets: on 2 cores, 2 workers took the server suite from
     // 120 s to 60 s, and 3 gained nothing more.
     maxWorkers: availableParallelism(),
-    // Each test file runs in a new process, and most start the embedded database: PGlite's 9 MB
+    // Most test files start the embedded database, in each worker process: PGlite's 9 MB
     // of WebAssembly is compiled twice, by the baseline compiler and again, in the background, by
     // the optimizing one. A test file is over before the optimized code pays off; baseline code
     // only cut the embedded suite's CPU time by a fifth (same results: the tier changes speed,
