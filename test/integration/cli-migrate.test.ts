@@ -2,7 +2,7 @@ import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCliProcess } from '../helpers/run-cli.js';
+import { runCliInProcess, runCliProcess } from '../helpers/run-cli.js';
 import { backend, createTestDatabase, type TestDatabase } from '../helpers/test-database.js';
 
 describe('wallet-recon migrate', () => {
@@ -26,7 +26,8 @@ describe('wallet-recon migrate', () => {
   });
 
   it('refuses an unknown command with exit code 2 and a suggestion', async () => {
-    const result = await runCliProcess(['migrat']);
+    // Refused before anything is read or opened: no process of its own needed.
+    const result = await runCliInProcess(['migrat'], {});
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/Did you mean migrate/);
   });
@@ -56,7 +57,8 @@ describe(`wallet-recon migrate on the ${backend} database`, () => {
     // Every migration file of this version, whatever their number.
     const count = readdirSync(new URL('../../migrations/', import.meta.url)).filter((f) => f !== 'index.ts' && f.endsWith('.ts')).length;
     expect(a.stdout + b.stdout).toMatch(new RegExp(`Applied ${count} migration`));
-    const again = await runCliProcess(['migrate'], t.childEnv);
+    // Once more, from the test's process: the schema is there, nothing to apply.
+    const again = await runCliInProcess(['migrate'], { ...t.childEnv, LOG_LEVEL: 'silent' });
     expect(again.code).toBe(0);
     expect(again.stdout).toMatch(new RegExp(`up to date \\(${count} migrations\\)`));
     if (backend === 'embedded') {

@@ -1,4 +1,4 @@
-import { chmodSync, mkdtempSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
@@ -19,17 +19,23 @@ function looseEntries(dir: string): string[] {
 
 describe('embedded database files', () => {
   it('are owner-only: the files of a new database and those written while it runs', async () => {
-    const dataDir = path.join(mkdtempSync(path.join(tmpdir(), 'wr-files-')), 'data');
-    const handle = await openDatabase({ dataDir, command: 'test' });
+    const folder = mkdtempSync(path.join(tmpdir(), 'wr-files-'));
+    const dataDir = path.join(folder, 'data');
     try {
-      await sql`create table written_later (x int)`.execute(handle.db);
-      await sql`insert into written_later values (1)`.execute(handle.db);
+      const handle = await openDatabase({ dataDir, command: 'test' });
+      try {
+        await sql`create table written_later (x int)`.execute(handle.db);
+        await sql`insert into written_later values (1)`.execute(handle.db);
+      } finally {
+        await handle.close();
+      }
+      expect(statSync(dataDir).mode & 0o777).toBe(0o700);
+      expect(readdirSync(dataDir).length).toBeGreaterThan(5);
+      expect(looseEntries(dataDir)).toEqual([]);
     } finally {
-      await handle.close();
+      // A new database is 40 MB: not left in the temp folder by every run.
+      rmSync(folder, { recursive: true, force: true });
     }
-    expect(statSync(dataDir).mode & 0o777).toBe(0o700);
-    expect(readdirSync(dataDir).length).toBeGreaterThan(5);
-    expect(looseEntries(dataDir)).toEqual([]);
   });
 
   it('are never put into a folder of other files', async () => {
@@ -39,5 +45,6 @@ describe('embedded database files', () => {
     await expect(openDatabase({ dataDir: folder, command: 'test' })).rejects.toBeInstanceOf(ConfigError);
     expect(readdirSync(folder)).toEqual(['thesis.docx']);
     expect(statSync(folder).mode & 0o777).toBe(0o755);
+    rmSync(folder, { recursive: true, force: true });
   });
 });

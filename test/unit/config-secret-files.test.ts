@@ -1,4 +1,4 @@
-import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -135,13 +135,18 @@ describe('secrets leave the environment after start-up', () => {
     runtime.config();
     expect(env).toEqual({ GATEWAY_API_KEY: 'key', EU_SECRET_FILE: '/run/secrets/x' });
     let seen: string | undefined;
-    const dataDir = path.join(mkdtempSync(path.join(tmpdir(), 'wr-reload-')), 'data');
+    const folder = mkdtempSync(path.join(tmpdir(), 'wr-reload-'));
+    const dataDir = path.join(folder, 'data');
     // An existing database (a copy of the suite's template): opening it is what is needed, not creating one.
     copyEmbeddedTemplate(dataDir);
-    await runtime.withContext('test', { migrate: 'never', configOverrides: { RECON_DATA_DIR: dataDir } }, async (ctx) => {
-      seen = ctx.config.accounts[0]!.apiSecret!.reveal();
-      return 0;
-    });
+    try {
+      await runtime.withContext('test', { migrate: 'never', configOverrides: { RECON_DATA_DIR: dataDir } }, async (ctx) => {
+        seen = ctx.config.accounts[0]!.apiSecret!.reveal();
+        return 0;
+      });
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
     expect(seen).toBe('gateway_secret_value_6');
   });
 
