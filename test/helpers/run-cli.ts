@@ -20,9 +20,13 @@ export function childEnvironment(env: Record<string, string | undefined>): NodeJ
   return { PATH: process.env.PATH, HOME: process.env.HOME, LOG_LEVEL: 'warn', ...env };
 }
 
-/** Starts the built CLI in a child process. */
+/**
+ * Starts the built CLI in a child process. WebAssembly is compiled by V8's baseline tier only, as
+ * in the test workers: a child on the embedded database otherwise compiles PGlite's 9 MB module a
+ * second time, optimized, for a process that lives a second (the tier changes speed, not meaning).
+ */
 export function spawnCli(args: string[], env: Record<string, string | undefined> = {}, cwd = root): ChildProcess {
-  return spawn(process.execPath, [bin, ...args], { cwd, env: childEnvironment(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  return spawn(process.execPath, ['--liftoff-only', bin, ...args], { cwd, env: childEnvironment(env), stdio: ['ignore', 'pipe', 'pipe'] });
 }
 
 /** Runs the CLI to completion and collects its output. */
