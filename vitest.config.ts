@@ -14,16 +14,15 @@ export default defineConfig({
     // waiting on child processes and sockets: on 2 cores, 2 workers took the server suite from
     // 120 s to 60 s, and 3 gained nothing more.
     maxWorkers: availableParallelism(),
-    // Most test files start the embedded database, in each worker process: PGlite's 9 MB
-    // of WebAssembly is compiled twice, by the baseline compiler and again, in the background, by
-    // the optimizing one. A test file is over before the optimized code pays off; baseline code
-    // only cut the embedded suite's CPU time by a fifth (same results: the tier changes speed,
-    // not meaning).
+    // PGlite's 9 MB of WebAssembly is compiled by the baseline compiler and again, in the
+    // background, by the optimizing one, which the embedded database's short test runs do not
+    // repay: baseline code only took the embedded suite's CPU time from about 190 s to 155 s with
+    // a process per file, about 5 % with shared workers (the tier changes speed, not meaning).
     execArgv: ['--liftoff-only'],
     // A worker runs file after file instead of starting a process for each: the process start,
-    // the imports and PGlite's compilation are paid once per worker, not once per file (the
-    // suites took a quarter less CPU). Each file still starts from a clean slate; the setup file
-    // checks and resets what is process-wide.
+    // the imports and PGlite's compilation are paid once per worker, not once per file (server
+    // suite: about 88 s of CPU time down to 70 s). Each file still starts from a clean slate: the
+    // setup file resets what is process-wide and checks what an earlier file left.
     isolate: false,
     setupFiles: ['test/helpers/fresh-file-state.ts'],
     globalSetup: ['test/helpers/build-cli.ts', 'test/helpers/global-setup.ts'],
