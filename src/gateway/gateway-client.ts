@@ -1,5 +1,6 @@
 import { getMaxListeners, setMaxListeners } from 'node:events';
 import { AuthError, ConfigError, HttpError, PaginationError, ProtocolError, ReconError } from '../errors.js';
+import { systemClock } from '../clock.js';
 import { createSilentLogger, type Logger } from '../logger.js';
 import { forgetSecretValue, registerSecretValue, Secret } from '../secret.js';
 import { collectBalancePages } from './balance-listing.js';
@@ -52,8 +53,8 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
   const bindAccount = account !== undefined && parent.bindings().account === undefined;
   const logger: Logger = parent.child({ component: 'gateway', ...(bindAccount ? { account } : {}) });
   const signal = options.signal;
-  const clock = options.clock;
-  const now = (): number => (clock === undefined ? Date.now() : clock.now().getTime());
+  const clock = options.clock ?? systemClock;
+  const now = (): number => clock.now().getTime();
   // Each request in flight listens on the stop signal: that is concurrency, not a leak.
   if (signal) setMaxListeners(Math.max(getMaxListeners(signal), settings.concurrency * 2 + 10), signal);
   const transport = new HttpTransport({

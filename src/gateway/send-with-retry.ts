@@ -16,8 +16,8 @@ export interface RetrySettings {
   logger: Logger;
   signal?: AbortSignal;
   random?: () => number;
-  /** Where the waits before a retry run and "now" for a Retry-After date comes from; real time when absent. */
-  clock?: Clock;
+  /** Where the waits before a retry run and "now" for a Retry-After date comes from. */
+  clock: Clock;
 }
 
 /**
@@ -37,7 +37,7 @@ export async function sendWithRetry(transport: HttpTransport, request: HttpReque
       const response = await transport.send(request, attempt);
       if (!isRetryableStatus(response.status)) return response;
       const retryAfterHeader = response.headers['retry-after'];
-      const retryAfter = parseRetryAfter(typeof retryAfterHeader === 'string' ? retryAfterHeader : undefined, settings.clock?.now().getTime());
+      const retryAfter = parseRetryAfter(typeof retryAfterHeader === 'string' ? retryAfterHeader : undefined, settings.clock.now().getTime());
       if (retryAfter !== undefined && retryAfter > settings.maxRetryAfterMs) {
         throw new HttpError(
           `${label} answered ${response.status} and asked to wait ${Math.ceil(retryAfter / 1000)} s before retrying, more than the ${Math.round(settings.maxRetryAfterMs / 1000)} s allowed (maxRetryAfterMs); gave up after ${attempts(attempt)}${where}.`,
