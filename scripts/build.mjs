@@ -3,7 +3,8 @@
 // 279) — Node 20 has no compile cache, and resolving and reading them was most of a snapshot's
 // fixed cost. Type checking stays with `npm run typecheck`.
 import { build } from 'esbuild';
-import { rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 
 const root = path.join(import.meta.dirname, '..');
@@ -14,7 +15,9 @@ const outdir = path.join(root, 'dist');
 // only tries.
 const external = ['@electric-sql/pglite', '@electric-sql/pglite/*', '@electric-sql/pglite-socket', 'pino-pretty', 'pg-native'];
 
-rmSync(outdir, { recursive: true, force: true });
+// The bundle is made anew; the embedded cluster below is kept while PGlite's version stays.
+rmSync(path.join(outdir, 'chunks'), { recursive: true, force: true });
+rmSync(path.join(outdir, 'wallet-recon.mjs'), { force: true });
 const result = await build({
   absWorkingDir: root,
   entryPoints: { 'wallet-recon': 'src/cli/bin.ts' },
@@ -39,4 +42,49 @@ const result = await build({
 if (result.metafile) {
   const { writeFileSync } = await import('node:fs');
   writeFileSync(path.join(outdir, 'meta.json'), JSON.stringify(result.metafile));
+}
+
+await buildEmbeddedCluster();
+
+/**
+ * An initialised PostgreSQL cluster for new embedded databases to start from
+ * (src/db/embedded-cluster.ts): PGlite's initdb costs 3-4 s of CPU, paid here once per PGlite
+ * version instead of at the first run of every new database. The stamp names the version; the
+ * files stay readable by all (the image runs as another user), copies are made owner-only.
+ */
+async function buildEmbeddedCluster() {
+  const cluster = path.join(outdir, 'embedded-cluster');
+  const stampFile = path.join(outdir, 'embedded-cluster.json');
+  const require = createRequire(import.meta.url);
+  let dir = path.dirname(require.resolve('@electric-sql/pglite'));
+  while (!existsSync(path.join(dir, 'package.json'))) dir = path.dirname(dir);
+  const version = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')).version;
+  try {
+    if (JSON.parse(readFileSync(stampFile, 'utf8')).pglite === version && existsSync(path.join(cluster, 'PG_VERSION'))) return;
+  } catch {
+    // No stamp yet: build.
+  }
+  rmSync(stampFile, { force: true });
+  const { PGlite } = await import('@electric-sql/pglite');
+  const building = mkdtempSync(path.join(outdir, '.embedded-cluster-'));
+  try {
+    const pglite = await PGlite.create(building);
+    await pglite.close();
+    readableByAll(building);
+    rmSync(cluster, { recursive: true, force: true });
+    renameSync(building, cluster);
+  } finally {
+    rmSync(building, { recursive: true, force: true });
+  }
+  writeFileSync(stampFile, `${JSON.stringify({ pglite: version })}\n`);
+}
+
+/** Folders 0755, files 0644: PGlite writes 0666 files, mkdtemp makes a 0700 folder. */
+function readableByAll(folder) {
+  chmodSync(folder, 0o755);
+  for (const entry of readdirSync(folder, { withFileTypes: true })) {
+    const full = path.join(folder, entry.name);
+    if (entry.isDirectory()) readableByAll(full);
+    else chmodSync(full, 0o644);
+  }
 }

@@ -1,5 +1,6 @@
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
+import { removeScratchFolder } from './scratch-folder.js';
 import { ensureEmbeddedTemplates, ensureServerTemplate, sweepStaleTestDatabases, templateKey } from './database-templates.js';
 
 /**
@@ -9,12 +10,13 @@ import { ensureEmbeddedTemplates, ensureServerTemplate, sweepStaleTestDatabases,
  * this one). The embedded templates are made whatever the backend: some files test the
  * embedded database on purpose.
  */
-export default async function setup(project: TestProject): Promise<void> {
+export default async function setup(project: TestProject): Promise<() => void> {
   const key = templateKey();
   const url = process.env.TEST_DATABASE_URL;
   const [embedded, server] = await Promise.all([ensureEmbeddedTemplates(key), url ? prepareServer(url, key) : Promise.resolve('')]);
   project.provide('embeddedTemplates', embedded);
   project.provide('serverTemplate', server);
+  return removeScratchFolder;
 }
 
 async function prepareServer(url: string, key: string): Promise<string> {
