@@ -18,7 +18,49 @@ const external = ['@electric-sql/pglite', '@electric-sql/pglite/*', '@electric-s
 // The bundle is made anew; the embedded cluster below is kept while PGlite's version stays.
 rmSync(path.join(outdir, 'chunks'), { recursive: true, force: true });
 rmSync(path.join(outdir, 'wallet-recon.mjs'), { force: true });
+/**
+ * Two dependencies do costly work when loaded, for features this CLI never uses; the bundle
+ * defers it (measured on Node 20, a one-wallet snapshot's start):
+ * - got imports http2-wrapper, which creates a TLS socket at load to find an internal class:
+ *   Node then loads its root certificates (~50 ms) even for a plain-HTTP gateway. got needs the
+ *   module only with its `http2` option, which wallet-recon never sets: it is loaded at first use.
+ * - pg asks whether it runs on Cloudflare Workers by constructing a `Response`, which on Node 20
+ *   (no `navigator`) loads the whole fetch implementation (~30 ms). On Node the answer is always
+ *   no: the check is skipped.
+ */
+const deferCostlyLoads = {
+  name: 'defer-costly-loads',
+  setup(b) {
+    b.onResolve({ filter: /^http2-wrapper$/ }, (args) =>
+      args.namespace === 'lazy-http2' ? { path: 'http2-wrapper', external: true } : { path: 'http2-wrapper', namespace: 'lazy-http2' },
+    );
+    b.onLoad({ filter: /.*/, namespace: 'lazy-http2' }, () => ({
+      contents:
+        "const load = () => require('http2-wrapper');\n" +
+        'export default { get auto() { return load().auto; }, get globalAgent() { return load().globalAgent; } };\n',
+      loader: 'js',
+      resolveDir: root,
+    }));
+    b.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (args) =>
+      /[\\/]node_modules[\\/]zod[\\/]/.test(args.importer) ? { path: path.join(args.resolveDir, '..', 'locales', 'index.js'), namespace: 'zod-english' } : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: 'zod-english' }, (args) => ({
+      contents: "export { default as en } from './en.js';\n",
+      loader: 'js',
+      resolveDir: path.dirname(args.path),
+    }));
+    b.onLoad({ filter: /[\\/]node_modules[\\/]pg[\\/]lib[\\/]stream\.js$/ }, async (args) => {
+      const { readFile } = await import('node:fs/promises');
+      const source = await readFile(args.path, 'utf8');
+      const check = "if (typeof Response === 'function') {";
+      if (!source.includes(check)) throw new Error(`pg's Cloudflare check changed in ${args.path}: review the defer-costly-loads plugin in scripts/build.mjs`);
+      return { contents: source.replace(check, 'if (false) {'), loader: 'js' };
+    });
+  },
+};
+
 const result = await build({
+  plugins: [deferCostlyLoads],
   absWorkingDir: root,
   entryPoints: { 'wallet-recon': 'src/cli/bin.ts' },
   outdir,
