@@ -42,6 +42,11 @@ export interface SandboxOptions {
   outageMs?: number;
   /** The clock tokens expire and outages end on; tests move it. */
   now?: () => Date;
+  /**
+   * The rate limit refills on `now` too, instead of real time: for a test whose client waits
+   * (Retry-After, backoff) on the same virtual clock. A clock that never moves never refills.
+   */
+  rateLimitOnClock?: boolean;
   /** Receives one debug line per request (method, path, status); nothing is logged without it. */
   logger?: Logger;
 }
@@ -99,7 +104,8 @@ function findIndex(wallets: SandboxWallet[], currency: string): number {
 export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
   const settings = resolveOptions(options);
   const now = settings.now;
-  const faults = new FaultInjector(settings.seed, undefined, now ? () => now().getTime() : undefined);
+  const clockMs = now ? () => now().getTime() : undefined;
+  const faults = new FaultInjector(settings.seed, settings.rateLimitOnClock ? clockMs : undefined, clockMs);
   faults.update({ latencyMs: settings.latencyMs, failRate: settings.failRate, rateLimit: settings.rateLimit, dropRate: settings.dropRate, outageMs: settings.outageMs });
   const closing = new AbortController();
   // Every request waiting out its latency listens for the close: as many as are in flight.

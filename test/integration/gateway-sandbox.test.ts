@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { FixedClock } from '../../src/clock.js';
 import { createGatewayClient, type GatewayClient, type GatewayClientOptions } from '../../src/gateway/index.js';
 import { createLogger } from '../../src/logger.js';
 import { startSandbox, type Sandbox, type SandboxOptions } from '../../src/sandbox/index.js';
@@ -54,14 +55,16 @@ describe('gateway client against the sandbox emulator', () => {
   });
 
   it('returns exactly the emulator balances despite failures, dropped connections and a rate limit', async () => {
-    const sandbox = await sandboxWith({ wallets: 30, failRate: 0.2, dropRate: 0.05, rateLimit: 20, seed: 7 });
+    // The emulator's rate limit refills on the clock the client waits on (backoff, Retry-After of
+    // one second), a virtual one: what is refused and retried does not depend on the machine's speed.
+    const clock = new FixedClock('2026-11-22T10:00:00Z');
+    const sandbox = await sandboxWith({ wallets: 30, failRate: 0.2, dropRate: 0.05, rateLimit: 20, seed: 7, now: () => clock.now(), rateLimitOnClock: true });
     const expected = sandbox.wallets.map((w) => ({ currency: w.currency, balance: w.balance }));
     const logs: string[] = [];
     // More retries than the default: with a 25 % fault rate, five misses in a row happen now and then.
-    const client = clientFor(sandbox, { perPage: 7, retryAttempts: 10, concurrency: 8 }, logs);
+    const client = clientFor(sandbox, { perPage: 7, retryAttempts: 10, concurrency: 8, clock }, logs);
     for (let run = 0; run < 3; run++) expect((await client.listBalances()).wallets).toEqual(expected);
-    // Eight reads at once against a bucket of five: some are refused with 429 however fast the
-    // machine is (the sequential listing alone meets the limit only on a quick machine).
+    // Eight reads at once against a bucket of five: three are refused with 429 and waited out.
     sandbox.setFaults({ rateLimit: 5 });
     const sample = expected.slice(0, 8);
     const singles = await client.getWalletBalances(sample.map((w) => w.currency));
