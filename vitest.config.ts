@@ -29,7 +29,8 @@ export default defineConfig({
     // Test databases, data directories and books files go to memory where the machine has it:
     // creating a file on this machine's disk costs about 1.4 ms and an embedded database is a
     // thousand files (copying one: 1.3 s on disk, 0.08 s in memory).
-    env: { TMPDIR: scratchFolder() },
+    // The run's id names its server test databases, so its teardown drops those the workers kept.
+    env: { TMPDIR: scratchFolder(), WALLET_RECON_TEST_RUN: String(process.pid) },
     globalSetup: ['test/helpers/build-cli.ts', 'test/helpers/global-setup.ts'],
     reporters: ['default', new SlowestFilesReporter()],
   },

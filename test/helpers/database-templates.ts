@@ -83,12 +83,23 @@ export async function ensureEmbeddedTemplates(key: string): Promise<{ bare: stri
 }
 
 /**
- * A new test database's name: wr_test_, the time it is made (epoch seconds), the process and a
- * random part. The time lets a sweep remove only what killed runs left long ago, never the
- * databases of a run going on beside it.
+ * A new test database's name: wr_test_, the time it is made (epoch seconds), the test run (its
+ * main process) and a random part. The time lets a sweep remove only what killed runs left long
+ * ago, never the databases of a run going on beside it; the run lets its teardown drop its own.
  */
 export function testDatabaseName(kind = ''): string {
-  return `wr_test_${Math.floor(Date.now() / 1000)}_${process.pid}_${kind}${randomBytes(4).toString('hex')}`;
+  return `wr_test_${Math.floor(Date.now() / 1000)}_${testRunId()}_${kind}${randomBytes(4).toString('hex')}`;
+}
+
+/** The test run's id, set for the workers by vitest.config.ts: the main process's pid. */
+export function testRunId(): string {
+  return process.env.WALLET_RECON_TEST_RUN ?? String(process.pid);
+}
+
+/** Drops this run's test databases still there when it ends: those the workers kept for reuse. */
+export async function dropRunDatabases(admin: pg.Client): Promise<void> {
+  const mine = await admin.query<{ datname: string }>(`select datname from pg_database where datname ~ $1`, [`^wr_test_[0-9]{10}_${testRunId()}_`]);
+  for (const row of mine.rows) await admin.query(`drop database if exists "${row.datname}" with (force)`).catch(() => undefined);
 }
 
 /** Test databases made over six hours ago that nobody is connected to: left by runs that were killed. */

@@ -1,7 +1,7 @@
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { removeScratchFolder } from './scratch-folder.js';
-import { ensureEmbeddedTemplates, ensureServerTemplate, sweepStaleTestDatabases, templateKey } from './database-templates.js';
+import { dropRunDatabases, ensureEmbeddedTemplates, ensureServerTemplate, sweepStaleTestDatabases, templateKey } from './database-templates.js';
 
 /**
  * Prepares the databases test files copy (see database-templates.ts) and gives their names to
@@ -10,13 +10,26 @@ import { ensureEmbeddedTemplates, ensureServerTemplate, sweepStaleTestDatabases,
  * this one). The embedded templates are made whatever the backend: some files test the
  * embedded database on purpose.
  */
-export default async function setup(project: TestProject): Promise<() => void> {
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const key = templateKey();
   const url = process.env.TEST_DATABASE_URL;
   const [embedded, server] = await Promise.all([ensureEmbeddedTemplates(key), url ? prepareServer(url, key) : Promise.resolve('')]);
   project.provide('embeddedTemplates', embedded);
   project.provide('serverTemplate', server);
-  return removeScratchFolder;
+  return async () => {
+    removeScratchFolder();
+    if (url) await withAdmin(url, dropRunDatabases);
+  };
+}
+
+async function withAdmin(url: string, fn: (client: pg.Client) => Promise<void>): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await fn(client);
+  } finally {
+    await client.end();
+  }
 }
 
 async function prepareServer(url: string, key: string): Promise<string> {
