@@ -35,10 +35,12 @@ export function builtCluster(dist = findDist(import.meta.dirname)): string | und
  * 0700 and every file 0600 (the cluster in dist/ stays readable by the user the image runs as).
  * Returns whether it did; the caller holds the folder's lock.
  */
-export function seedFromBuiltCluster(dataDir: string, cluster = builtCluster()): boolean {
+export function seedFromBuiltCluster(dataDir: string, cluster?: string): boolean {
+  // An existing database (every open but the first) is told by one stat, before the stamp is read.
   if (existsSync(path.join(dataDir, 'PG_VERSION'))) return false;
-  if (cluster === undefined) return false;
-  copyOwnerOnly(cluster, dataDir);
+  const source = cluster ?? builtCluster();
+  if (source === undefined) return false;
+  copyOwnerOnly(source, dataDir);
   return true;
 }
 

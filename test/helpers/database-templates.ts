@@ -1,8 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import path from 'node:path';
 import pg from 'pg';
+import { pgliteVersion } from '../../src/db/embedded-cluster.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { openDatabase } from '../../src/db/open-database.js';
 
@@ -33,10 +33,7 @@ const SERVER_PREFIX = 'wr_tpl_';
 /** A short hash of everything a template's content depends on. */
 export function templateKey(): string {
   const hash = createHash('sha256');
-  // The package does not export its package.json: read it beside the file it resolves to.
-  let dir = path.dirname(createRequire(import.meta.url).resolve('@electric-sql/pglite'));
-  while (!existsSync(path.join(dir, 'package.json'))) dir = path.dirname(dir);
-  hash.update(readFileSync(path.join(dir, 'package.json')));
+  hash.update(`pglite ${pgliteVersion()}`);
   for (const file of ['src/db/migrate.ts', 'src/db/embedded-data-dir.ts']) hash.update(file).update(readFileSync(path.join(root, file)));
   const migrations = path.join(root, 'migrations');
   for (const file of readdirSync(migrations).sort()) hash.update(file).update(readFileSync(path.join(migrations, file)));
