@@ -2,10 +2,10 @@ import { sql, type Kysely, type Transaction, type Updateable } from 'kysely';
 import type { CaseEvent, CaseOccurrence, ReconciliationCase } from './case-records.js';
 import type { CaseAction, CaseKind, CaseState } from './database.types.js';
 import type { CaseEventRow, CaseOccurrenceRow, Database, ReconciliationCaseRow, ReconciliationCasesTable } from './database.types.js';
+import { exactAmount } from './exact-amount.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
-const toBigInt = (v: string | null): bigint | null => (v === null ? null : BigInt(v));
 const amountText = (v: bigint | null): string | null => (v === null ? null : v.toString());
 
 /**
@@ -207,11 +207,11 @@ function caseFromRow(r: ReconciliationCaseRow): ReconciliationCase {
     openedOn: r.opened_on,
     lastSeenOn: r.last_seen_on,
     occurrences: r.occurrences,
-    latestDifference: toBigInt(r.latest_difference),
+    latestDifference: exactAmount(r.latest_difference),
     assignee: r.assignee,
     dueOn: r.due_on,
     acceptedUntil: r.accepted_until,
-    acceptedDifference: toBigInt(r.accepted_difference),
+    acceptedDifference: exactAmount(r.accepted_difference),
     resolvedOn: r.resolved_on,
   };
 }
@@ -221,10 +221,10 @@ function occurrenceFromRow(r: CaseOccurrenceRow): CaseOccurrence {
     caseId: r.case_id,
     businessDate: r.business_date,
     status: r.status,
-    difference: toBigInt(r.difference),
-    gatewayBalance: toBigInt(r.gateway_balance),
-    singleBalance: toBigInt(r.single_balance),
-    expectedBalance: toBigInt(r.expected_balance),
+    difference: exactAmount(r.difference),
+    gatewayBalance: exactAmount(r.gateway_balance),
+    singleBalance: exactAmount(r.single_balance),
+    expectedBalance: exactAmount(r.expected_balance),
     runId: r.run_id,
   };
 }

@@ -1,13 +1,13 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Insertable } from 'kysely';
 import type { Database, ReconciliationResultRow, ReconciliationResultsTable } from './database.types.js';
+import { exactAmount } from './exact-amount.js';
+import type { StoredResultRecord } from './result-records.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
 // 12 bind parameters per row: 2,000 rows stay well under PostgreSQL's 65,535.
 const BATCH_ROWS = 2_000;
-
-const toBigInt = (v: string | null): bigint | null => (v === null ? null : BigInt(v));
 
 /**
  * Waits for, then holds until the transaction ends, the lock of one account's reconciliation
@@ -35,8 +35,8 @@ export async function replaceResultsForDate(
   }
 }
 
-/** Stored result rows over a date range (one account or all), by date, account and currency. */
-export async function listResults(db: Db, range: { from: string; to: string; account?: string }): Promise<ReconciliationResultRow[]> {
+/** Stored results over a date range (one account or all), by date, account and currency. */
+export async function listResults(db: Db, range: { from: string; to: string; account?: string }): Promise<StoredResultRecord[]> {
   let query = db
     .selectFrom('reconciliation_results')
     .selectAll()
@@ -46,7 +46,26 @@ export async function listResults(db: Db, range: { from: string; to: string; acc
     .orderBy('account')
     .orderBy('currency', (o) => o.nullsFirst());
   if (range.account !== undefined) query = query.where('account', '=', range.account);
-  return query.execute();
+  return (await query.execute()).map(resultRecord);
+}
+
+function resultRecord(r: ReconciliationResultRow): StoredResultRecord {
+  return {
+    account: r.account,
+    businessDate: r.business_date,
+    currency: r.currency,
+    gatewayBalance: exactAmount(r.gateway_balance),
+    singleBalance: exactAmount(r.single_balance),
+    expectedBalance: exactAmount(r.expected_balance),
+    previousBalance: exactAmount(r.previous_balance),
+    movement: exactAmount(r.movement),
+    difference: exactAmount(r.difference),
+    status: r.status,
+    runId: r.run_id,
+    booksImportId: r.books_import_id,
+    computedAt: r.computed_at,
+    caseId: r.case_id,
+  };
 }
 
 // What reconciliation reads of the snapshots. These follow the `daily_balances` view but find
@@ -120,5 +139,5 @@ export async function listBalanceHistory(
     .orderBy('business_date');
   if (range.account !== undefined) query = query.where('account', '=', range.account);
   const rows = await query.execute();
-  return rows.map((r) => ({ account: r.account, businessDate: r.business_date, currency: r.currency, balance: BigInt(r.balance), movement: toBigInt(r.movement) }));
+  return rows.map((r) => ({ account: r.account, businessDate: r.business_date, currency: r.currency, balance: BigInt(r.balance), movement: exactAmount(r.movement) }));
 }

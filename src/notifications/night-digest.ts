@@ -3,7 +3,7 @@ import { countConsecutiveMissedDates } from '../db/capture-day.repository.js';
 import type { Database } from '../db/database.types.js';
 import { countCasesOfDate, listCasesByIds } from '../db/reconciliation-case.repository.js';
 import { listResults } from '../db/reconciliation-result.repository.js';
-import { countByStatus, resultFromRow, type StoredReconciliationResult } from '../reconciliation/reconciliation-result.js';
+import { countByStatus, type StoredReconciliationResult } from '../reconciliation/reconciliation-result.js';
 import type { Discrepancy, NightAccountDigest, NightCompletedData } from './events.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
@@ -27,7 +27,7 @@ export async function buildNightDigest(db: Db, night: SettledNight): Promise<Nig
   const days = await db.selectFrom('capture_days').selectAll().where('business_date', '=', night.businessDate).where('account', 'in', names).execute();
   const runIds = days.map((d) => d.run_id).filter((id): id is number => id !== null);
   const runs = runIds.length === 0 ? [] : await db.selectFrom('snapshot_runs').select(['id', 'wallets_fetched']).where('id', 'in', runIds).execute();
-  const results = (await listResults(db, { from: night.businessDate, to: night.businessDate })).map(resultFromRow);
+  const results = await listResults(db, { from: night.businessDate, to: night.businessDate });
   // A discrepancy its case accepted is known and explained: shown as accepted, not as a break.
   const caseIds = [...new Set(results.map((r) => r.caseId).filter((id): id is number => id !== null))];
   const accepted = new Set((await listCasesByIds(db, caseIds)).filter((c) => c.state === 'accepted').map((c) => c.id));

@@ -1,5 +1,6 @@
 import type { ResultCase } from '../cases/case-model.js';
-import type { ReconciliationResultRow, ReconciliationStatus } from '../db/database.types.js';
+import type { ReconciliationStatus } from '../db/database.types.js';
+import type { ResultRecord, StoredResultRecord } from '../db/result-records.js';
 
 export type { ReconciliationStatus } from '../db/database.types.js';
 
@@ -19,33 +20,15 @@ export const RECONCILIATION_STATUSES: readonly ReconciliationStatus[] = [
   'disappeared',
 ];
 
-/** One reconciliation verdict; amounts are exact integers in minor units. */
-export interface ReconciliationResult {
-  account: string;
-  businessDate: string;
-  /** Null only for `no_snapshot`. */
-  currency: string | null;
-  gatewayBalance: bigint | null;
-  singleBalance: bigint | null;
-  expectedBalance: bigint | null;
-  previousBalance: bigint | null;
-  /** Gateway balance minus the balance on the previous business date that has a snapshot. */
-  movement: bigint | null;
-  /** Gateway minus books, when both sides exist. */
-  difference: bigint | null;
-  status: ReconciliationStatus;
-  /** The run the gateway side came from: the date's authoritative snapshot. */
-  runId: number | null;
-  /** The books import the expected side came from (null: no books for that day, or imported before imports were recorded). */
-  booksImportId?: number | null;
+/** One reconciliation verdict (see ResultRecord), with the case following it once cases are tracked. */
+export interface ReconciliationResult extends ResultRecord {
   /** The case following this discrepancy (null for a matched result; absent before cases are tracked). */
   case?: ResultCase | null;
 }
 
 /** A result as stored, with the time it was computed. */
-export interface StoredReconciliationResult extends ReconciliationResult {
-  computedAt: Date;
-  caseId: number | null;
+export interface StoredReconciliationResult extends StoredResultRecord {
+  case?: ResultCase | null;
 }
 
 export type StatusCounts = Record<ReconciliationStatus, number>;
@@ -101,26 +84,4 @@ export function reconciliationExitCode(counts: StatusCounts): 0 | 3 {
 /** How many results are not `matched`. */
 export function countUnmatched(counts: StatusCounts): number {
   return RECONCILIATION_STATUSES.reduce((sum, s) => (s === 'matched' ? sum : sum + counts[s]), 0);
-}
-
-const toBigInt = (v: string | null): bigint | null => (v === null ? null : BigInt(v));
-
-/** A stored row of reconciliation_results as a result (amounts back to exact integers). */
-export function resultFromRow(r: ReconciliationResultRow): StoredReconciliationResult {
-  return {
-    account: r.account,
-    businessDate: r.business_date,
-    currency: r.currency,
-    gatewayBalance: toBigInt(r.gateway_balance),
-    singleBalance: toBigInt(r.single_balance),
-    expectedBalance: toBigInt(r.expected_balance),
-    previousBalance: toBigInt(r.previous_balance),
-    movement: toBigInt(r.movement),
-    difference: toBigInt(r.difference),
-    status: r.status,
-    runId: r.run_id,
-    booksImportId: r.books_import_id,
-    computedAt: r.computed_at,
-    caseId: r.case_id,
-  };
 }

@@ -5,7 +5,7 @@ import type { Database } from '../db/database.types.js';
 import { listExpectedBalancesBetween } from '../db/expected-balance.repository.js';
 import { listCasesByIds } from '../db/reconciliation-case.repository.js';
 import { listBalanceHistory, listResults } from '../db/reconciliation-result.repository.js';
-import { addCounts, countByStatus, isAccepted, reconciliationExitCode, resultFromRow, type ReconciliationResult, type StatusCounts, type StoredReconciliationResult } from './reconciliation-result.js';
+import { addCounts, countByStatus, isAccepted, reconciliationExitCode, type ReconciliationResult, type StatusCounts, type StoredReconciliationResult } from './reconciliation-result.js';
 
 /** The business dates (inclusive) and, optionally, the one account a report covers. */
 export interface ReportRange {
@@ -113,7 +113,7 @@ export function summarizeResults<R extends ReconciliationResult>(range: ReportRa
  * summarises them, listing the dates never reconciled.
  */
 export async function loadReport(db: Kysely<Database>, range: ReportRange, options: SummaryOptions = {}): Promise<Report> {
-  const results = (await listResults(db, range)).map(resultFromRow);
+  const results = await listResults(db, range);
   const ids = [...new Set(results.flatMap((r) => (r.caseId === null ? [] : [r.caseId])))];
   const cases = new Map((await listCasesByIds(db, ids)).map((c) => [c.id, c]));
   const today = options.today ?? range.to;

@@ -4,7 +4,6 @@ import type { AppContext } from '../../src/app-context.js';
 import { insertSnapshotRows } from '../../src/db/balance-snapshot.repository.js';
 import { replaceExpectedBalanceDays } from '../../src/db/expected-balance.repository.js';
 import { listResults } from '../../src/db/reconciliation-result.repository.js';
-import { resultFromRow } from '../../src/reconciliation/reconciliation-result.js';
 import { insertRunningRun, markRunFailed, markRunSucceeded } from '../../src/db/snapshot-run.repository.js';
 import { UsageError } from '../../src/errors.js';
 import { createTestContext, writeAccountsFile } from '../helpers/test-context.js';
@@ -74,7 +73,7 @@ describe(`reconciliation on ${backend}`, () => {
     await books('eu-main', '2026-11-20', { EUR: 1000n, USD: 500n, CHF: 5n, GBP: 70n }, 'books-corrected.csv');
     const second = await runReconcileJob(ctx, { date: '2026-11-20', account: 'eu-main' });
     expect(second.exitCode).toBe(0);
-    const stored = (await listResults(ctx.database.db, { from: '2026-11-20', to: '2026-11-20', account: 'eu-main' })).map(resultFromRow);
+    const stored = await listResults(ctx.database.db, { from: '2026-11-20', to: '2026-11-20', account: 'eu-main' });
     expect(stored.map((r) => [r.currency, r.status])).toEqual([
       ['CHF', 'matched'],
       ['EUR', 'matched'],

@@ -1,0 +1,31 @@
+import type { ReconciliationStatus } from './database.types.js';
+
+// The records the result repository reads. The reconciliation module re-exports them and adds
+// the case a result belongs to; they live here so the database layer imports nothing from above it.
+
+/** One reconciliation verdict; amounts are exact integers in minor units. */
+export interface ResultRecord {
+  account: string;
+  businessDate: string;
+  /** Null only for `no_snapshot`. */
+  currency: string | null;
+  gatewayBalance: bigint | null;
+  singleBalance: bigint | null;
+  expectedBalance: bigint | null;
+  previousBalance: bigint | null;
+  /** Gateway balance minus the balance on the previous business date that has a snapshot. */
+  movement: bigint | null;
+  /** Gateway minus books, when both sides exist. */
+  difference: bigint | null;
+  status: ReconciliationStatus;
+  /** The run the gateway side came from: the date's authoritative snapshot. */
+  runId: number | null;
+  /** The books import the expected side came from (null: no books for that day, or imported before imports were recorded). */
+  booksImportId?: number | null;
+}
+
+/** A result as stored, with the time it was computed. */
+export interface StoredResultRecord extends ResultRecord {
+  computedAt: Date;
+  caseId: number | null;
+}
