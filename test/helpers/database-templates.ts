@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
 import { pgliteVersion } from '../../src/db/embedded-cluster.js';
@@ -7,9 +7,9 @@ import { migrateToLatest } from '../../src/db/migrate.js';
 import { openDatabase } from '../../src/db/open-database.js';
 
 /**
- * Databases the suite copies instead of creating: a new embedded database takes PGlite's initdb
- * (1.5-3 s) and migrating costs more on top, while copying a folder and opening it takes a
- * fraction of a second; on PostgreSQL, `CREATE DATABASE … TEMPLATE` skips the migrations.
+ * Migrated databases the suite copies instead of migrating each time: embedded, a folder (a new
+ * one starts from the build's cluster, then the migrations cost about a second); on PostgreSQL,
+ * `CREATE DATABASE … TEMPLATE` skips the migrations.
  *
  * Templates are keyed by what their content depends on (the migrations, the migrator, the PGlite
  * version), so a changed migration builds new ones and a stale template is never used. They are
@@ -19,8 +19,8 @@ import { openDatabase } from '../../src/db/open-database.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
-    /** Embedded database folders to copy: one as initdb leaves it, one migrated to the latest version. */
-    embeddedTemplates: { bare: string; migrated: string };
+    /** An embedded database folder migrated to the latest version, to copy. (A new, unmigrated one needs no template: the build's cluster is one.) */
+    embeddedTemplate: string;
     /** With TEST_DATABASE_URL: a database migrated to the latest version to create test databases from. */
     serverTemplate: string;
   }
@@ -41,20 +41,15 @@ export function templateKey(): string {
 }
 
 /** The embedded templates of `key`, built now if no earlier run left them. */
-export async function ensureEmbeddedTemplates(key: string): Promise<{ bare: string; migrated: string }> {
+export async function ensureEmbeddedTemplate(key: string): Promise<string> {
   const dir = path.join(CACHE, key);
-  const templates = { bare: path.join(dir, 'bare'), migrated: path.join(dir, 'migrated') };
-  if (existsSync(path.join(dir, 'ready'))) return templates;
+  const template = path.join(dir, 'migrated');
+  if (existsSync(path.join(dir, 'ready'))) return template;
   mkdirSync(CACHE, { recursive: true });
   // Built aside and renamed into place, so a run beside this one never sees half a template.
   const build = mkdtempSync(path.join(CACHE, '.build-'));
   try {
-    const bare = path.join(build, 'bare');
-    const fresh = await openDatabase({ dataDir: bare, command: 'test template' });
-    await fresh.close();
-    const migrated = path.join(build, 'migrated');
-    cpSync(bare, migrated, { recursive: true });
-    const handle = await openDatabase({ dataDir: migrated, command: 'test template' });
+    const handle = await openDatabase({ dataDir: path.join(build, 'migrated'), command: 'test template' });
     try {
       await migrateToLatest(handle.db);
     } finally {
@@ -76,7 +71,7 @@ export async function ensureEmbeddedTemplates(key: string): Promise<{ bare: stri
     if (entry.startsWith('.build-') && Date.now() - statSync(path.join(CACHE, entry)).mtimeMs < 3_600_000) continue;
     rmSync(path.join(CACHE, entry), { recursive: true, force: true });
   }
-  return templates;
+  return template;
 }
 
 /**

@@ -1,20 +1,20 @@
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { removeScratchFolder } from './scratch-folder.js';
-import { dropRunDatabases, ensureEmbeddedTemplates, ensureServerTemplate, sweepStaleTestDatabases, templateKey } from './database-templates.js';
+import { dropRunDatabases, ensureEmbeddedTemplate, ensureServerTemplate, sweepStaleTestDatabases, templateKey } from './database-templates.js';
 
 /**
  * Prepares the databases test files copy (see database-templates.ts) and gives their names to
  * the tests (`inject`). With TEST_DATABASE_URL, fails fast when the server is unreachable and
  * sweeps databases left by killed runs (old ones only: another run may be going on beside
- * this one). The embedded templates are made whatever the backend: some files test the
+ * this one). The embedded template is made whatever the backend: some files test the
  * embedded database on purpose.
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const key = templateKey();
   const url = process.env.TEST_DATABASE_URL;
-  const [embedded, server] = await Promise.all([ensureEmbeddedTemplates(key), url ? prepareServer(url, key) : Promise.resolve('')]);
-  project.provide('embeddedTemplates', embedded);
+  const [embedded, server] = await Promise.all([ensureEmbeddedTemplate(key), url ? prepareServer(url, key) : Promise.resolve('')]);
+  project.provide('embeddedTemplate', embedded);
   project.provide('serverTemplate', server);
   return async () => {
     removeScratchFolder();

@@ -120,7 +120,7 @@ async function createServerDatabase(adminUrl: string, name: string, migrate: boo
 /**
  * A fresh, migrated database for one test file: its own PostgreSQL database on the server,
  * or its own embedded one. `onDisk` lets child processes open the embedded one (`childEnv`).
- * Both are copies of templates the global setup made, so no test pays for initdb or migrations.
+ * Migrated ones are copies of the templates the global setup made, so no test pays for migrations.
  */
 export async function createTestDatabase(options: { migrate?: boolean; onDisk?: boolean } = {}): Promise<TestDatabase> {
   const migrate = options.migrate ?? true;
@@ -162,7 +162,8 @@ export async function createTestDatabase(options: { migrate?: boolean; onDisk?: 
   // Always in a folder, a copy of the template: as quick as an in-memory database and far
   // quicker to make. Only `onDisk` ones are handed to child processes.
   const dir = mkdtempSync(path.join(tmpdir(), 'wr-test-'));
-  const copied = copyEmbeddedTemplate(dir, { migrate });
+  // Unmigrated: the empty folder, which the database fills from the build's cluster.
+  const copied = migrate && copyEmbeddedTemplate(dir);
   const handle = await openDatabase({ dataDir: dir, command: 'test' });
   if (migrate && !copied) await migrateToLatest(handle.db);
   const t: TestDatabase = {
@@ -202,14 +203,13 @@ export async function stopServing(t: TestDatabase): Promise<void> {
 }
 
 /**
- * Copies the embedded template into folder `dir` (created if missing), migrated or as initdb left
- * it, for tests that hand an existing database folder to a process. Returns false, leaving the
- * folder alone, when the suite runs without templates.
+ * Copies the migrated embedded template into folder `dir` (created if missing), for tests that
+ * hand an existing database folder to a process. Returns false, leaving the folder alone, when
+ * the suite runs without templates.
  */
-export function copyEmbeddedTemplate(dir: string, options: { migrate?: boolean } = {}): boolean {
+export function copyEmbeddedTemplate(dir: string): boolean {
   // Undefined in a run without the global setup (vitest.mutate.config.ts).
-  const templates = inject('embeddedTemplates') as { bare: string; migrated: string } | undefined;
-  const source = templates && (options.migrate === false ? templates.bare : templates.migrated);
+  const source = inject('embeddedTemplate') as string | undefined;
   if (source === undefined || !existsSync(source)) return false;
   cpSync(source, dir, { recursive: true });
   return true;
