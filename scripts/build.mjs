@@ -49,9 +49,8 @@ const deferCostlyLoads = {
       loader: 'js',
       resolveDir: path.dirname(args.path),
     }));
-    b.onLoad({ filter: /[\\/]node_modules[\\/]pg[\\/]lib[\\/]stream\.js$/ }, async (args) => {
-      const { readFile } = await import('node:fs/promises');
-      const source = await readFile(args.path, 'utf8');
+    b.onLoad({ filter: /[\\/]node_modules[\\/]pg[\\/]lib[\\/]stream\.js$/ }, (args) => {
+      const source = readFileSync(args.path, 'utf8');
       const check = "if (typeof Response === 'function') {";
       if (!source.includes(check)) throw new Error(`pg's Cloudflare check changed in ${args.path}: review the defer-costly-loads plugin in scripts/build.mjs`);
       return { contents: source.replace(check, 'if (false) {'), loader: 'js' };
@@ -82,7 +81,6 @@ const result = await build({
   metafile: process.argv.includes('--metafile'),
 });
 if (result.metafile) {
-  const { writeFileSync } = await import('node:fs');
   writeFileSync(path.join(outdir, 'meta.json'), JSON.stringify(result.metafile));
 }
 
@@ -97,8 +95,9 @@ await buildEmbeddedCluster();
 async function buildEmbeddedCluster() {
   const cluster = path.join(outdir, 'embedded-cluster');
   const stampFile = path.join(outdir, 'embedded-cluster.json');
-  const require = createRequire(import.meta.url);
-  let dir = path.dirname(require.resolve('@electric-sql/pglite'));
+  // The version and the stamp check are those of pgliteVersion() and builtCluster() in
+  // src/db/embedded-cluster.ts, which this plain script cannot import: change them together.
+  let dir = path.dirname(createRequire(import.meta.url).resolve('@electric-sql/pglite'));
   while (!existsSync(path.join(dir, 'package.json'))) dir = path.dirname(dir);
   const version = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')).version;
   try {
@@ -124,9 +123,7 @@ async function buildEmbeddedCluster() {
 /** Folders 0755, files 0644: PGlite writes 0666 files, mkdtemp makes a 0700 folder. */
 function readableByAll(folder) {
   chmodSync(folder, 0o755);
-  for (const entry of readdirSync(folder, { withFileTypes: true })) {
-    const full = path.join(folder, entry.name);
-    if (entry.isDirectory()) readableByAll(full);
-    else chmodSync(full, 0o644);
+  for (const entry of readdirSync(folder, { recursive: true, withFileTypes: true })) {
+    chmodSync(path.join(entry.parentPath, entry.name), entry.isDirectory() ? 0o755 : 0o644);
   }
 }
