@@ -76,17 +76,34 @@ function roundTripsPerAccount(wallets: number, perPage: number, gatewayConcurren
  * held per account (measured cold: 100 accounts 266 MiB; then 1,000 and 2,000 accounts 345 and
  * 336 MiB — flat once warm).
  */
+/**
+ * A new, empty database `name` on the server of `adminUrl` (one a killed run left is dropped
+ * first), the admin session that made it, and how to drop it and end that session.
+ */
+export async function createBenchDatabase(adminUrl: string, name: string): Promise<{ url: string; admin: pg.Client; drop(): Promise<void> }> {
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`drop database if exists ${name} with (force)`);
+  await admin.query(`create database ${name}`);
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    admin,
+    async drop() {
+      await admin.query(`drop database if exists ${name} with (force)`).catch(() => undefined);
+      await admin.end();
+    },
+  };
+}
+
 export async function runFleet(settings: FleetSettings): Promise<FleetMeasurement[]> {
   const dbName = `wr_bench_${process.pid}`;
-  const admin = new pg.Client({ connectionString: settings.adminUrl });
-  await admin.connect();
-  await admin.query(`drop database if exists ${dbName} with (force)`);
-  await admin.query(`create database ${dbName}`);
-  const url = new URL(settings.adminUrl);
-  url.pathname = `/${dbName}`;
+  const bench = await createBenchDatabase(settings.adminUrl, dbName);
+  const { admin, url } = bench;
   const emulator = await startEmulatorProcess(settings.wallets, settings.latencyMs);
   const dir = mkdtempSync(path.join(tmpdir(), 'wr-fleet-'));
-  const database = await openDatabase({ databaseUrl: url.toString(), dataDir: 'memory://', command: 'bench fleet' });
+  const database = await openDatabase({ databaseUrl: url, dataDir: 'memory://', command: 'bench fleet' });
   const measurements: FleetMeasurement[] = [];
   try {
     await migrateToLatest(database.db);
@@ -149,8 +166,7 @@ export async function runFleet(settings: FleetSettings): Promise<FleetMeasuremen
   } finally {
     await database.close();
     emulator.child.kill('SIGTERM');
-    await admin.query(`drop database if exists ${dbName} with (force)`).catch(() => undefined);
-    await admin.end();
+    await bench.drop();
     rmSync(dir, { recursive: true, force: true });
   }
   return measurements;

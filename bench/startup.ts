@@ -6,11 +6,10 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import path from 'node:path';
-import pg from 'pg';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { openDatabase } from '../src/db/open-database.js';
 import { startSandbox } from '../src/sandbox/index.js';
-import { startEmulatorProcess } from './fleet.js';
+import { createBenchDatabase, startEmulatorProcess } from './fleet.js';
 
 const bin = path.join(import.meta.dirname, '..', 'bin', 'wallet-recon.js');
 
@@ -43,19 +42,13 @@ async function medianMs(args: string[], env: Record<string, string | undefined>,
 }
 
 export async function measureStartup(adminUrl: string, runs = 7): Promise<StartupMeasurement> {
-  const dbName = `wr_bench_start_${process.pid}`;
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  await admin.query(`drop database if exists ${dbName} with (force)`);
-  await admin.query(`create database ${dbName}`);
-  const url = new URL(adminUrl);
-  url.pathname = `/${dbName}`;
+  const bench = await createBenchDatabase(adminUrl, `wr_bench_start_${process.pid}`);
   const sandbox = await startSandbox({ port: 0, wallets: 1 });
   try {
-    const database = await openDatabase({ databaseUrl: url.toString(), dataDir: 'memory://', command: 'bench startup' });
+    const database = await openDatabase({ databaseUrl: bench.url, dataDir: 'memory://', command: 'bench startup' });
     await migrateToLatest(database.db);
     await database.close();
-    const env = { DATABASE_URL: url.toString(), GATEWAY_SANDBOX_URL: sandbox.url, GATEWAY_API_KEY: sandbox.apiKey, GATEWAY_API_SECRET: sandbox.apiSecret, LOG_LEVEL: 'silent' };
+    const env = { DATABASE_URL: bench.url, GATEWAY_SANDBOX_URL: sandbox.url, GATEWAY_API_KEY: sandbox.apiKey, GATEWAY_API_SECRET: sandbox.apiSecret, LOG_LEVEL: 'silent' };
     // The quick ones are a few tens of milliseconds each, where one slow start moves a median of
     // seven: they run twice as often.
     const nodeMs = await medianMs(['-e', '0'], {}, runs * 2 + 1);
@@ -75,7 +68,6 @@ export async function measureStartup(adminUrl: string, runs = 7): Promise<Startu
     }
   } finally {
     await sandbox.close();
-    await admin.query(`drop database if exists ${dbName} with (force)`).catch(() => undefined);
-    await admin.end();
+    await bench.drop();
   }
 }

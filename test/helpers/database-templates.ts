@@ -104,10 +104,22 @@ export async function sweepStaleTestDatabases(admin: pg.Client): Promise<void> {
   for (const row of stale.rows) await admin.query(`drop database if exists "${row.datname}"`).catch(() => undefined);
 }
 
-function urlWithDatabase(url: string, database: string): string {
+/** `url` with its database replaced by `database`. */
+export function urlWithDatabase(url: string, database: string): string {
   const u = new URL(url);
   u.pathname = `/${database}`;
   return u.toString();
+}
+
+/** Runs `fn` on a connection of its own to `url`, closed afterwards whatever happens. */
+export async function withClient<T>(url: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end().catch(() => undefined);
+  }
 }
 
 /**

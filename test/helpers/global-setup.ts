@@ -1,7 +1,7 @@
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { removeScratchFolder } from './scratch-folder.js';
-import { dropRunDatabases, ensureEmbeddedTemplate, ensureServerTemplate, sweepStaleTestDatabases, templateKey } from './database-templates.js';
+import { dropRunDatabases, ensureEmbeddedTemplate, ensureServerTemplate, sweepStaleTestDatabases, templateKey, withClient } from './database-templates.js';
 
 /**
  * Prepares the databases test files copy (see database-templates.ts) and gives their names to
@@ -18,18 +18,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
   project.provide('serverTemplate', server);
   return async () => {
     removeScratchFolder();
-    if (url) await withAdmin(url, dropRunDatabases);
+    if (url) await withClient(url, dropRunDatabases);
   };
-}
-
-async function withAdmin(url: string, fn: (client: pg.Client) => Promise<void>): Promise<void> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    await fn(client);
-  } finally {
-    await client.end();
-  }
 }
 
 async function prepareServer(url: string, key: string): Promise<string> {

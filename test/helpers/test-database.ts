@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { Kysely } from 'kysely';
 import pg from 'pg';
 import { inject } from 'vitest';
-import { testDatabaseName } from './database-templates.js';
+import { testDatabaseName, urlWithDatabase, withClient } from './database-templates.js';
 import type { Database } from '../../src/db/database.types.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { openDatabase, type DatabaseHandle } from '../../src/db/open-database.js';
@@ -18,12 +18,6 @@ export interface TestDatabase {
   childEnv: Record<string, string>;
   /** For embedded child processes: the handle must be closed before a child opens the folder. */
   drop(): Promise<void>;
-}
-
-function urlWithDatabase(url: string, database: string): string {
-  const u = new URL(url);
-  u.pathname = `/${database}`;
-  return u.toString();
 }
 
 /**
@@ -64,42 +58,32 @@ async function shapeOf(client: pg.Client): Promise<string> {
  */
 async function emptyForReuse(name: string, url: string, adminUrl: string): Promise<boolean> {
   if (templateShape === undefined) return false;
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  try {
-    // Sessions a killed child left behind would hold locks.
-    await admin.query('select pg_terminate_backend(pid) from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()', [name]);
-  } finally {
-    await admin.end();
-  }
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
+  // Sessions a killed child left behind would hold locks.
+  await withClient(adminUrl, (admin) => admin.query('select pg_terminate_backend(pid) from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()', [name]));
+  return withClient(url, async (client) => {
     if ((await shapeOf(client)) !== templateShape) return false;
-    await client.query('begin');
-    await client.query("set local session_replication_role = 'replica'");
-    const tables = await client.query<{ name: string }>(
-      `select quote_ident(c.relname) as name from pg_class c join pg_namespace n on n.oid = c.relnamespace
-        where n.nspname = 'public' and c.relkind in ('r', 'p') and c.relname not in ('kysely_migration', 'kysely_migration_lock')`,
-    );
-    for (const table of tables.rows) await client.query(`delete from ${table.name}`);
-    await client.query(
-      `select setval(s.seqrelid, s.seqstart, false) from pg_sequence s join pg_class c on c.oid = s.seqrelid join pg_namespace n on n.oid = c.relnamespace where n.nspname = 'public'`,
-    );
-    await client.query('commit');
-    return true;
-  } catch {
-    return false;
-  } finally {
-    await client.end().catch(() => undefined);
-  }
+    try {
+      await client.query('begin');
+      await client.query("set local session_replication_role = 'replica'");
+      const tables = await client.query<{ name: string }>(
+        `select quote_ident(c.relname) as name from pg_class c join pg_namespace n on n.oid = c.relnamespace
+          where n.nspname = 'public' and c.relkind in ('r', 'p') and c.relname not in ('kysely_migration', 'kysely_migration_lock')`,
+      );
+      for (const table of tables.rows) await client.query(`delete from ${table.name}`);
+      await client.query(
+        `select setval(s.seqrelid, s.seqstart, false) from pg_sequence s join pg_class c on c.oid = s.seqrelid join pg_namespace n on n.oid = c.relnamespace where n.nspname = 'public'`,
+      );
+      await client.query('commit');
+      return true;
+    } catch {
+      return false;
+    }
+  });
 }
 
 /** Creates database `name` on the server, as a copy of the migrated template when `migrate`. */
 async function createServerDatabase(adminUrl: string, name: string, migrate: boolean): Promise<boolean> {
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  try {
+  return withClient(adminUrl, async (admin) => {
     const template = migrate ? inject('serverTemplate') : '';
     if (template) {
       try {
@@ -112,9 +96,7 @@ async function createServerDatabase(adminUrl: string, name: string, migrate: boo
     }
     await admin.query(`create database "${name}"`);
     return false;
-  } finally {
-    await admin.end();
-  }
+  });
 }
 
 /**
@@ -130,11 +112,7 @@ export async function createTestDatabase(options: { migrate?: boolean; onDisk?: 
     const name = reused?.name ?? testDatabaseName();
     const fromTemplate = reused !== undefined || (await createServerDatabase(adminUrl, name, migrate));
     const url = urlWithDatabase(adminUrl, name);
-    if (fromTemplate && templateShape === undefined) {
-      const first = new pg.Client({ connectionString: url });
-      await first.connect();
-      templateShape = await shapeOf(first).finally(() => first.end());
-    }
+    if (fromTemplate && templateShape === undefined) templateShape = await withClient(url, shapeOf);
     // Held for the database's life: an open session keeps the sweep of a run starting beside
     // this one (which drops test databases nobody is connected to) away from it.
     const keeper = new pg.Client({ connectionString: url });
@@ -152,10 +130,7 @@ export async function createTestDatabase(options: { migrate?: boolean; onDisk?: 
           parked.push({ name, url });
           return;
         }
-        const admin2 = new pg.Client({ connectionString: adminUrl });
-        await admin2.connect();
-        await admin2.query(`drop database if exists "${name}" with (force)`);
-        await admin2.end();
+        await withClient(adminUrl, (admin) => admin.query(`drop database if exists "${name}" with (force)`));
       },
     };
   }
