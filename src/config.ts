@@ -345,7 +345,6 @@ export function removeSecretsFromEnvironment(config: Config, env: NodeJS.Process
   for (const name of config.secretVariables) delete env[name];
 }
 
-/** A private copy of the environment (by default the process's), to load the configuration from. */
 /**
  * The YAML parser, loaded only when an accounts file is YAML: every command reads the
  * configuration at start, and loading the parser cost each of them ~10 ms it rarely needs.
@@ -354,6 +353,7 @@ function parseYaml(text: string): unknown {
   return (createRequire(import.meta.url)('yaml') as typeof import('yaml')).parse(text);
 }
 
+/** A private copy of the environment (by default the process's), to load the configuration from. */
 export function copyEnvironment(env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
   return { ...env };
 }

@@ -84,7 +84,7 @@ export function testDatabaseName(kind = ''): string {
 }
 
 /** The test run's id, set for the workers by vitest.config.ts: the main process's pid. */
-export function testRunId(): string {
+function testRunId(): string {
   return process.env.WALLET_RECON_TEST_RUN ?? String(process.pid);
 }
 
