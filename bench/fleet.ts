@@ -70,13 +70,6 @@ function roundTripsPerAccount(wallets: number, perPage: number, gatewayConcurren
 }
 
 /**
- * Runs the fleet for each account count in turn, smallest first, in this process, after one
- * unmeasured warm-up pass of the largest: a run of a few seconds ends before V8 has sized its
- * heap, so a cold small run against a long large one measures the heap's warm-up, not memory
- * held per account (measured cold: 100 accounts 266 MiB; then 1,000 and 2,000 accounts 345 and
- * 336 MiB — flat once warm).
- */
-/**
  * A new, empty database `name` on the server of `adminUrl` (one a killed run left is dropped
  * first), the admin session that made it, and how to drop it and end that session.
  */
@@ -97,6 +90,13 @@ export async function createBenchDatabase(adminUrl: string, name: string): Promi
   };
 }
 
+/**
+ * Runs the fleet for each account count in turn, smallest first, in this process, after one
+ * unmeasured warm-up pass of the largest: a run of a few seconds ends before V8 has sized its
+ * heap, so a cold small run against a long large one measures the heap's warm-up, not memory
+ * held per account (measured cold: 100 accounts 266 MiB; then 1,000 and 2,000 accounts 345 and
+ * 336 MiB — flat once warm).
+ */
 export async function runFleet(settings: FleetSettings): Promise<FleetMeasurement[]> {
   const dbName = `wr_bench_${process.pid}`;
   const bench = await createBenchDatabase(settings.adminUrl, dbName);
