@@ -71,8 +71,9 @@ const HOLDER = `${hostname()}:${process.pid}`;
  * that fails before the run is recorded becomes a failed result for this account alone.
  */
 export async function captureAccount(ctx: AppContext, account: AccountConfig, options: CaptureOptions): Promise<AccountRunResult> {
+  // A run that takes over reads already under way starts, and is timed, from their start.
   const started = options.started?.startedAt ?? ctx.clock.now();
-  const startedMs = Date.now();
+  const startedMs = options.started?.startedMs ?? Date.now();
   try {
     return await lockAndCapture(ctx, account, options, started, startedMs);
   } catch (error) {

@@ -23,6 +23,8 @@ export interface GatewayCapture {
   readonly account: string;
   /** "Now" when it began: the run's start, and what decides a manual run's business date. */
   readonly startedAt: Date;
+  /** Real time when it began (Date.now()), for the run's duration: the clock above may be a test's. */
+  readonly startedMs: number;
   /** Settles once: the balances, or why not (a gateway fault, a bad listing, an abort). */
   readonly balances: Promise<CapturedBalances>;
   /** Aborted on a stop signal, a lost lock, or a run that does not go ahead. */
@@ -53,6 +55,7 @@ export function startGatewayCapture(config: Config, account: AccountConfig, opti
   if (stop?.aborted) controller.abort(stop.reason);
   else stop?.addEventListener('abort', onStop, { once: true });
   const startedAt = options.clock.now();
+  const startedMs = Date.now();
   const progress = (p: Omit<CaptureProgress, 'account'>) => options.onProgress?.({ account: account.name, ...p });
 
   let gateway: GatewayClient | undefined;
@@ -79,6 +82,7 @@ export function startGatewayCapture(config: Config, account: AccountConfig, opti
   return {
     account: account.name,
     startedAt,
+    startedMs,
     balances,
     signal: controller.signal,
     get requestCount() {

@@ -142,11 +142,16 @@ describe(`gateway reads started before the run (${backend}): what a manual snaps
   it('the run takes the capture under way: it starts when the capture did and writes what the capture read', async () => {
     const ctx = createTestContext(t, sandboxEnv(sandbox, { GATEWAY_PER_PAGE: '5' }));
     const account = ctx.config.accounts[0]!;
+    sandbox.setFaults({ latencyMs: 20 });
+    const begun = Date.now();
     const capture = startGatewayCapture(ctx.config, account, { clock: ctx.clock, logger: ctx.logger });
     // Every read is back before the run is even recorded.
     await capture.balances;
+    const readingMs = Date.now() - begun;
     const result = await runSnapshotJob(ctx, { trigger: 'manual', started: new Map([[account.name, capture]]) });
     expect(result.accounts[0]).toMatchObject({ status: 'succeeded', walletsFetched: 23, pagesFetched: 5, requests: 1 + 5 + 23 });
+    // Its duration counts the reads made before it was recorded, as its start does.
+    expect(result.accounts[0]!.durationMs).toBeGreaterThanOrEqual(readingMs);
     const [run] = await runs();
     expect(run!.started_at).toEqual(capture.startedAt);
     const rows = await listSnapshotRows(t.handle.db, run!.id);
