@@ -9,7 +9,7 @@ import { readBalanceFile, type BalanceFileRow } from '../src/reconciliation/book
 import { countUnmatched, type StatusCounts } from '../src/reconciliation/reconciliation-result.js';
 import { parseDateRange, todayOf } from '../src/reconciliation/business-dates.js';
 import { resolveAccountNames } from '../src/reconciliation/reconciliation-service.js';
-import { runReconcileJob } from './reconcile-job.js';
+import { runReconcileJob, settleOwedReconciliations } from './reconcile-job.js';
 import { runSnapshotJob, type SnapshotJobOptions } from './snapshot-job.js';
 
 export interface BackfillJobOptions {
@@ -120,7 +120,8 @@ export async function runBackfillJob(ctx: AppContext, options: BackfillJobOption
   }
 
   const work = dates.flatMap((d) => d.accounts.filter((a) => a.action === 'import' || a.action === 'capture').map((a) => ({ date: d.businessDate, day: a })));
-  const closedDates = dates.filter((d) => !d.pending);
+  // A date whose cut-off is still ahead has no closing balance to reconcile yet.
+  const closedDates = dates.filter((d) => !d.pending && calendar.cutoffOf(d.businessDate) <= ctx.clock.now());
   const total = work.length + closedDates.length;
   let done = 0;
   const step = () => options.onProgress?.(++done, total);
@@ -154,6 +155,8 @@ export async function runBackfillJob(ctx: AppContext, options: BackfillJobOption
     date.unmatched = countUnmatched(reconciled.summary) - reconciled.summary.no_snapshot;
     step();
   }
+  // A filled day changes the movement of the next captured date, which may lie past the range.
+  await settleOwedReconciliations(ctx, { accounts });
 
   const exitCode = captureFailed ? 1 : dates.some((d) => d.gaps > 0 || d.unmatched > 0) ? 3 : 0;
   const gapDates = dates.filter((d) => d.gaps > 0).map((d) => d.businessDate);
@@ -166,12 +169,14 @@ async function importStatementDay(ctx: AppContext, account: string, businessDate
   const environment = ctx.config.accounts.find((a) => a.name === account)!.environment;
   const now = ctx.clock.now();
   // Statements state the balance at the day's close: end of day by definition, drift 0.
-  const timing = { cutoffAt: businessCalendarOf(ctx.config).cutoffOf(businessDate), driftSeconds: 0, endOfDay: true };
+  const cutoffAt = businessCalendarOf(ctx.config).cutoffOf(businessDate);
+  const timing = { businessDate, cutoffAt, driftSeconds: 0, endOfDay: true };
   return ctx.database.db.transaction().execute(async (trx) => {
     const runId = await insertRunningRun(trx, { account, environment, trigger: 'backfill', businessDate, startedAt: now, source, timing });
     // The statements carry one balance per wallet: there is no single-wallet reading to compare.
-    await insertSnapshotRows(trx, runId, account, now, rows.map((r) => ({ currency: r.currency, balance: r.balance, singleBalance: null })));
-    await markRunSucceeded(trx, runId, now, { walletsReported: null, walletsFetched: rows.length, pagesFetched: 0, requests: 0 });
+    // Their balances are as of the cut-off, whenever they were imported: that is their capture time.
+    await insertSnapshotRows(trx, runId, account, cutoffAt, rows.map((r) => ({ currency: r.currency, balance: r.balance, singleBalance: null })));
+    await markRunSucceeded(trx, runId, now, { walletsReported: null, walletsFetched: rows.length, pagesFetched: 0, requests: 0 }, { timing, readsFinishedAt: cutoffAt });
     return runId;
   });
 }

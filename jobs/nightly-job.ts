@@ -2,15 +2,15 @@ import type { AppContext } from '../src/app-context.js';
 import { addDays } from '../src/business-date/zoned-time.js';
 import type { CaptureWindow } from '../src/business-date/business-calendar.js';
 import { businessCalendarOf, selectAccounts } from '../src/config.js';
-import { countConsecutiveMissedDates, findFirstRunDates, findLastRunError, listSettledDates } from '../src/db/capture-day.repository.js';
+import { countConsecutiveMissedDates, findFirstServedDates, findLastRunError, listSettledDates, recordScheduledAccounts } from '../src/db/capture-day.repository.js';
 import { abandonRunningRuns, accountsWithoutEndOfDay, findRunningRun, hasEndOfDayCapture } from '../src/db/snapshot-run.repository.js';
 import { enqueueNightCompleted, recordMissedDateAndNotify } from '../src/notifications/outbox.js';
 import { serviceOfSlot, type SlotSchedule, type SlotService } from '../src/scheduler/slot-schedule.js';
 import { tryAcquireAccountLock } from '../src/snapshot/account-lock.js';
 import { runSnapshotJob, type SnapshotJobOptions } from './snapshot-job.js';
 
-/** Reconciles one account's business date (the worker passes the reconcile job). */
-export type ReconcileHook = (ctx: AppContext, account: string, businessDate: string) => Promise<void>;
+/** Pays what some accounts owe (the worker passes the reconcile job's settleOwedReconciliations). */
+export type ReconcileHook = (ctx: AppContext, accounts: readonly string[]) => Promise<unknown>;
 
 export interface NightOptions {
   serve: SlotService;
@@ -45,7 +45,9 @@ export interface NightResult {
  * One scheduled slot's night: capture every account that lacks an end-of-day snapshot for the
  * slot's business date, try again after RECON_RETRY_DELAYS until each is captured or the
  * capture window closes (accounts another worker holds are polled the same way), then settle
- * the date: what is still uncaptured is recorded as missed and raises the alarm.
+ * the date: what is still uncaptured is recorded as missed and raises the alarm. Once the
+ * cut-off has passed, whatever the accounts owe is reconciled (a capture made by anyone), and
+ * the date's one `night.completed` digest is written.
  */
 export async function runNight(ctx: AppContext, options: NightOptions): Promise<NightResult> {
   const { window } = options.serve;
@@ -54,6 +56,8 @@ export async function runNight(ctx: AppContext, options: NightOptions): Promise<
   const db = ctx.database.db;
   const log = ctx.logger.child({ businessDate: date });
   const names = selectAccounts(ctx.config).map((a) => a.name);
+  // From this date on the worker answers for these accounts: earlier dates can never be missed.
+  await recordScheduledAccounts(db, names, date, options.serve.slot);
   const outcomes = new Map<string, NightAccountOutcome>(names.map((account) => [account, { account, status: 'pending', attempts: 0 }]));
   const delays = ctx.config.retryDelaysMs;
 
@@ -71,9 +75,8 @@ export async function runNight(ctx: AppContext, options: NightOptions): Promise<
     for (const run of result.accounts) {
       const outcome = outcomes.get(run.account)!;
       if (run.runId !== undefined) outcome.attempts++;
-      if (run.status === 'succeeded') {
+      if (run.status === 'succeeded' && run.businessDate === date) {
         Object.assign(outcome, { status: 'captured', runId: run.runId, error: undefined });
-        await reconcileQuietly(ctx, options.reconcile, run.account, date, signal);
       } else if (run.status === 'failed' && run.error) outcome.error = run.error;
     }
     const still = await accountsWithoutEndOfDay(db, pending, date);
@@ -94,8 +97,14 @@ export async function runNight(ctx: AppContext, options: NightOptions): Promise<
   for (const account of names) {
     const outcome = outcomes.get(account)!;
     if (outcome.status === 'captured') continue;
-    outcome.status = await settleAccountDate(ctx, account, window, options.reconcile);
+    outcome.status = await settleAccountDate(ctx, account, window);
   }
+  // A capture before the cut-off can still be replaced by a later one that finishes before it:
+  // the date's results wait for its cut-off, then follow whatever is its snapshot by then.
+  const untilCutoff = window.cutoffAt.getTime() - ctx.clock.now().getTime();
+  if (untilCutoff > 0) await sleepQuietly(ctx, untilCutoff, signal);
+  if (signal.aborted) return { businessDate: date, slot: options.serve.slot, accounts: [...outcomes.values()], interrupted: true };
+  await reconcileQuietly(ctx, options.reconcile, names);
   const accounts = [...outcomes.values()];
   log.info(
     { captured: accounts.filter((a) => a.status === 'captured').length, missed: accounts.filter((a) => a.status === 'missed').length, pending: accounts.filter((a) => a.status === 'pending').length },
@@ -112,7 +121,7 @@ export async function runNight(ctx: AppContext, options: NightOptions): Promise<
  * once across replicas, logged at error level, reconciled so the gap shows in the results), or
  * still pending while a live process is capturing it right now.
  */
-export async function settleAccountDate(ctx: AppContext, account: string, window: CaptureWindow, reconcile?: ReconcileHook): Promise<NightAccountStatus> {
+export async function settleAccountDate(ctx: AppContext, account: string, window: CaptureWindow): Promise<NightAccountStatus> {
   const db = ctx.database.db;
   const date = window.businessDate;
   const lock = await tryAcquireAccountLock(ctx.database, account);
@@ -142,7 +151,6 @@ export async function settleAccountDate(ctx: AppContext, account: string, window
         `account "${account}" missed business date ${date}: no end-of-day snapshot by the end of its capture window (${window.closesAt.toISOString()}); last error: ${lastError}`,
       );
       await raiseConsecutiveMissAlarm(ctx, account, lastError);
-      if (reconcile) await reconcileQuietly(ctx, reconcile, account, date, new AbortController().signal);
     }
     return 'missed';
   } finally {
@@ -160,37 +168,54 @@ async function raiseConsecutiveMissAlarm(ctx: AppContext, account: string, lastE
   }
 }
 
-// How far back a starting worker looks for dates whose window closed while no worker ran.
+// How far back the worker looks for dates whose window closed without being settled.
 const SETTLE_LOOK_BACK_DAYS = 62;
 
 /**
- * At start: every business date the schedule served whose window closed while no worker ran
- * (or whose worker died) is settled now — recorded as missed unless it was captured. Never for
- * dates before an account's first run: a new installation has no missed past.
+ * Every business date the schedule served whose window closed without being settled — no worker
+ * ran, its worker died, or another process's capture was still in flight when the window closed
+ * and then failed — is settled now: recorded as missed unless it was captured, and once every
+ * account of the date is settled, its `night.completed` digest is written (once per date).
+ * Never for dates before the worker first served an account: manual snapshots and backfills
+ * before that make no missed past. The worker calls this at start and every minute.
  */
 export async function settleClosedDates(ctx: AppContext, schedule: SlotSchedule, reconcile?: ReconcileHook): Promise<number> {
   const calendar = businessCalendarOf(ctx.config);
   const now = ctx.clock.now();
   const names = selectAccounts(ctx.config).map((a) => a.name);
-  const firstDates = await findFirstRunDates(ctx.database.db, names);
+  const firstDates = await findFirstServedDates(ctx.database.db, names);
   if (firstDates.size === 0) return 0;
   const earliest = [...firstDates.values()].sort()[0]!;
   const from = [earliest, addDays(calendar.businessDateOf(now), -SETTLE_LOOK_BACK_DAYS)].sort()[1]!;
-  const windows = new Map<string, CaptureWindow>();
+  const windows = new Map<string, { window: CaptureWindow; slot: Date }>();
   const start = new Date(calendar.cutoffOf(addDays(from, -1)).getTime() - calendar.captureWindowMs);
   for (const slot of schedule.between(start, now)) {
     const { window } = serviceOfSlot(calendar, slot);
-    if (window.businessDate >= from && window.closesAt <= now) windows.set(window.businessDate, window);
+    if (window.businessDate >= from && window.closesAt <= now && !windows.has(window.businessDate)) windows.set(window.businessDate, { window, slot });
   }
   const settled = await listSettledDates(ctx.database.db, names, from);
   let missed = 0;
+  const touched = new Map<string, { window: CaptureWindow; slot: Date }>();
   for (const account of names) {
     const first = firstDates.get(account);
     if (first === undefined) continue;
-    for (const window of windows.values()) {
-      if (window.businessDate < first || settled.has(`${account}|${window.businessDate}`)) continue;
-      if ((await settleAccountDate(ctx, account, window, reconcile)) === 'missed') missed++;
+    for (const served of windows.values()) {
+      if (served.window.businessDate < first || settled.has(`${account}|${served.window.businessDate}`)) continue;
+      const status = await settleAccountDate(ctx, account, served.window);
+      if (status === 'missed') missed++;
+      if (status !== 'pending') touched.set(served.window.businessDate, served);
     }
+  }
+  if (touched.size === 0) return missed;
+  await reconcileQuietly(ctx, reconcile, names);
+  // The digest of each date this settled, if every account of it is settled now.
+  for (const { window, slot } of [...touched.values()].sort((a, b) => a.window.businessDate.localeCompare(b.window.businessDate))) {
+    const days = await ctx.database.db.selectFrom('capture_days').select(['account', 'status']).where('business_date', '=', window.businessDate).where('account', 'in', names).execute();
+    const accounts = names.map((account) => {
+      const status = days.find((d) => d.account === account)?.status;
+      return { account, status: status === 'captured' || status === 'missed' ? status : ('pending' as const) };
+    });
+    await enqueueNightCompleted(ctx, { businessDate: window.businessDate, slot, accounts, interrupted: false }, window);
   }
   return missed;
 }
@@ -200,11 +225,12 @@ async function sleepQuietly(ctx: AppContext, ms: number, signal: AbortSignal): P
   await ctx.clock.sleep(ms, signal).catch(() => undefined);
 }
 
-async function reconcileQuietly(ctx: AppContext, reconcile: ReconcileHook | undefined, account: string, date: string, signal: AbortSignal): Promise<void> {
-  if (!reconcile || signal.aborted) return;
+async function reconcileQuietly(ctx: AppContext, reconcile: ReconcileHook | undefined, accounts: readonly string[]): Promise<void> {
+  if (!reconcile) return;
   try {
-    await reconcile(ctx, account, date);
+    await reconcile(ctx, accounts);
   } catch (error) {
-    ctx.logger.error({ err: error, account, businessDate: date }, 'reconciliation after the snapshot failed');
+    // What stays owed is paid on the worker's next round.
+    ctx.logger.error({ err: error, accounts }, 'reconciling what the accounts owe failed; it is tried again within a minute');
   }
 }

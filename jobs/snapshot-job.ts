@@ -2,10 +2,9 @@ import type { AppContext } from '../src/app-context.js';
 import { mapWithConcurrency } from '../src/concurrency.js';
 import { selectAccounts } from '../src/config.js';
 import type { RunTrigger } from '../src/db/database.types.js';
-import { findDailyRun } from '../src/db/reconciliation-result.repository.js';
-import { reconcileChangedDates } from '../src/reconciliation/reconciliation-service.js';
 import { captureAccount, type AccountRunResult, type CaptureOptions } from '../src/snapshot/capture-account.js';
 import type { GatewayCapture } from '../src/snapshot/gateway-capture.js';
+import { settleOwedReconciliations } from './reconcile-job.js';
 
 export type { AccountRunResult } from '../src/snapshot/capture-account.js';
 
@@ -22,9 +21,9 @@ export interface SnapshotJobOptions {
   /** Gateway reads already under way, by account name (see CaptureOptions.started); each is claimed or closed. */
   started?: ReadonlyMap<string, GatewayCapture>;
   /**
-   * After capturing, reconcile again every date whose authoritative snapshot the new runs
-   * became (and the next reconciled date, whose movement starts from it). The worker passes
-   * false: it reconciles each captured date itself.
+   * After capturing, pay what the captured accounts owe: every closed date whose snapshot a new
+   * run became (and the next captured date, whose movement starts from it). The worker passes
+   * false: it settles what is owed on its own loop.
    */
   reconcileChanged?: boolean;
 }
@@ -33,7 +32,7 @@ export interface SnapshotJobResult {
   /** 0 every account succeeded (or its date was already captured), 1 any failed, 4 any skipped for a held lock. */
   exitCode: number;
   accounts: AccountRunResult[];
-  /** Dates reconciled again because a new run became their snapshot (with `reconcileChanged`). */
+  /** Dates reconciled because their inputs changed (with `reconcileChanged`). */
   reReconciledDates: number;
 }
 
@@ -67,13 +66,11 @@ export async function runSnapshotJob(ctx: AppContext, options: SnapshotJobOption
   });
   let reReconciledDates = 0;
   if (options.reconcileChanged) {
-    const changed: Array<{ account: string; businessDate: string }> = [];
-    for (const r of results) {
-      if (r.status !== 'succeeded' || r.businessDate === undefined) continue;
-      const daily = await findDailyRun(ctx.database.db, r.account, r.businessDate);
-      if (daily?.runId === r.runId) changed.push({ account: r.account, businessDate: r.businessDate });
+    const captured = results.filter((r) => r.status === 'succeeded').map((r) => r.account);
+    if (captured.length > 0) {
+      const settled = await settleOwedReconciliations(ctx, { accounts: captured });
+      reReconciledDates = new Set(settled.reconciled.map((p) => p.businessDate)).size;
     }
-    reReconciledDates = await reconcileChangedDates(ctx, changed, { withFollowing: true });
   }
   return { exitCode: snapshotExitCode(results), accounts: results, reReconciledDates };
 }

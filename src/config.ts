@@ -90,6 +90,8 @@ export interface Config {
   readonly captureWindowMs: number;
   /** Waits between capture attempts within a window; the last one repeats. */
   readonly retryDelaysMs: readonly number[];
+  /** How long after a date's cut-off its books may still arrive before the date counts as `no_books`. */
+  readonly booksDeadlineMs: number;
   readonly accounts: readonly AccountConfig[];
   readonly accountConcurrency: number;
   readonly maxConsecutiveFailures: number;
@@ -183,6 +185,17 @@ const envSchema = z.object({
       const ms = parseDuration(v);
       if (ms === undefined || ms < 1000 || ms > MAX_CAPTURE_WINDOW_MS) {
         ctx.addIssue({ code: 'custom', message: 'must be a duration from 1s to 11h, such as 90s, 45m or 3h (windows either side of two cut-offs must not overlap)' });
+        return z.NEVER;
+      }
+      return ms;
+    }),
+  RECON_BOOKS_DEADLINE: z
+    .string()
+    .default('12h')
+    .transform((v, ctx) => {
+      const ms = parseDuration(v);
+      if (ms === undefined || ms < 1000 || ms > 31 * 86_400_000) {
+        ctx.addIssue({ code: 'custom', message: 'must be a duration after the cut-off from 1s to 31d, such as 12h or 2d (books that have not arrived by then are missed)' });
         return z.NEVER;
       }
       return ms;
@@ -462,6 +475,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     cutoff: v.RECON_CUTOFF,
     captureWindowMs: v.RECON_CAPTURE_WINDOW,
     retryDelaysMs: v.RECON_RETRY_DELAYS,
+    booksDeadlineMs: v.RECON_BOOKS_DEADLINE,
     accounts: accountsResult.accounts,
     accountConcurrency: v.RECON_ACCOUNT_CONCURRENCY,
     maxConsecutiveFailures: v.RECON_MAX_CONSECUTIVE_FAILURES,

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { runNight, settleClosedDates } from '../../jobs/nightly-job.js';
-import { reconcileAfterSnapshot } from '../../jobs/reconcile-job.js';
+import { reconcileAfterSnapshot, settleOwedReconciliations } from '../../jobs/reconcile-job.js';
 import type { AppContext } from '../app-context.js';
 import { assertScheduleFitsWindows, businessCalendarOf, selectAccounts } from '../config.js';
 import { startMetricsServer, checkHealth, type MetricsServer } from '../metrics/metrics-server.js';
@@ -55,6 +55,12 @@ export function registerScheduleCommand(program: Command, runtime: CliRuntime): 
           runNight: async (serve, signal) => {
             await runNight(ctx, { serve, signal, reconcile: reconcileAfterSnapshot });
             // The night's notifications are in the outbox: send them now, not at the next poll.
+            deliverer.wake();
+          },
+          // Every minute: dates left unsettled by another process, and whatever anyone left owed.
+          maintain: async (signal) => {
+            await settleClosedDates(ctx, schedule, reconcileAfterSnapshot);
+            await settleOwedReconciliations(ctx, { signal });
             deliverer.wake();
           },
         });

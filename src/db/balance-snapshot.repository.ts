@@ -7,6 +7,8 @@ export interface SnapshotRow {
   currency: string;
   balance: bigint;
   singleBalance: bigint | null;
+  /** Why the single-wallet read could not confirm the listed balance (absent or null: it did). */
+  unconfirmedReason?: string | null;
 }
 
 // One parameter per column (unnest), not per value: a fleet's 10,000 wallets are one statement,
@@ -18,16 +20,26 @@ export async function insertSnapshotRows(db: Db, runId: number, account: string,
   for (let start = 0; start < rows.length; start += BATCH_ROWS) {
     const batch = rows.slice(start, start + BATCH_ROWS);
     await sql`
-      insert into balance_snapshots (run_id, account, currency, balance, single_balance, captured_at)
-      select ${runId}, ${account}, u.currency, u.balance, u.single_balance, ${capturedAt}
+      insert into balance_snapshots (run_id, account, currency, balance, single_balance, captured_at, unconfirmed_reason)
+      select ${runId}, ${account}, u.currency, u.balance, u.single_balance, ${capturedAt}, u.unconfirmed_reason
       from unnest(${batch.map((r) => r.currency)}::text[], ${batch.map((r) => r.balance.toString())}::numeric[], ${batch.map((r) =>
         r.singleBalance === null ? null : r.singleBalance.toString(),
-      )}::numeric[]) as u(currency, balance, single_balance)`.execute(db);
+      )}::numeric[], ${batch.map((r) => r.unconfirmedReason ?? null)}::text[]) as u(currency, balance, single_balance, unconfirmed_reason)`.execute(db);
   }
 }
 
 /** A run's rows as exact integers, ordered by currency. */
 export async function listSnapshotRows(db: Db, runId: number): Promise<SnapshotRow[]> {
-  const rows = await db.selectFrom('balance_snapshots').select(['currency', 'balance', 'single_balance']).where('run_id', '=', runId).orderBy('currency').execute();
-  return rows.map((r) => ({ currency: r.currency, balance: BigInt(r.balance), singleBalance: r.single_balance === null ? null : BigInt(r.single_balance) }));
+  const rows = await db
+    .selectFrom('balance_snapshots')
+    .select(['currency', 'balance', 'single_balance', 'unconfirmed_reason'])
+    .where('run_id', '=', runId)
+    .orderBy('currency')
+    .execute();
+  return rows.map((r) => ({
+    currency: r.currency,
+    balance: BigInt(r.balance),
+    singleBalance: r.single_balance === null ? null : BigInt(r.single_balance),
+    unconfirmedReason: r.unconfirmed_reason,
+  }));
 }

@@ -64,14 +64,26 @@ export async function countConsecutiveMissedDates(db: Db, account: string): Prom
   return firstCaptured === -1 ? rows.length : firstCaptured;
 }
 
-/** The business date of each account's first run: no date before it can have been missed. */
-export async function findFirstRunDates(db: Db, accounts: readonly string[]): Promise<Map<string, string>> {
+/**
+ * Records that a worker serves these accounts from a business date on (the first such record per
+ * account stays): dates before it were never the worker's to capture, so never missed.
+ */
+export async function recordScheduledAccounts(db: Db, accounts: readonly string[], businessDate: string, slot: Date): Promise<void> {
+  if (accounts.length === 0) return;
+  await db
+    .insertInto('scheduled_accounts')
+    .values(accounts.map((account) => ({ account, first_business_date: businessDate, first_slot: slot })))
+    .onConflict((oc) => oc.column('account').doNothing())
+    .execute();
+}
+
+/** The first business date a worker served each account: no date before it can have been missed. */
+export async function findFirstServedDates(db: Db, accounts: readonly string[]): Promise<Map<string, string>> {
   if (accounts.length === 0) return new Map();
   const rows = await db
-    .selectFrom('snapshot_runs')
-    .select(['account', sql<string>`min(business_date)::text`.as('first_date')])
+    .selectFrom('scheduled_accounts')
+    .select(['account', sql<string>`first_business_date::text`.as('first_date')])
     .where('account', 'in', [...accounts])
-    .groupBy('account')
     .execute();
   return new Map(rows.map((r) => [r.account, r.first_date]));
 }

@@ -14,7 +14,9 @@ export type ReconciliationStatus =
   | 'missing_in_gateway'
   | 'endpoint_mismatch'
   | 'no_snapshot'
-  | 'disappeared';
+  | 'disappeared'
+  | 'awaiting_books'
+  | 'no_books';
 
 export interface SnapshotRunsTable {
   id: Generated<number>;
@@ -39,6 +41,10 @@ export interface SnapshotRunsTable {
   cutoff_drift_seconds: number | null;
   /** Started inside the date's capture window (or imported from statements): an end-of-day snapshot. */
   end_of_day: ColumnType<boolean, boolean | undefined, boolean>;
+  /** When the run's gateway reads finished: what decides its business date and drift. */
+  reads_finished_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  /** Why a succeeded run deserves a second look (wallets the single read could not confirm). */
+  warning: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface MissedDatesTable {
@@ -79,6 +85,37 @@ export interface AuthoritativeRunsView {
   cutoff_drift_seconds: number | null;
   trigger: RunTrigger;
   started_at: Date;
+  reads_finished_at: Date;
+  /** An end-of-day capture whose reads finished after the cut-off (none finished before it). */
+  after_cutoff: boolean;
+  /** Why this run is the date's snapshot, for people. */
+  reason: string;
+}
+
+export type ReconciliationState = 'current' | 'owed' | 'awaiting_books' | 'not_captured';
+
+export interface ReconciliationStatusView {
+  account: string;
+  business_date: DateString;
+  state: ReconciliationState;
+  run_id: number | null;
+  books_import_id: number | null;
+  reconciled_at: Date | null;
+  owed_reason: string | null;
+}
+
+export interface ReconciliationOwedTable {
+  account: string;
+  business_date: DateString;
+  reason: string;
+  owed_at: Date;
+  seq: ColumnType<string, string | number, string | number>;
+}
+
+export interface ScheduledAccountsTable {
+  account: string;
+  first_business_date: DateString;
+  first_slot: Date;
 }
 
 export interface BalanceSnapshotsTable {
@@ -88,6 +125,8 @@ export interface BalanceSnapshotsTable {
   balance: Amount;
   single_balance: Amount | null;
   captured_at: Date;
+  /** Why the single-wallet read could not confirm the listed balance (null: confirmed). */
+  unconfirmed_reason: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface ExpectedBalancesTable {
@@ -117,6 +156,8 @@ export interface ReconciliationResultsTable {
   computed_at: ColumnType<Date, Date | undefined, Date>;
   /** The case the result belongs to; null for matched results. */
   case_id: ColumnType<number | null, number | null | undefined, number | null>;
+  /** Why, in words, where the amounts alone do not say it (an unconfirmed wallet). */
+  note: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface DailyBalancesView {
@@ -129,6 +170,8 @@ export interface DailyBalancesView {
   captured_at: Date;
   end_of_day: boolean;
   cutoff_drift_seconds: number | null;
+  after_cutoff: boolean;
+  unconfirmed_reason: string | null;
 }
 
 export interface BalanceHistoryView {
@@ -142,7 +185,7 @@ export interface BalanceHistoryView {
   run_id: number;
 }
 
-export type CaseKind = 'break' | 'missing_in_ledger' | 'missing_in_gateway' | 'endpoint_mismatch' | 'disappeared' | 'no_snapshot';
+export type CaseKind = 'break' | 'missing_in_ledger' | 'missing_in_gateway' | 'endpoint_mismatch' | 'disappeared' | 'no_snapshot' | 'no_books';
 export type CaseState = 'open' | 'acknowledged' | 'resolved' | 'accepted';
 export type CaseResolution = 'auto' | 'fixed' | 'accepted';
 export type CaseAction =
@@ -257,6 +300,9 @@ export interface Database {
   case_occurrences: CaseOccurrencesTable;
   case_events: CaseEventsTable;
   open_cases: OpenCasesView;
+  reconciliation_owed: ReconciliationOwedTable;
+  reconciliation_status: ReconciliationStatusView;
+  scheduled_accounts: ScheduledAccountsTable;
 }
 
 export type SnapshotRun = Selectable<SnapshotRunsTable>;

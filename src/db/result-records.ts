@@ -7,7 +7,7 @@ import type { ReconciliationStatus } from './database.types.js';
 export interface ResultRecord {
   account: string;
   businessDate: string;
-  /** Null only for `no_snapshot`. */
+  /** Null only for the account-level `no_snapshot` and `no_books`. */
   currency: string | null;
   gatewayBalance: bigint | null;
   singleBalance: bigint | null;
@@ -22,6 +22,8 @@ export interface ResultRecord {
   runId: number | null;
   /** The books import the expected side came from (null: no books for that day, or imported before imports were recorded). */
   booksImportId?: number | null;
+  /** Why, in words, where the amounts alone do not say it (a wallet the single read could not confirm). */
+  note?: string | null;
 }
 
 /** A result as stored, with the time it was computed. */

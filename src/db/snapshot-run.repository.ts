@@ -51,10 +51,26 @@ export interface RunCounts {
  * Marks a running run succeeded with its counts. Throws if the run is no longer `running`
  * (another process marked it abandoned), so the caller's transaction rolls back its rows.
  */
-export async function markRunSucceeded(db: Db, id: number, finishedAt: Date, counts: RunCounts): Promise<void> {
+export async function markRunSucceeded(
+  db: Db,
+  id: number,
+  finishedAt: Date,
+  counts: RunCounts,
+  outcome?: { timing: { businessDate: string; cutoffAt: Date; driftSeconds: number; endOfDay: boolean }; readsFinishedAt: Date; warning?: string | null },
+): Promise<void> {
   const result = await db
     .updateTable('snapshot_runs')
     .set({
+      ...(outcome === undefined
+        ? {}
+        : {
+            business_date: outcome.timing.businessDate,
+            cutoff_at: outcome.timing.cutoffAt,
+            cutoff_drift_seconds: outcome.timing.driftSeconds,
+            end_of_day: outcome.timing.endOfDay,
+            reads_finished_at: outcome.readsFinishedAt,
+            warning: outcome.warning ?? null,
+          }),
       status: 'succeeded',
       finished_at: finishedAt,
       wallets_reported: counts.walletsReported,

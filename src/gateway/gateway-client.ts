@@ -5,7 +5,7 @@ import { createSilentLogger, type Logger } from '../logger.js';
 import { forgetSecretValue, registerSecretValue, Secret } from '../secret.js';
 import { collectBalancePages } from './balance-listing.js';
 import { accountSuffix, bodyExcerpt, forAccount, requestLabel } from './gateway-messages.js';
-import type { BalanceListing, BalancePage, CapturedBalances, GatewayClient, GatewayClientOptions, PageProgress, WalletBalance } from './gateway-types.js';
+import type { BalanceListing, BalancePage, CapturedBalances, GatewayClient, GatewayClientOptions, PageProgress, UnconfirmedWallet, WalletBalance } from './gateway-types.js';
 import { HttpTransport, type HttpRequest, type HttpResponse } from './http-transport.js';
 import { parseJsonLosslessly } from '../lossless-json.js';
 import { createLimiter, mapWithConcurrency } from '../concurrency.js';
@@ -271,14 +271,23 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
     captureOptions: { onListProgress?: (p: PageProgress) => void; onReadProgress?: (done: number, total: number) => void } = {},
   ): Promise<CapturedBalances> {
     const limiter = createLimiter(settings.concurrency);
-    const reads = new Map<string, Promise<WalletBalance>>();
+    const reads = new Map<string, Promise<WalletBalance | UnconfirmedWallet>>();
     let done = 0;
-    const read = (currency: string): Promise<WalletBalance> => {
+    const read = (currency: string): Promise<WalletBalance | UnconfirmedWallet> => {
       let pending = reads.get(currency);
       if (pending === undefined) {
         checkCurrency(currency);
         pending = limiter.run(async () => {
-          const wallet = await getWalletBalance(currency);
+          let wallet: WalletBalance | UnconfirmedWallet;
+          try {
+            wallet = await getWalletBalance(currency);
+          } catch (error) {
+            // The listing named this wallet with its balance; a single read that can never
+            // confirm it (the wallet is unknown there, or another currency answers) does not
+            // cost the day: the listed balance is kept, marked unconfirmed with the reason.
+            if (!isPermanentSingleReadFailure(error)) throw error;
+            wallet = { currency, unconfirmed: (error as Error).message };
+          }
           captureOptions.onReadProgress?.(++done, reads.size);
           return wallet;
         });
@@ -311,7 +320,7 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
     await settleAll();
     const failed = wanted.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) throw failed.reason;
-    return { listing, singles: wanted.map((r) => (r as PromiseFulfilledResult<WalletBalance>).value) };
+    return { listing, singles: wanted.map((r) => (r as PromiseFulfilledResult<WalletBalance | UnconfirmedWallet>).value) };
   }
 
   return {
@@ -328,6 +337,15 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
       transport.close();
     },
   };
+}
+
+/**
+ * A single read that will fail the same way however often it is tried: 404 for a listed wallet,
+ * or an answer about another currency. Timeouts, 5xx, 429 and network faults are transient.
+ */
+function isPermanentSingleReadFailure(error: unknown): boolean {
+  if (error instanceof HttpError) return error.status === 404;
+  return error instanceof ProtocolError;
 }
 
 function resolveSettings(options: GatewayClientOptions): ResolvedSettings {

@@ -84,9 +84,16 @@ export interface BalancePage {
 }
 
 /** A listing and the single-wallet reading of each of its wallets, in the listing's order. */
+/** A listed wallet whose single read failed for good: why, in the gateway's words. */
+export interface UnconfirmedWallet {
+  currency: string;
+  unconfirmed: string;
+}
+
 export interface CapturedBalances {
   listing: BalanceListing;
-  singles: WalletBalance[];
+  /** Each listed wallet's single read, in listing order: its balance, or why it could not confirm it. */
+  singles: Array<WalletBalance | UnconfirmedWallet>;
 }
 
 /** A typed client for every gateway endpoint. */

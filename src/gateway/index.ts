@@ -4,6 +4,7 @@ export type {
   BalanceListing,
   BalancePage,
   CapturedBalances,
+  UnconfirmedWallet,
   GatewayClient,
   GatewayClientOptions,
   PageProgress,

@@ -8,7 +8,7 @@ import type { StatusCounts } from '../reconciliation/reconciliation-result.js';
  */
 export const EVENT_VERSION = 1;
 
-export type EventType = 'night.completed' | 'date.missed' | 'notification.test';
+export type EventType = 'night.completed' | 'date.missed' | 'books.missing' | 'notification.test';
 
 export interface NotificationEvent<D = EventData> {
   /** `evt_…`, the same for every channel: a webhook receiver deduplicates on it (webhook-id). */
@@ -20,7 +20,7 @@ export interface NotificationEvent<D = EventData> {
   data: D;
 }
 
-export type EventData = NightCompletedData | DateMissedData | TestEventData;
+export type EventData = NightCompletedData | DateMissedData | BooksMissingData | TestEventData;
 
 /** An exact amount in minor units, as a string of digits, with its currency. */
 export interface Money {
@@ -77,6 +77,16 @@ export interface NightCompletedData {
   /** Discrepancies of the date whose case is accepted: not in `reconciliation` nor `topDiscrepancies`. */
   acceptedDiscrepancies: number;
   caseCounts: CaseCounts;
+  /** Accounts whose results cannot be final yet, and why, for people ("books for 2026-11-23 not imported yet"). */
+  pending: Array<{ account: string; state: 'awaiting_books' | 'owed'; message: string }>;
+}
+
+export interface BooksMissingData {
+  account: string;
+  businessDate: string;
+  cutoffAt: string;
+  /** RECON_BOOKS_DEADLINE after the cut-off: when the books were due. */
+  deadlineAt: string;
 }
 
 export interface DateMissedData {
@@ -103,11 +113,17 @@ export function headlineOf(event: NotificationEvent): string {
   if (event.type === 'night.completed') {
     const d = event.data as NightCompletedData;
     const missed = d.accounts.filter((a) => a.status === 'missed').length;
-    const unmatched = Object.entries(d.reconciliation).reduce((sum, [status, n]) => (status === 'matched' ? sum : sum + n), 0);
+    const unmatched = Object.entries(d.reconciliation).reduce((sum, [status, n]) => (status === 'matched' || status === 'awaiting_books' ? sum : sum + n), 0);
     const parts = [`${d.accounts.length - missed} of ${d.accounts.length} account(s) captured`];
     if (missed > 0) parts.push(`${missed} missed`);
-    parts.push(unmatched === 0 ? `all ${d.reconciliation.matched} results matched` : `${unmatched} result(s) need attention`);
+    const awaited = (d.pending ?? []).filter((p) => p.state === 'awaiting_books').length;
+    if (awaited > 0 && unmatched === 0) parts.push(`books not imported yet for ${awaited} account(s)`);
+    else parts.push(unmatched === 0 ? `all ${d.reconciliation.matched} results matched` : `${unmatched} result(s) need attention`);
     return `Reconciliation of ${d.businessDate}: ${parts.join(', ')}`;
+  }
+  if (event.type === 'books.missing') {
+    const d = event.data as BooksMissingData;
+    return `Books of account "${d.account}" for ${d.businessDate} did not arrive by their deadline`;
   }
   if (event.type === 'date.missed') {
     const d = event.data as DateMissedData;

@@ -54,6 +54,15 @@ export async function buildNightDigest(db: Db, night: SettledNight): Promise<Nig
     .filter((d): d is { entry: Discrepancy; size: bigint } => d !== undefined)
     .sort((a, b) => (a.size === b.size ? a.entry.account.localeCompare(b.entry.account) : a.size > b.size ? -1 : 1));
 
+  // Results that cannot be final yet say so instead of passing for a verdict.
+  const states = await db.selectFrom('reconciliation_status').select(['account', 'state']).where('business_date', '=', night.businessDate).where('account', 'in', names).execute();
+  const pending: NightCompletedData['pending'] = [];
+  for (const account of names) {
+    const state = states.find((s) => s.account === account)?.state;
+    if (state === 'awaiting_books') pending.push({ account, state, message: `books for ${night.businessDate} not imported yet` });
+    else if (state === 'owed') pending.push({ account, state, message: `results for ${night.businessDate} owed: an input changed and they are being computed again` });
+  }
+
   const consecutiveFailures: NightCompletedData['consecutiveFailures'] = [];
   for (const account of names) {
     const missedDates = await countConsecutiveMissedDates(db, account);
@@ -71,12 +80,13 @@ export async function buildNightDigest(db: Db, night: SettledNight): Promise<Nig
     consecutiveFailures,
     acceptedDiscrepancies: mine.length - own.length,
     caseCounts: await countCasesOfDate(db, names, night.businessDate),
+    pending,
   };
 }
 
 /** A result that is not matched and has a currency, with its amount: gateway minus books (a missing side as zero), or list minus single-wallet balance for an endpoint mismatch without books. */
 function toDiscrepancy(r: StoredReconciliationResult): { entry: Discrepancy; size: bigint } | undefined {
-  if (r.status === 'matched' || r.currency === null) return undefined;
+  if (r.status === 'matched' || r.status === 'awaiting_books' || r.currency === null) return undefined;
   const difference =
     r.difference ??
     (r.status === 'endpoint_mismatch' && r.gatewayBalance !== null && r.singleBalance !== null

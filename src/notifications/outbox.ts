@@ -107,7 +107,7 @@ export async function enqueueNightCompleted(ctx: AppContext, night: NightEnd, wi
         cutoffAt: window.cutoffAt,
         accounts: night.accounts.map((a) => ({ account: a.account, status: a.status === 'missed' ? 'missed' : 'captured' })),
       });
-      return enqueueEvent(trx, ctx.config, 'night.completed', data, `night.completed:${night.slot.toISOString()}`, ctx.clock.now());
+      return enqueueEvent(trx, ctx.config, 'night.completed', data, `night.completed:${night.businessDate}:${night.accounts.map((a) => a.account).sort().join(',')}`, ctx.clock.now());
     });
     if (written > 0) ctx.logger.info({ businessDate: night.businessDate, notifications: written }, `night.completed for ${night.businessDate} queued for ${written} channel(s)`);
     return written > 0;

@@ -1,7 +1,7 @@
 import { formatMoney } from '../money/format-amount.js';
 import { escapeHtml } from '../reconciliation/escape-html.js';
 import type { StatusCounts } from '../reconciliation/reconciliation-result.js';
-import { headlineOf, type DateMissedData, type NightAccountDigest, type NightCompletedData, type NotificationEvent, type TestEventData } from './events.js';
+import { headlineOf, type BooksMissingData, type DateMissedData, type NightAccountDigest, type NightCompletedData, type NotificationEvent, type TestEventData } from './events.js';
 
 // Slack refuses a section text over 3,000 characters; the top breaks are cut well before.
 const SLACK_BREAK_LINES = 10;
@@ -33,9 +33,10 @@ export function casesLine(d: NightCompletedData): string {
   return `Cases: ${c.new} new, ${c.persisting} still open, ${c.autoResolved} resolved by this date's results${accepted}.`;
 }
 
-function nightLines(d: NightCompletedData): { accounts: string[]; breaks: string[]; alarms: string[]; cases: string } {
+function nightLines(d: NightCompletedData): { accounts: string[]; breaks: string[]; alarms: string[]; cases: string; pending: string[] } {
   return {
     cases: casesLine(d),
+    pending: (d.pending ?? []).map((p) => `${p.account}: ${p.message}`),
     accounts: d.accounts.map(accountLine),
     // In the currency's own units for people; the event's JSON keeps the exact minor units.
     breaks: d.topDiscrepancies.map((b) => `${b.account} ${formatMoney(BigInt(b.difference.amount), b.difference.currency)} (${b.status.replaceAll('_', ' ')})`),
@@ -48,11 +49,18 @@ export function renderEventText(event: NotificationEvent): string {
   const lines = [headlineOf(event), ''];
   if (event.type === 'night.completed') {
     const d = event.data as NightCompletedData;
-    const { accounts, breaks, alarms, cases } = nightLines(d);
+    const { accounts, breaks, alarms, cases, pending } = nightLines(d);
     lines.push(`Business date ${d.businessDate} (cut-off ${d.cutoffAt}).`, '', 'Accounts:', ...accounts.map((l) => `  ${l}`), '', `Results: ${countsText(d.reconciliation)}.`, cases);
+    if (pending.length > 0) lines.push('', 'Not final yet:', ...pending.map((l) => `  ${l}`));
     if (breaks.length > 0) lines.push('', `Largest discrepancies (gateway minus books):`, ...breaks.map((l) => `  ${l}`));
     if (d.moreDiscrepancies > 0) lines.push(`  … and ${d.moreDiscrepancies} more (see the attached report).`);
     if (alarms.length > 0) lines.push('', 'Consecutive failures:', ...alarms.map((l) => `  ${l}`));
+  } else if (event.type === 'books.missing') {
+    const d = event.data as BooksMissingData;
+    lines.push(
+      `No books of account "${d.account}" for business date ${d.businessDate} had been imported by ${d.deadlineAt} (RECON_BOOKS_DEADLINE after the cut-off at ${d.cutoffAt}): the date is reconciled as no_books and a case follows it.`,
+      'Import the books (wallet-recon ledger import FILE); the date is then reconciled again and the case resolves.',
+    );
   } else if (event.type === 'date.missed') {
     const d = event.data as DateMissedData;
     lines.push(
@@ -73,9 +81,10 @@ export function renderEventHtml(event: NotificationEvent): string {
   const parts = [`<h1>${escapeHtml(headlineOf(event))}</h1>`];
   if (event.type === 'night.completed') {
     const d = event.data as NightCompletedData;
-    const { accounts, breaks, alarms, cases } = nightLines(d);
+    const { accounts, breaks, alarms, cases, pending } = nightLines(d);
     parts.push(`<p>Business date ${escapeHtml(d.businessDate)} (cut-off ${escapeHtml(d.cutoffAt)}).</p>`, '<h2>Accounts</h2>', list(accounts));
     parts.push(`<p>Results: ${escapeHtml(countsText(d.reconciliation))}.</p>`, `<p>${escapeHtml(cases)}</p>`);
+    if (pending.length > 0) parts.push('<h2>Not final yet</h2>', list(pending));
     if (breaks.length > 0) parts.push('<h2>Largest discrepancies</h2><p>Gateway minus books.</p>', list(breaks));
     if (alarms.length > 0) parts.push('<h2>Consecutive failures</h2>', list(alarms));
     parts.push('<p>The full report is attached.</p>');
@@ -98,9 +107,10 @@ export function renderSlackMessage(event: NotificationEvent): { text: string; bl
   const section = (text: string) => blocks.push({ type: 'section', text: { type: 'mrkdwn', text: text.slice(0, 3000) } });
   if (event.type === 'night.completed') {
     const d = event.data as NightCompletedData;
-    const { accounts, breaks, alarms, cases } = nightLines(d);
+    const { accounts, breaks, alarms, cases, pending } = nightLines(d);
     section(accounts.map((l) => `• ${slackEscape(l)}`).join('\n'));
     section(slackEscape(cases));
+    if (pending.length > 0) section(`*Not final yet*\n${pending.map((l) => `• ${slackEscape(l)}`).join('\n')}`);
     if (breaks.length > 0) {
       const more = breaks.length - SLACK_BREAK_LINES + d.moreDiscrepancies;
       section(`*Largest discrepancies* (gateway minus books)\n${breaks.slice(0, SLACK_BREAK_LINES).map((l) => `• ${slackEscape(l)}`).join('\n')}${more > 0 ? `\n… and ${more} more` : ''}`);

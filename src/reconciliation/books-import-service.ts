@@ -3,7 +3,7 @@ import type { AppContext } from '../app-context.js';
 import { lockBooksOfAccounts, replaceExpectedBalanceDays } from '../db/expected-balance.repository.js';
 import { readBalanceFile } from './books-file.js';
 import { todayOf } from './business-dates.js';
-import { reconcileChangedDates, resolveAccountNames } from './reconciliation-service.js';
+import { reconcileOwedDates, resolveAccountNames } from './reconciliation-service.js';
 
 export interface BooksImportResult {
   /** The file name recorded as `source`. */
@@ -45,8 +45,10 @@ export async function importBooksFile(ctx: AppContext, filePath: string, options
     return replaceExpectedBalanceDays(trx, rows, source, importedAt);
   });
   const days = new Map(rows.map((r) => [`${r.account}|${r.businessDate}`, { account: r.account, businessDate: r.businessDate }]));
-  // Results computed before these books existed (the nightly reconcile ran first) are stale now.
-  const reReconciledDates = await reconcileChangedDates(ctx, [...days.values()]);
+  // The import marked its dates owed (in its transaction); the ones whose cut-off passed are
+  // reconciled now, before the command ends. Dates still open wait for their cut-off.
+  const pairs = [...days.values()];
+  const reReconciledDates = new Set((await reconcileOwedDates(ctx, [...new Set(pairs.map((p) => p.account))], { only: pairs })).reconciled.map((p) => p.businessDate)).size;
   const dates = rows.map((r) => r.businessDate).sort();
   ctx.logger.info({ source, rows: rows.length, ...counts, reReconciledDates }, 'books imported');
   return { source, rows: rows.length, ...counts, reReconciledDates, accounts: [...new Set(rows.map((r) => r.account))].sort(), firstDate: dates[0]!, lastDate: dates[dates.length - 1]! };

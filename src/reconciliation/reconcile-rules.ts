@@ -5,6 +5,8 @@ export interface SnapshotBalance {
   currency: string;
   balance: bigint;
   singleBalance: bigint | null;
+  /** Why the single-wallet read could not confirm the listed balance; absent or null when it did. */
+  unconfirmedReason?: string | null;
 }
 
 /** One expected balance from the books. */
@@ -22,6 +24,11 @@ export interface ReconcileInput {
   /** The snapshot of the previous business date that has one, for movement and disappeared wallets. */
   previous: { balances: readonly Pick<SnapshotBalance, 'currency' | 'balance'>[] } | null;
   books: readonly BookBalance[];
+  /**
+   * What to do when the date has no books at all: `await` them (each wallet `awaiting_books`, no
+   * verdict yet) until the books deadline (the default), then `miss` them (one account-level `no_books`).
+   */
+  withoutBooks?: 'await' | 'miss';
   /** Allowed absolute difference, in minor units, per currency. */
   toleranceFor: (currency: string) => bigint;
 }
@@ -35,27 +42,28 @@ const abs = (v: bigint): bigint => (v < 0n ? -v : v);
  * Precedence for a currency the gateway reports: `endpoint_mismatch` (the snapshot itself is
  * in doubt, so it is reported even when the books match), then `missing_in_ledger`, then
  * `break` or `matched`. For one it does not: `disappeared` when the previous snapshot had it
- * (an absent wallet is never read as zero), else `missing_in_gateway`.
+ * (an absent wallet is never read as zero), else `missing_in_gateway`. Zero on one side and
+ * absent on the other matches. A date without books waits for them (`awaiting_books`, no
+ * verdict) until their deadline, then is one account-level `no_books`.
  */
 export function reconcileAccountDay(input: ReconcileInput): ReconciliationResult[] {
   const { account, businessDate, snapshot } = input;
-  if (snapshot === null) {
-    return [
-      {
-        account,
-        businessDate,
-        currency: null,
-        gatewayBalance: null,
-        singleBalance: null,
-        expectedBalance: null,
-        previousBalance: null,
-        movement: null,
-        difference: null,
-        status: 'no_snapshot',
-        runId: null,
-      },
-    ];
-  }
+  const accountLevel = (status: 'no_snapshot' | 'no_books', runId: number | null): ReconciliationResult => ({
+    account,
+    businessDate,
+    currency: null,
+    gatewayBalance: null,
+    singleBalance: null,
+    expectedBalance: null,
+    previousBalance: null,
+    movement: null,
+    difference: null,
+    status,
+    runId,
+  });
+  if (snapshot === null) return [accountLevel('no_snapshot', null)];
+  if (input.books.length === 0 && input.withoutBooks === 'miss') return [accountLevel('no_books', snapshot.runId)];
+  const awaitingBooks = input.books.length === 0;
   const gateway = new Map(snapshot.balances.map((b) => [b.currency, b]));
   const books = new Map(input.books.map((b) => [b.currency, b.balance]));
   const previous = new Map((input.previous?.balances ?? []).map((b) => [b.currency, b.balance]));
@@ -67,6 +75,12 @@ export function reconcileAccountDay(input: ReconcileInput): ReconciliationResult
     const expected = books.get(currency) ?? null;
     const previousBalance = previous.get(currency) ?? null;
     if (wallet === undefined) {
+      // Books that hold a currency at zero which the gateway does not list agree with it: nothing
+      // to follow every night (unless the wallet held money the day before and is gone).
+      if (expected === 0n && (previousBalance === null || previousBalance === 0n)) {
+        results.push(row(input, currency, 'matched', { expectedBalance: expected, previousBalance, difference: 0n }));
+        continue;
+      }
       // A wallet that was there yesterday and is gone today: not a zero balance, a question.
       if (previousBalance !== null) {
         results.push(row(input, currency, 'disappeared', { expectedBalance: expected, previousBalance }));
@@ -75,15 +89,20 @@ export function reconcileAccountDay(input: ReconcileInput): ReconciliationResult
       }
       continue;
     }
-    const difference = expected === null ? null : wallet.balance - expected;
+    // A wallet at zero the books do not list is the same as the books saying zero.
+    const booksSide = expected ?? (wallet.balance === 0n && !awaitingBooks ? 0n : null);
+    const difference = booksSide === null ? null : wallet.balance - booksSide;
+    const unconfirmed = wallet.unconfirmedReason !== undefined && wallet.unconfirmedReason !== null;
     const status: ReconciliationStatus =
-      wallet.singleBalance !== null && wallet.singleBalance !== wallet.balance
+      unconfirmed || (wallet.singleBalance !== null && wallet.singleBalance !== wallet.balance)
         ? 'endpoint_mismatch'
-        : difference === null
-          ? 'missing_in_ledger'
-          : abs(difference) <= input.toleranceFor(currency)
-            ? 'matched'
-            : 'break';
+        : awaitingBooks
+          ? 'awaiting_books'
+          : difference === null
+            ? 'missing_in_ledger'
+            : abs(difference) <= input.toleranceFor(currency)
+              ? 'matched'
+              : 'break';
     results.push(
       row(input, currency, status, {
         gatewayBalance: wallet.balance,
@@ -92,6 +111,7 @@ export function reconcileAccountDay(input: ReconcileInput): ReconciliationResult
         previousBalance,
         movement: previousBalance === null ? null : wallet.balance - previousBalance,
         difference,
+        note: unconfirmed ? `the single-wallet read could not confirm the listed balance: ${wallet.unconfirmedReason}` : null,
       }),
     );
   }
@@ -102,7 +122,7 @@ function row(
   input: ReconcileInput,
   currency: string,
   status: ReconciliationStatus,
-  amounts: Partial<Pick<ReconciliationResult, 'gatewayBalance' | 'singleBalance' | 'expectedBalance' | 'previousBalance' | 'movement' | 'difference'>>,
+  amounts: Partial<Pick<ReconciliationResult, 'gatewayBalance' | 'singleBalance' | 'expectedBalance' | 'previousBalance' | 'movement' | 'difference' | 'note'>>,
 ): ReconciliationResult {
   return {
     account: input.account,
@@ -116,5 +136,6 @@ function row(
     difference: amounts.difference ?? null,
     status,
     runId: input.snapshot?.runId ?? null,
+    note: amounts.note ?? null,
   };
 }

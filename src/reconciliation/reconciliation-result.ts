@@ -18,7 +18,12 @@ export const RECONCILIATION_STATUSES: readonly ReconciliationStatus[] = [
   'endpoint_mismatch',
   'no_snapshot',
   'disappeared',
+  'no_books',
+  'awaiting_books',
 ];
+
+/** Statuses that are no verdict yet: the books have not arrived and their deadline has not passed. */
+export const WAITING_STATUSES: readonly ReconciliationStatus[] = ['awaiting_books'];
 
 /** One reconciliation verdict (see ResultRecord), with the case following it once cases are tracked. */
 export interface ReconciliationResult extends ResultRecord {
@@ -56,6 +61,7 @@ export function resultColumns(r: ReconciliationResult) {
     status: r.status,
     run_id: r.runId,
     books_import_id: r.booksImportId ?? null,
+    note: r.note ?? null,
   };
 }
 
@@ -78,10 +84,10 @@ export function isAccepted(r: Pick<ReconciliationResult, 'case'>): boolean {
 
 /** Exit code a set of results implies: 0 when everything matched, 3 otherwise. */
 export function reconciliationExitCode(counts: StatusCounts): 0 | 3 {
-  return RECONCILIATION_STATUSES.every((s) => s === 'matched' || counts[s] === 0) ? 0 : 3;
+  return RECONCILIATION_STATUSES.every((s) => s === 'matched' || WAITING_STATUSES.includes(s) || counts[s] === 0) ? 0 : 3;
 }
 
 /** How many results are not `matched`. */
 export function countUnmatched(counts: StatusCounts): number {
-  return RECONCILIATION_STATUSES.reduce((sum, s) => (s === 'matched' ? sum : sum + counts[s]), 0);
+  return RECONCILIATION_STATUSES.reduce((sum, s) => (s === 'matched' || WAITING_STATUSES.includes(s) ? sum : sum + counts[s]), 0);
 }

@@ -1,18 +1,14 @@
 import type { AppContext } from '../app-context.js';
 import { resultCaseKey, trackCases } from '../cases/track-cases.js';
-import { toleranceFor, type Config } from '../config.js';
+import type { Transaction } from 'kysely';
+import { businessCalendarOf, toleranceFor, type Config } from '../config.js';
+import type { Database } from '../db/database.types.js';
+import { clearOwedMarks, listDatesAwaitingBooks, listOwedDates, markOwed, readOwedMarks } from '../db/reconciliation-owed.repository.js';
 import { listSnapshotRows } from '../db/balance-snapshot.repository.js';
 import { listExpectedBalances } from '../db/expected-balance.repository.js';
-import {
-  findDailyRun,
-  findNextReconciledDate,
-  findPreviousSnapshotDate,
-  findReconciledPairs,
-  lockReconciliationDay,
-  replaceResultsForDate,
-} from '../db/reconciliation-result.repository.js';
+import { findDailyRun, findPreviousSnapshotDate, lockReconciliationDay, replaceResultsForDate } from '../db/reconciliation-result.repository.js';
 import { UsageError } from '../errors.js';
-import { todayOf } from './business-dates.js';
+import { latestClosedDateOf, todayOf } from './business-dates.js';
 import { reconcileAccountDay } from './reconcile-rules.js';
 import { resultColumns, type ReconciliationResult } from './reconciliation-result.js';
 
@@ -25,17 +21,40 @@ export function resolveAccountNames(config: Config, name?: string): string[] {
 }
 
 /**
+ * Written in the reconcile's transaction once its results and cases are: what the results say to
+ * people (a `books.missing` notification), so it exists exactly when the results do.
+ */
+export type AfterReconcileHook = (trx: Transaction<Database>, results: readonly ReconciliationResult[]) => Promise<void>;
+
+/**
+ * Whether a date without books still waits for them: until RECON_BOOKS_DEADLINE after its cut-off
+ * (on the context's clock), then its books are missed.
+ */
+export function booksAwaitedOn(ctx: Pick<AppContext, 'clock' | 'config'>, businessDate: string): boolean {
+  return ctx.clock.now().getTime() < businessCalendarOf(ctx.config).cutoffOf(businessDate).getTime() + ctx.config.booksDeadlineMs;
+}
+
+/**
  * Reconciles the given accounts on one business date and stores the results, replacing that
  * date's earlier results in the same transaction, so a re-run is idempotent and a reader
  * never sees half a day. Concurrent runs for the same account and date wait for each other.
+ * The date's owed marks read before its inputs are cleared with the write.
  */
-export async function reconcileBusinessDate(ctx: AppContext, accounts: readonly string[], businessDate: string): Promise<ReconciliationResult[]> {
+export async function reconcileBusinessDate(
+  ctx: AppContext,
+  accounts: readonly string[],
+  businessDate: string,
+  options: { afterWrite?: AfterReconcileHook } = {},
+): Promise<ReconciliationResult[]> {
   const computedAt = ctx.clock.now();
+  const withoutBooks = booksAwaitedOn(ctx, businessDate) ? 'await' : 'miss';
   return ctx.database.db.transaction().execute(async (trx) => {
     // Under READ COMMITTED two runs of one date would both delete, then both insert and collide
     // on the unique key: the second waits here until the first commits, then reads its rows.
     // Sorted, so a run over every account and a run over one never take the locks crosswise.
     for (const account of [...accounts].sort()) await lockReconciliationDay(trx, account, businessDate);
+    // Read before the inputs: a change committed after this is marked again with another seq.
+    const owed = await readOwedMarks(trx, accounts, businessDate);
     const all: ReconciliationResult[] = [];
     for (const account of accounts) {
       const run = await findDailyRun(trx, account, businessDate);
@@ -50,6 +69,7 @@ export async function reconcileBusinessDate(ctx: AppContext, accounts: readonly 
         snapshot: run === undefined ? null : { runId: run.runId, balances: await listSnapshotRows(trx, run.runId) },
         previous: previousRun === undefined ? null : { balances: await listSnapshotRows(trx, previousRun.runId) },
         books,
+        withoutBooks,
         toleranceFor: (currency) => toleranceFor(ctx.config, currency),
       });
       all.push(...results.map((r) => ({ ...r, booksImportId })));
@@ -64,32 +84,52 @@ export async function reconcileBusinessDate(ctx: AppContext, accounts: readonly 
       today: todayOf(ctx).date,
       toleranceFor: (currency) => toleranceFor(ctx.config, currency),
     });
-    return all.map((r) => ({ ...r, case: cases.get(resultCaseKey(r)) ?? null }));
+    const withCases = all.map((r) => ({ ...r, case: cases.get(resultCaseKey(r)) ?? null }));
+    await options.afterWrite?.(trx, withCases);
+    await clearOwedMarks(trx, businessDate, owed);
+    return withCases;
   });
 }
 
 /**
- * Reconciles again the account-date pairs whose inputs changed (a new authoritative snapshot,
- * new books), so stored results never go stale. Only pairs that already have results are
- * redone; with `withFollowing`, also each account's next reconciled date, whose movement and
- * disappeared wallets are measured from the changed day. Returns how many dates were redone.
+ * Marks owed the dates whose books deadline passed while their results still await books: the
+ * only input that changes without a row changing (time). Returns how many were marked.
  */
-export async function reconcileChangedDates(
-  ctx: AppContext,
-  changed: ReadonlyArray<{ account: string; businessDate: string }>,
-  options: { withFollowing?: boolean } = {},
-): Promise<number> {
-  const db = ctx.database.db;
-  const pairs = new Map<string, { account: string; businessDate: string }>();
-  for (const pair of await findReconciledPairs(db, changed)) pairs.set(`${pair.account}|${pair.businessDate}`, pair);
-  if (options.withFollowing) {
-    for (const { account, businessDate } of changed) {
-      const next = await findNextReconciledDate(db, account, businessDate);
-      if (next !== undefined) pairs.set(`${account}|${next}`, { account, businessDate: next });
-    }
+export async function oweDatesPastBooksDeadline(ctx: AppContext, accounts: readonly string[]): Promise<number> {
+  let marked = 0;
+  for (const { account, businessDate } of await listDatesAwaitingBooks(ctx.database.db, accounts)) {
+    if (booksAwaitedOn(ctx, businessDate)) continue;
+    await markOwed(ctx.database.db, account, businessDate, 'books deadline passed');
+    marked++;
   }
+  return marked;
+}
+
+export interface SettledReconciliations {
+  /** Account-dates reconciled. */
+  reconciled: Array<{ account: string; businessDate: string }>;
+}
+
+/**
+ * Pays what is owed: every owed date of these accounts whose cut-off has passed is reconciled
+ * (dates still open wait for their cut-off), oldest first, so a date's movement is computed
+ * after the day before it. Whoever changed the inputs, this brings the results up to date.
+ */
+export async function reconcileOwedDates(
+  ctx: AppContext,
+  accounts: readonly string[],
+  options: { afterWrite?: AfterReconcileHook; signal?: AbortSignal; only?: ReadonlyArray<{ account: string; businessDate: string }> } = {},
+): Promise<SettledReconciliations> {
+  if (options.only === undefined) await oweDatesPastBooksDeadline(ctx, accounts);
+  const wanted = options.only === undefined ? undefined : new Set(options.only.map((p) => `${p.account}|${p.businessDate}`));
+  const owed = (await listOwedDates(ctx.database.db, accounts, latestClosedDateOf(ctx))).filter((o) => wanted === undefined || wanted.has(`${o.account}|${o.businessDate}`));
   const byDate = new Map<string, string[]>();
-  for (const { account, businessDate } of pairs.values()) byDate.set(businessDate, [...(byDate.get(businessDate) ?? []), account]);
-  for (const [businessDate, accounts] of [...byDate].sort(([a], [b]) => a.localeCompare(b))) await reconcileBusinessDate(ctx, accounts, businessDate);
-  return byDate.size;
+  for (const { account, businessDate } of owed) byDate.set(businessDate, [...(byDate.get(businessDate) ?? []), account]);
+  const reconciled: SettledReconciliations['reconciled'] = [];
+  for (const [businessDate, dateAccounts] of byDate) {
+    if (options.signal?.aborted) break;
+    await reconcileBusinessDate(ctx, dateAccounts, businessDate, { afterWrite: options.afterWrite });
+    reconciled.push(...dateAccounts.map((account) => ({ account, businessDate })));
+  }
+  return { reconciled };
 }

@@ -35,6 +35,8 @@ export const SUMMARY_COLUMNS: ReadonlyArray<{ header: string; count: (c: StatusC
   { header: 'endpoint mismatches', count: (c) => c.endpoint_mismatch },
   { header: 'disappeared', count: (c) => c.disappeared },
   { header: 'no snapshot', count: (c) => c.no_snapshot },
+  { header: 'no books', count: (c) => c.no_books },
+  { header: 'awaiting books', count: (c) => c.awaiting_books },
 ];
 
 /** One line per account with dates that have no stored result, e.g. `not reconciled: eu-main 2026-11-14 to 2026-11-15`. */

@@ -1,4 +1,4 @@
-import { RECONCILIATION_STATUSES, type ReconciliationResult, type ReconciliationStatus } from './reconciliation-result.js';
+import { RECONCILIATION_STATUSES, WAITING_STATUSES, type ReconciliationResult, type ReconciliationStatus } from './reconciliation-result.js';
 import type { CurrencyHistory, Report } from './report-data.js';
 
 /** A currency table longer than this shows its matched rows collapsed. */
@@ -61,7 +61,7 @@ function totalsOf(results: readonly ReconciliationResult[]): StatusTotal[] {
 
 /** Builds the view every human-facing report renders: exceptions first, sections per currency, charts that tell something. */
 export function buildReportView<R extends ReconciliationResult>(report: Report<R>, histories: readonly CurrencyHistory[]): ReportView<R> {
-  const breaks = report.results.filter((r) => r.status !== 'matched').sort(compareByAbsoluteDifference);
+  const breaks = report.results.filter((r) => r.status !== 'matched' && !WAITING_STATUSES.includes(r.status)).sort(compareByAbsoluteDifference);
   const currencies = [...new Set(report.results.flatMap((r) => (r.currency === null ? [] : [r.currency])))].sort();
   const sections = currencies.map((currency) => {
     const own = report.results.filter((r) => r.currency === currency);

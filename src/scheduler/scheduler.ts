@@ -14,6 +14,12 @@ export interface SchedulerOptions {
   settleClosed(): Promise<void>;
   /** One slot's night, until its business date is settled; must honour the signal. */
   runNight(serve: SlotService, signal: AbortSignal, reason: 'schedule' | 'resume'): Promise<void>;
+  /**
+   * Runs every `maintainEveryMs` beside the nights, whatever the slots: settles what anyone left
+   * owed or unsettled (a capture by another process, books imported, a run that died).
+   */
+  maintain?(signal: AbortSignal): Promise<void>;
+  maintainEveryMs?: number;
 }
 
 /** The long-running worker's loop: slots on the injected clock, resume at start, graceful shutdown. */
@@ -67,7 +73,22 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     }
   };
 
+  const maintenance = async () => {
+    const every = options.maintainEveryMs ?? 60_000;
+    while (!stopController.signal.aborted) {
+      await clock.sleep(every, stopController.signal).catch(() => undefined);
+      if (stopController.signal.aborted) return;
+      try {
+        await options.maintain!(stopController.signal);
+      } catch (error) {
+        logger.error({ err: error }, 'settling what is owed failed; tried again at the next round');
+      }
+    }
+  };
+
   const loop = async () => {
+    // The date of the last night served: a later slot of the same date joins it (already served).
+    let lastServed: string | undefined;
     try {
       const startedAt = clock.now();
       if (options.resume) {
@@ -83,8 +104,12 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
           .map((slot) => serviceOfSlot(options.calendar, slot))
           .filter((serve) => serve.window.closesAt > startedAt)
           .at(-1);
-        if (open && !stopController.signal.aborted) await night(open, 'resume');
+        if (open && !stopController.signal.aborted) {
+          await night(open, 'resume');
+          lastServed = open.window.businessDate;
+        }
       }
+      if (options.maintain) void maintenance();
       let after = startedAt;
       while (!stopController.signal.aborted) {
         const next = options.schedule.nextAfter(after);
@@ -99,8 +124,20 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
           `next run at ${next.toISOString()} for business date ${serve.window.businessDate}`,
         );
         await sleepUntil(next);
-        after = next;
+        // Slots that passed while a night ran are not run late: their date was served, or its
+        // window closed and the maintenance round settles it.
+        after = new Date(Math.max(next.getTime(), clock.now().getTime()));
+        if (stopController.signal.aborted) break;
+        if (serve.window.businessDate === lastServed) {
+          logger.info({ slot: next.toISOString(), businessDate: lastServed }, `slot ${next.toISOString()} joins the night of ${lastServed}, already served`);
+          continue;
+        }
+        if (clock.now() > serve.window.closesAt) {
+          logger.warn({ slot: next.toISOString(), businessDate: serve.window.businessDate }, `slot ${next.toISOString()} fired after the window of ${serve.window.businessDate} closed: the date is settled, not captured late`);
+          continue;
+        }
         await night(serve, 'schedule');
+        lastServed = serve.window.businessDate;
       }
     } catch (error) {
       if (!stopController.signal.aborted) logger.error({ err: error }, 'the scheduler loop stopped unexpectedly');

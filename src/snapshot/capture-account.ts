@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import type { AppContext } from '../app-context.js';
-import type { CaptureTiming, CaptureWindow } from '../business-date/business-calendar.js';
+import { describeCaptureTiming, type CaptureTiming, type CaptureWindow } from '../business-date/business-calendar.js';
 import { businessCalendarOf, type AccountConfig } from '../config.js';
 import type { RunTrigger } from '../db/database.types.js';
 import { insertSnapshotRows } from '../db/balance-snapshot.repository.js';
@@ -41,6 +41,8 @@ export interface AccountRunResult {
   requests?: number;
   durationMs: number;
   error?: string;
+  /** A succeeded run that deserves a look: wallets the single read could not confirm. */
+  warning?: string;
 }
 
 export interface CaptureOptions {
@@ -144,6 +146,17 @@ async function lockAndCapture(ctx: AppContext, account: AccountConfig, options: 
   }
 }
 
+/**
+ * How a capture whose reads finished at `finished` stands: end of day of the slot's date when it
+ * finished inside that window, else whatever the instant is (intraday after a window closed).
+ */
+function timingAtReadsEnd(ctx: AppContext, served: CaptureWindow | undefined, finished: Date): CaptureTiming {
+  if (served && finished >= served.opensAt && finished <= served.closesAt) {
+    return { businessDate: served.businessDate, endOfDay: true, cutoffAt: served.cutoffAt, driftSeconds: Math.round((finished.getTime() - served.cutoffAt.getTime()) / 1000) };
+  }
+  return businessCalendarOf(ctx.config).classify(finished);
+}
+
 async function fetchAndRecord(
   ctx: AppContext,
   account: AccountConfig,
@@ -188,17 +201,46 @@ async function fetchAndRecord(
     if (capture.signal.aborted) throw new InterruptedError();
 
     options.onProgress?.({ account: account.name, phase: 'writing' });
+    // The balances are those of the moment the reads finished: that moment, not the run's start,
+    // says which day's closing balance they are (a run paused for hours reads the next morning).
     const capturedAt = ctx.clock.now();
-    const rows = listing.wallets.map((wallet, i) => ({ currency: wallet.currency, balance: wallet.balance, singleBalance: singles[i]!.balance }));
+    const timing = timingAtReadsEnd(ctx, options.serve?.window, capturedAt);
+    const rows = listing.wallets.map((wallet, i) => {
+      const single = singles[i]!;
+      return 'unconfirmed' in single
+        ? { currency: wallet.currency, balance: wallet.balance, singleBalance: null, unconfirmedReason: single.unconfirmed }
+        : { currency: wallet.currency, balance: wallet.balance, singleBalance: single.balance };
+    });
+    const unconfirmed = rows.filter((r) => 'unconfirmedReason' in r);
+    const warning =
+      unconfirmed.length === 0
+        ? null
+        : `${unconfirmed.length} wallet(s) the single read could not confirm, kept at their listed balance: ${unconfirmed.map((r) => `${r.currency} (${r.unconfirmedReason})`).join('; ')}`;
     await db.transaction().execute(async (trx) => {
       await lockRunningRun(trx, run.runId);
       await insertSnapshotRows(trx, run.runId, account.name, capturedAt, rows);
-      await markRunSucceeded(trx, run.runId, ctx.clock.now(), counts);
+      await markRunSucceeded(trx, run.runId, ctx.clock.now(), counts, { timing, readsFinishedAt: capturedAt, warning });
     });
-    const mismatches = rows.filter((r) => r.singleBalance !== r.balance).length;
+    if (timing.businessDate !== run.businessDate || timing.endOfDay !== run.timing.endOfDay) {
+      run.log.warn(
+        { startedFor: run.businessDate, businessDate: timing.businessDate, endOfDay: timing.endOfDay, cutoffDriftSeconds: timing.driftSeconds },
+        `the reads finished at ${capturedAt.toISOString()}: the snapshot counts as ${describeCaptureTiming(timing.businessDate, timing.endOfDay, timing.driftSeconds)}, not as the run started`,
+      );
+    }
+    if (warning !== null) run.log.warn({ unconfirmed: unconfirmed.map((r) => r.currency) }, warning);
+    const mismatches = rows.filter((r) => r.singleBalance !== null && r.singleBalance !== r.balance).length;
     if (mismatches > 0) run.log.warn({ mismatches }, 'the list and single-wallet endpoints disagree for some wallets');
     run.log.info({ ...counts, durationMs: Date.now() - run.startedMs }, 'snapshot run succeeded');
-    return { account: account.name, status: 'succeeded', runId: run.runId, businessDate: run.businessDate, timing: run.timing, ...counts, durationMs: Date.now() - run.startedMs };
+    return {
+      account: account.name,
+      status: 'succeeded',
+      runId: run.runId,
+      businessDate: timing.businessDate,
+      timing,
+      ...counts,
+      durationMs: Date.now() - run.startedMs,
+      ...(warning === null ? {} : { warning }),
+    };
   } catch (caught) {
     const lockLost = run.lockLost.aborted;
     const error = capture.signal.aborted && !lockLost && !(caught instanceof InterruptedError) ? new InterruptedError() : caught;

@@ -50,6 +50,8 @@ describe(`backfill (${backend})`, () => {
     await db.deleteFrom('reconciliation_results').execute();
     await db.deleteFrom('balance_snapshots').execute();
     await db.deleteFrom('snapshot_runs').execute();
+    await db.deleteFrom('reconciliation_owed').execute();
+    await db.deleteFrom('scheduled_accounts').execute();
     await db.deleteFrom('expected_balances').execute();
     // The books agree with the gateway on every day of the range.
     await replaceExpectedBalanceDays(
@@ -68,7 +70,9 @@ describe(`backfill (${backend})`, () => {
       ['2026-11-20', 'gap', 1, 0],
       ['2026-11-21', 'capture', 0, 0],
     ]);
-    expect(result.dates[2]!.summary!.matched).toBe(4);
+    // Today's cut-off is an hour ahead: captured, but not reconciled before it (owed until then).
+    expect(result.dates[2]!.summary).toBeUndefined();
+    expect(await ctx.database.db.selectFrom('reconciliation_status').select(['business_date', 'state']).where('business_date', '=', TODAY).execute()).toEqual([{ business_date: TODAY, state: 'owed' }]);
     const runs = await ctx.database.db.selectFrom('snapshot_runs').select(['business_date', 'trigger', 'status', 'end_of_day', 'cutoff_drift_seconds']).execute();
     expect(runs).toEqual([{ business_date: TODAY, trigger: 'backfill', status: 'succeeded', end_of_day: true, cutoff_drift_seconds: -3600 }]);
     const noSnapshot = await ctx.database.db.selectFrom('reconciliation_results').select('business_date').where('status', '=', 'no_snapshot').orderBy('business_date').execute();

@@ -882,7 +882,7 @@ describe('capturing a listing and its single reads together', () => {
     });
     const { listing, singles } = await makeClient(gateway, { perPage: 2 }).client.captureBalances();
     expect(listing.wallets.map((w) => w.currency)).toEqual(['EUR', 'USD', 'JPY']);
-    expect(singles.map((w) => [w.currency, w.balance])).toEqual([
+    expect(singles.map((w) => [w.currency, 'balance' in w ? w.balance : w.unconfirmed])).toEqual([
       ['EUR', 1n],
       ['USD', 2n],
       ['JPY', 3n],

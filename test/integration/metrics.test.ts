@@ -25,7 +25,7 @@ afterAll(async () => {
   await t?.drop();
 });
 beforeEach(async () => {
-  for (const table of ['notifications', 'reconciliation_results', 'balance_snapshots', 'snapshot_runs'] as const) await t.handle.db.deleteFrom(table).execute();
+  for (const table of ['notifications', 'reconciliation_results', 'balance_snapshots', 'snapshot_runs', 'reconciliation_owed'] as const) await t.handle.db.deleteFrom(table).execute();
 });
 
 async function serve(metrics: Metrics, health = () => checkHealth(t.handle.db, () => true)): Promise<MetricsServer> {

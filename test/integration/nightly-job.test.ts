@@ -31,7 +31,7 @@ afterAll(async () => {
   await t?.drop();
 });
 beforeEach(async () => {
-  for (const table of ['reconciliation_results', 'expected_balances', 'books_imports', 'missed_dates', 'balance_snapshots', 'snapshot_runs'] as const) {
+  for (const table of ['reconciliation_results', 'expected_balances', 'books_imports', 'missed_dates', 'balance_snapshots', 'snapshot_runs', 'reconciliation_owed', 'scheduled_accounts'] as const) {
     await t.handle.db.deleteFrom(table).execute();
   }
   sandbox.setFaults({ outageMs: 0, latencyMs: 0 });
@@ -158,7 +158,9 @@ describe(`a night of the worker on the ${backend} database`, () => {
     const ctx = context('2026-11-20T23:55:00Z');
     await night(ctx, '2026-11-20T23:55:00Z');
     const before = await t.handle.db.selectFrom('reconciliation_results').select(['status', 'books_import_id']).execute();
-    expect(new Set(before.map((r) => r.status))).toEqual(new Set(['missing_in_ledger']));
+    // The night reconciled after the cut-off, before any books: each wallet awaits them, no verdict.
+    expect(new Set(before.map((r) => r.status))).toEqual(new Set(['awaiting_books']));
+    expect(await t.handle.db.selectFrom('reconciliation_status').select('state').execute()).toEqual([{ state: 'awaiting_books' }]);
     const file = path.join(mkdtempSync(path.join(tmpdir(), 'wr-books-')), 'books.csv');
     writeFileSync(file, ['business_date,currency,balance', ...sandbox.wallets.map((w) => `2026-11-20,${w.currency},${w.balance}`)].join('\n'));
     clock.set('2026-11-21T08:00:00Z');
@@ -187,6 +189,7 @@ describe(`a night of the worker on the ${backend} database`, () => {
     await t.handle.db.deleteFrom('missed_dates').execute();
     await t.handle.db.deleteFrom('balance_snapshots').execute();
     await t.handle.db.deleteFrom('snapshot_runs').execute();
+    await t.handle.db.deleteFrom('scheduled_accounts').execute();
     expect(await settleClosedDates(ctx, schedule)).toBe(0);
   });
 

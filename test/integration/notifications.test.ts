@@ -52,7 +52,7 @@ afterAll(async () => {
   await t?.drop();
 });
 beforeEach(async () => {
-  for (const table of ['notifications', 'reconciliation_results', 'expected_balances', 'books_imports', 'missed_dates', 'balance_snapshots', 'snapshot_runs'] as const) {
+  for (const table of ['notifications', 'reconciliation_results', 'expected_balances', 'books_imports', 'missed_dates', 'balance_snapshots', 'snapshot_runs', 'reconciliation_owed', 'scheduled_accounts'] as const) {
     await t.handle.db.deleteFrom(table).execute();
   }
   sandbox.setFaults({ outageMs: 0 });
@@ -136,7 +136,8 @@ describe(`notifications through the outbox on the ${backend} database`, () => {
     const event = new Webhook(WEBHOOK_SECRET).verify(request.body, headers) as NotificationEvent<NightCompletedData>;
     expect(() => new Webhook(WEBHOOK_SECRET).verify(request.body.replace('"2026-11-20"', '"2026-11-19"'), headers)).toThrow(/signature/i);
     expect(headers['webhook-id']).toBe(event.id);
-    expect(event).toMatchObject({ type: 'night.completed', version: 1, timestamp: '2026-11-20T23:55:00.000Z' });
+    // Written once the cut-off passed and the date was reconciled, not at the 23:55 capture.
+    expect(event).toMatchObject({ type: 'night.completed', version: 1, timestamp: '2026-11-21T00:00:00.000Z' });
     const runId = result.accounts[0]!.runId;
     expect(event.data).toMatchObject({
       businessDate: '2026-11-20',

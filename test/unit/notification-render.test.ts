@@ -21,6 +21,7 @@ const night: NightCompletedData = {
   consecutiveFailures: [{ account: 'jp<&>', missedDates: 2 }],
   acceptedDiscrepancies: 1,
   caseCounts: { new: 1, persisting: 2, autoResolved: 3 },
+  pending: [],
 };
 
 describe('rendering events for people', () => {

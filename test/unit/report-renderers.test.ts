@@ -174,6 +174,7 @@ describe('json', () => {
       status: 'break',
       run_id: 3,
       books_import_id: null,
+      note: null,
       computed_at: '2026-11-21T06:00:00.000Z',
       case_id: null,
       case_state: null,

@@ -1,0 +1,85 @@
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type { Database, ReconciliationStatusView } from './database.types.js';
+
+type Db = Kysely<Database> | Transaction<Database>;
+
+// The owed marks are written by triggers (see migration 2026-11-26T0001) whenever an input of a
+// date changes; this module reads them, clears what a reconcile paid, and adds the marks no row
+// change makes (a books deadline that passed).
+
+export interface OwedDate {
+  account: string;
+  businessDate: string;
+  reason: string;
+}
+
+/** Owed dates of some accounts up to a business date (inclusive), oldest first. */
+export async function listOwedDates(db: Db, accounts: readonly string[], upTo: string): Promise<OwedDate[]> {
+  if (accounts.length === 0) return [];
+  const rows = await db
+    .selectFrom('reconciliation_owed')
+    .select(['account', 'business_date', 'reason'])
+    .where('account', 'in', [...accounts])
+    .where('business_date', '<=', upTo)
+    .orderBy('business_date')
+    .orderBy('account')
+    .execute();
+  return rows.map((r) => ({ account: r.account, businessDate: r.business_date, reason: r.reason }));
+}
+
+/** The marks a reconcile is about to pay, by account: read before its inputs, cleared after its write. */
+export async function readOwedMarks(db: Db, accounts: readonly string[], businessDate: string): Promise<Map<string, string>> {
+  if (accounts.length === 0) return new Map();
+  const rows = await db
+    .selectFrom('reconciliation_owed')
+    .select(['account', 'seq'])
+    .where('account', 'in', [...accounts])
+    .where('business_date', '=', businessDate)
+    .execute();
+  return new Map(rows.map((r) => [r.account, String(r.seq)]));
+}
+
+/**
+ * Clears the marks a reconcile read, in its transaction. A mark written again meanwhile (books
+ * imported while the reconcile ran) has another seq and stays: the date is owed once more.
+ */
+export async function clearOwedMarks(db: Db, businessDate: string, marks: ReadonlyMap<string, string>): Promise<void> {
+  for (const [account, seq] of marks) {
+    await db.deleteFrom('reconciliation_owed').where('account', '=', account).where('business_date', '=', businessDate).where('seq', '=', seq).execute();
+  }
+}
+
+/** Marks a date owed (what the triggers do for row changes). */
+export async function markOwed(db: Db, account: string, businessDate: string, reason: string): Promise<void> {
+  await sql`select owe_reconciliation(${account}, ${businessDate}::date, ${reason})`.execute(db);
+}
+
+/** Account-dates whose stored results still await their books, oldest first. */
+export async function listDatesAwaitingBooks(db: Db, accounts: readonly string[]): Promise<Array<{ account: string; businessDate: string }>> {
+  if (accounts.length === 0) return [];
+  const rows = await db
+    .selectFrom('reconciliation_results')
+    .select(['account', 'business_date'])
+    .distinct()
+    .where('status', '=', 'awaiting_books')
+    .where('account', 'in', [...accounts])
+    .orderBy('business_date')
+    .execute();
+  return rows.map((r) => ({ account: r.account, businessDate: r.business_date }));
+}
+
+/** Rows of the reconciliation_status view over a range (one account or all), by date and account. */
+export async function listReconciliationStatus(db: Db, range: { from: string; to: string; accounts?: readonly string[] }): Promise<ReconciliationStatusView[]> {
+  let query = db
+    .selectFrom('reconciliation_status')
+    .selectAll()
+    .where('business_date', '>=', range.from)
+    .where('business_date', '<=', range.to)
+    .orderBy('business_date')
+    .orderBy('account');
+  if (range.accounts !== undefined) {
+    if (range.accounts.length === 0) return [];
+    query = query.where('account', 'in', [...range.accounts]);
+  }
+  return query.execute();
+}
