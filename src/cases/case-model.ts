@@ -26,12 +26,13 @@ export const CASE_KIND_OF_STATUS: Readonly<Partial<Record<ReconciliationStatus, 
   endpoint_mismatch: 'endpoint_mismatch',
   disappeared: 'disappeared',
   no_snapshot: 'no_snapshot',
+  no_books: 'no_books',
 };
 
 export const CASE_KINDS: readonly CaseKind[] = [...new Set(Object.values(CASE_KIND_OF_STATUS))];
 
 /** Kinds about the whole account rather than one currency. */
-export const ACCOUNT_LEVEL_KINDS: readonly CaseKind[] = ['no_snapshot'];
+export const ACCOUNT_LEVEL_KINDS: readonly CaseKind[] = ['no_snapshot', 'no_books'];
 
 export type { CaseEvent, CaseOccurrence, ReconciliationCase } from '../db/case-records.js';
 

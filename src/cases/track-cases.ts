@@ -101,8 +101,8 @@ class AccountDayTracker {
       attached.set(resultCaseKey(result), c);
     }
 
-    // Without a snapshot nothing can be said about a currency: its cases are left as they are.
-    const hasSnapshot = !own.some((r) => r.status === 'no_snapshot');
+    // Without a snapshot, or without books, nothing can be said about a currency: its cases are left as they are.
+    const hasSnapshot = !own.some((r) => r.status === 'no_snapshot' || r.status === 'no_books');
     for (const c of cases) {
       if (dirty.has(keyOf(c.currency, c.kind)) || (c.currency !== null && !hasSnapshot)) continue;
       // Another kind of discrepancy on the same currency masks this one: not seen, not cleared.

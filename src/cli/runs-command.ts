@@ -1,6 +1,6 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import { describeCaptureTiming } from '../business-date/business-calendar.js';
-import { listRecentRuns } from '../db/snapshot-run.repository.js';
+import { listAuthorityOfRuns, listRecentRuns } from '../db/snapshot-run.repository.js';
 import { resolveAccountNames } from '../reconciliation/reconciliation-service.js';
 import { formatTable } from '../text-table.js';
 import type { CliRuntime } from './runtime.js';
@@ -27,8 +27,25 @@ export function registerRunsCommand(program: Command, runtime: CliRuntime): void
       if (opts.account !== undefined) resolveAccountNames(runtime.config(), opts.account);
       await runtime.withContext('wallet-recon runs', {}, async (ctx) => {
         const runs = await listRecentRuns(ctx.database.db, { account: opts.account, limit: opts.limit });
+        // Which run is each date's snapshot, and why: the one rule of authoritative_runs.
+        const authority = await listAuthorityOfRuns(ctx.database.db, runs.filter((r) => r.status === 'succeeded'));
+        const authorityOf = (r: (typeof runs)[number]): string => {
+          if (r.status !== 'succeeded') return '';
+          const chosen = authority.get(`${r.account}|${r.business_date}`);
+          if (chosen === undefined) return '';
+          return chosen.runId === r.id ? `yes: ${chosen.reason}` : `no: run ${chosen.runId} is`;
+        };
         if (opts.json) {
-          runtime.output.out(JSON.stringify(runs, null, 2));
+          runtime.output.out(
+            JSON.stringify(
+              runs.map((r) => {
+                const chosen = authority.get(`${r.account}|${r.business_date}`);
+                return { ...r, authoritative: r.status === 'succeeded' && chosen?.runId === r.id, authoritative_reason: chosen?.runId === r.id ? chosen.reason : null };
+              }),
+              null,
+              2,
+            ),
+          );
           return 0;
         }
         if (runs.length === 0) {
@@ -46,9 +63,12 @@ export function registerRunsCommand(program: Command, runtime: CliRuntime): void
           String(r.pages_fetched ?? ''),
           String(r.requests ?? ''),
           r.finished_at ? formatDuration(r.finished_at.getTime() - r.started_at.getTime()) : '',
-          r.error ?? '',
+          authorityOf(r),
+          r.error ?? r.warning ?? '',
         ]);
-        runtime.output.out(formatTable(['run', 'account', 'business date', 'trigger', 'status', 'started (UTC)', 'wallets', 'pages', 'requests', 'duration', 'error'], rows));
+        runtime.output.out(
+          formatTable(['run', 'account', 'business date', 'trigger', 'status', 'started (UTC)', 'wallets', 'pages', 'requests', 'duration', "date's snapshot", 'error'], rows),
+        );
         return 0;
       });
     });

@@ -177,6 +177,20 @@ export async function listRecentRuns(db: Db, options: { account?: string; limit:
   return query.execute();
 }
 
+/** The authoritative run (and why) of each account-date of these runs, keyed `account|business_date`. */
+export async function listAuthorityOfRuns(db: Db, runs: ReadonlyArray<Pick<SnapshotRun, 'account' | 'business_date'>>): Promise<Map<string, { runId: number; reason: string }>> {
+  if (runs.length === 0) return new Map();
+  const accounts = [...new Set(runs.map((r) => r.account))];
+  const dates = [...new Set(runs.map((r) => r.business_date))];
+  const rows = await db
+    .selectFrom('authoritative_runs')
+    .select(['account', 'business_date', 'run_id', 'reason'])
+    .where('account', 'in', accounts)
+    .where('business_date', 'in', dates)
+    .execute();
+  return new Map(rows.map((r) => [`${r.account}|${r.business_date}`, { runId: r.run_id, reason: r.reason }]));
+}
+
 /** The runs with these ids, for reports that say when each snapshot was captured. */
 export async function listRunsByIds(db: Db, ids: readonly number[]): Promise<SnapshotRun[]> {
   if (ids.length === 0) return [];

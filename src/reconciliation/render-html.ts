@@ -26,7 +26,7 @@ thead th { background: #f3f3f3; }
 td.date, td.nowrap { white-space: nowrap; }
 td.amount, th.amount { text-align: right; font-variant-numeric: tabular-nums; font-family: ui-monospace, monospace; overflow-wrap: anywhere; }
 tr.status-break td, tr.status-endpoint_mismatch td { background: #fde8e8; }
-tr.status-missing_in_ledger td, tr.status-missing_in_gateway td, tr.status-no_snapshot td, tr.status-disappeared td { background: #fff6db; }
+tr.status-missing_in_ledger td, tr.status-missing_in_gateway td, tr.status-no_snapshot td, tr.status-no_books td, tr.status-disappeared td { background: #fff6db; }
 tfoot th, tfoot td { background: #f7f7f7; font-weight: 600; }
 details.matched-rows > summary { cursor: pointer; color: #555; }
 .charts { display: grid; grid-template-columns: repeat(auto-fill, minmax(380px, 1fr)); gap: 0.5rem 1rem; }

@@ -39,9 +39,20 @@ export const SUMMARY_COLUMNS: ReadonlyArray<{ header: string; count: (c: StatusC
   { header: 'awaiting books', count: (c) => c.awaiting_books },
 ];
 
-/** One line per account with dates that have no stored result, e.g. `not reconciled: eu-main 2026-11-14 to 2026-11-15`. */
+/**
+ * One line per account with dates that have no stored result (`not reconciled: eu-main 2026-11-14
+ * to 2026-11-15`), whose results are owed (an input changed since), or whose books are awaited.
+ */
 export function describeUnreconciled(summary: ReportSummary): string[] {
-  return summary.accounts.filter((a) => a.unreconciledDates.length > 0).map((a) => `not reconciled: ${a.account} ${describeDates(a.unreconciledDates)}`);
+  return [
+    ...summary.accounts.filter((a) => a.unreconciledDates.length > 0).map((a) => `not reconciled: ${a.account} ${describeDates(a.unreconciledDates)}`),
+    ...summary.accounts
+      .filter((a) => (a.owedDates ?? []).length > 0)
+      .map((a) => `results owed (an input changed since they were computed; the worker or the next command recomputes them): ${a.account} ${describeDates(a.owedDates)}`),
+    ...summary.accounts
+      .filter((a) => (a.awaitingBooksDates ?? []).length > 0)
+      .map((a) => `books not imported yet: ${a.account} ${describeDates(a.awaitingBooksDates)}`),
+  ];
 }
 
 /** The plain-text report: a summary per account, the dates never reconciled, then every result that did not match (largest absolute difference first), amounts in each currency's major units. */

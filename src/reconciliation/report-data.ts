@@ -4,6 +4,7 @@ import { datesBetween } from '../clock.js';
 import type { Database } from '../db/database.types.js';
 import { listExpectedBalancesBetween } from '../db/expected-balance.repository.js';
 import { listCasesByIds } from '../db/reconciliation-case.repository.js';
+import { listReconciliationStatus } from '../db/reconciliation-owed.repository.js';
 import { listBalanceHistory, listResults } from '../db/reconciliation-result.repository.js';
 import { addCounts, countByStatus, isAccepted, reconciliationExitCode, type ReconciliationResult, type StatusCounts, type StoredReconciliationResult } from './reconciliation-result.js';
 
@@ -24,7 +25,16 @@ export interface ReportSummary {
   /** Results whose case is accepted: shown, but no break for the exit code. */
   accepted: number;
   /** Per account: its counts and the dates of the range (up to today) without any stored result. */
-  accounts: Array<{ account: string; counts: StatusCounts; accepted: number; unreconciledDates: string[] }>;
+  accounts: Array<{
+    account: string;
+    counts: StatusCounts;
+    accepted: number;
+    unreconciledDates: string[];
+    /** Dates whose inputs changed since their results were computed: the worker or the next command recomputes them. */
+    owedDates: string[];
+    /** Dates whose books have not arrived yet: their results are no verdict. */
+    awaitingBooksDates: string[];
+  }>;
   /** The cases the results name: active ones (open, acknowledged) counted by age, accepted ones listed. */
   cases: CasesSummary;
   /** Dates of the range (up to today) on which some account has no stored result: never reconciled. */
@@ -61,6 +71,8 @@ export interface SummaryOptions {
   accounts?: readonly string[];
   /** Today's business date: later dates of the range cannot have been reconciled yet. */
   today?: string;
+  /** Where each account-date of the range stands (the reconciliation_status view). */
+  states?: ReadonlyArray<{ account: string; businessDate: string; state: string }>;
 }
 
 /** A summary and the results it summarises. */
@@ -98,7 +110,9 @@ export function summarizeResults<R extends ReconciliationResult>(range: ReportRa
     const reconciled = new Set(own.map((r) => r.businessDate));
     const unreconciledDates = expected.includes(account) ? dates.filter((d) => !reconciled.has(d)) : [];
     const counted = own.filter((r) => !isAccepted(r));
-    return { account, counts: countByStatus(counted), accepted: own.length - counted.length, unreconciledDates };
+    const inState = (state: string) => (options.states ?? []).filter((s) => s.account === account && s.state === state).map((s) => s.businessDate).sort();
+    const awaitingBooksDates = [...new Set(own.filter((r) => r.status === 'awaiting_books').map((r) => r.businessDate))].sort();
+    return { account, counts: countByStatus(counted), accepted: own.length - counted.length, unreconciledDates, owedDates: inState('owed'), awaitingBooksDates };
   });
   const total = accounts.reduce((sum, a) => addCounts(sum, a.counts), countByStatus([]));
   const accepted = accounts.reduce((sum, a) => sum + a.accepted, 0);
@@ -114,6 +128,11 @@ export function summarizeResults<R extends ReconciliationResult>(range: ReportRa
  */
 export async function loadReport(db: Kysely<Database>, range: ReportRange, options: SummaryOptions = {}): Promise<Report> {
   const results = await listResults(db, range);
+  const states = (await listReconciliationStatus(db, { from: range.from, to: range.to, accounts: range.account === undefined ? options.accounts : [range.account] })).map((s) => ({
+    account: s.account,
+    businessDate: s.business_date,
+    state: s.state,
+  }));
   const ids = [...new Set(results.flatMap((r) => (r.caseId === null ? [] : [r.caseId])))];
   const cases = new Map((await listCasesByIds(db, ids)).map((c) => [c.id, c]));
   const today = options.today ?? range.to;
@@ -121,7 +140,7 @@ export async function loadReport(db: Kysely<Database>, range: ReportRange, optio
     const c = r.caseId === null ? undefined : cases.get(r.caseId);
     return { ...r, case: c === undefined ? null : { id: c.id, state: c.state, ageDays: caseAgeDays(c, today), acceptedUntil: c.acceptedUntil } };
   });
-  return summarizeResults(range, withCases, options);
+  return summarizeResults(range, withCases, { ...options, states });
 }
 
 /** Per currency, each account's gateway balances (`balance_history`) and books over the range. */

@@ -65,6 +65,8 @@ export interface Sandbox {
   setBalance(currency: string, balance: bigint): void;
   removeWallet(currency: string): void;
   addWallet(currency: string, balance: bigint): void;
+  /** The single read of a listed wallet answers 404 (true) or reads it again (false). */
+  setUnreadable(currency: string, unreadable: boolean): void;
   /** Makes every token issued so far unknown, as a gateway-side revocation would. */
   revokeTokens(): void;
   /** Stops listening and closes every connection, keep-alive ones included. */
@@ -118,6 +120,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     postsPerPage: settings.postsPerPage,
     tokenTtlSeconds: settings.tokenTtlSeconds,
     wallets: generateWallets(settings.wallets, settings.seed),
+    unreadable: new Set(),
     tokens: new TokenStore(settings.now ?? (() => new Date())),
     faults,
     stats,
@@ -164,6 +167,11 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       if (findIndex(state.wallets, currency) >= 0) throw new RangeError(`the sandbox already has a wallet for ${currency}`);
       const at = state.wallets.findIndex((w) => w.currency > currency);
       state.wallets.splice(at < 0 ? state.wallets.length : at, 0, { currency, balance });
+    },
+    setUnreadable(currency, unreadable) {
+      requireWallet(currency);
+      if (unreadable) state.unreadable.add(currency);
+      else state.unreadable.delete(currency);
     },
     revokeTokens() {
       state.tokens.revokeAll();

@@ -24,6 +24,8 @@ export interface SandboxState {
   readonly postsPerPage: number;
   readonly tokenTtlSeconds: number;
   readonly wallets: SandboxWallet[];
+  /** Listed wallets whose single read answers 404, as a gateway whose two endpoints disagree on what exists. */
+  readonly unreadable: Set<string>;
   readonly tokens: TokenStore;
   readonly faults: FaultInjector;
   readonly stats: SandboxStats;
@@ -187,7 +189,7 @@ function listBalances(state: SandboxState, url: URL, res: ServerResponse): void 
 }
 
 function readBalance(state: SandboxState, currency: string, res: ServerResponse): void {
-  const wallet = isCurrencyCode(currency) ? state.wallets.find((w) => w.currency === currency) : undefined;
+  const wallet = isCurrencyCode(currency) && !state.unreadable.has(currency) ? state.wallets.find((w) => w.currency === currency) : undefined;
   if (!wallet) {
     const shown = JSON.stringify(currency.slice(0, 32));
     const hint = isCurrencyCode(currency) ? '' : '; currency codes are three uppercase letters such as USD';

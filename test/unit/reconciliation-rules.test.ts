@@ -75,6 +75,29 @@ describe('reconciliation rules', () => {
     expect(rows[0]!.status).toBe('matched');
   });
 
+  it('matches a currency at zero on one side and absent on the other, in both directions', () => {
+    const rows = reconcileAccountDay(input({ snapshot: snapshot([['EUR', 5n], ['USD', 0n]]), books: [{ currency: 'EUR', balance: 5n }, { currency: 'JPY', balance: 0n }] }));
+    expect(statuses(rows)).toEqual({ EUR: 'matched', JPY: 'matched', USD: 'matched' });
+    expect(rows.find((r) => r.currency === 'USD')).toMatchObject({ gatewayBalance: 0n, expectedBalance: null, difference: 0n });
+    // A wallet that held money yesterday and is gone is still a question, even when the books say zero.
+    const gone = reconcileAccountDay(input({ snapshot: snapshot([['EUR', 5n]]), previous: { balances: [{ currency: 'JPY', balance: 9n }] }, books: [{ currency: 'EUR', balance: 5n }, { currency: 'JPY', balance: 0n }] }));
+    expect(statuses(gone)).toEqual({ EUR: 'matched', JPY: 'disappeared' });
+  });
+
+  it('awaits the books of a date that has none (no verdict), then misses them in one account-level no_books row', () => {
+    const day = { snapshot: snapshot([['EUR', 5n], ['USD', 7n, 8n]]) };
+    expect(statuses(reconcileAccountDay(input({ ...day, withoutBooks: 'await' })))).toEqual({ EUR: 'awaiting_books', USD: 'endpoint_mismatch' });
+    expect(reconciliationExitCode(countByStatus(reconcileAccountDay(input({ snapshot: snapshot([['EUR', 5n]]), withoutBooks: 'await' }))))).toBe(0);
+    expect(reconcileAccountDay(input({ ...day, withoutBooks: 'miss' }))).toEqual([expect.objectContaining({ currency: null, status: 'no_books', runId: 7 })]);
+  });
+
+  it('reports a wallet the single read could not confirm as endpoint_mismatch, saying why', () => {
+    const rows = reconcileAccountDay(
+      input({ snapshot: { runId: 7, balances: [{ currency: 'XOF', balance: 100n, singleBalance: null, unconfirmedReason: 'answered 404' }] }, books: [{ currency: 'XOF', balance: 100n }] }),
+    );
+    expect(rows).toEqual([expect.objectContaining({ currency: 'XOF', status: 'endpoint_mismatch', note: 'the single-wallet read could not confirm the listed balance: answered 404' })]);
+  });
+
   it('gives one no_snapshot row, currency null, when the date has no snapshot, whatever the books say', () => {
     const rows = reconcileAccountDay(input({ snapshot: null, books: [{ currency: 'EUR', balance: 1n }] }));
     expect(rows).toEqual([expect.objectContaining({ account: 'acme', currency: null, status: 'no_snapshot', runId: null, expectedBalance: null })]);

@@ -86,6 +86,30 @@ describe('scheduler on a fake clock', () => {
     expect(off.served).toEqual([expect.objectContaining({ businessDate: '2026-11-21', reason: 'schedule' })]);
   });
 
+  it('one night per business date: later slots of a served date join it, slots that passed during a night are not run late', async () => {
+    // Slots every 30 minutes from 23:00 to 01:30 (all serve the date whose cut-off is midnight),
+    // and a night that takes 70 minutes (an account being retried).
+    const clockHolder: { clock?: FixedClock } = {};
+    const run = await runScheduler({
+      now: '2026-11-20T22:00:00Z',
+      expression: '0,30 23,0,1 * * *',
+      nights: 2,
+      runNight: async (serve, signal) => {
+        served.push({ slot: serve.slot.toISOString(), businessDate: serve.window.businessDate, at: clockHolder.clock!.now().toISOString() });
+        await clockHolder.clock!.sleep(70 * 60_000, signal).catch(() => undefined);
+        if (served.length === 2) void run.scheduler.stop(0);
+      },
+    });
+    const served: Array<{ slot: string; businessDate: string; at: string }> = [];
+    clockHolder.clock = run.clock;
+    await run.scheduler.stopped;
+    expect(served).toEqual([
+      { slot: '2026-11-20T23:00:00.000Z', businessDate: '2026-11-20', at: '2026-11-20T23:00:00.000Z' },
+      { slot: '2026-11-21T23:00:00.000Z', businessDate: '2026-11-21', at: '2026-11-21T23:00:00.000Z' },
+    ]);
+    expect(run.logs.text()).toContain('slot 2026-11-21T00:30:00.000Z joins the night of 2026-11-20, already served');
+  });
+
   it('on stop lets a night finish within the grace period, else interrupts it and waits', async () => {
     let release!: () => void;
     let interrupted = false;
