@@ -34,6 +34,8 @@ export interface SnapshotJobResult {
   accounts: AccountRunResult[];
   /** Dates reconciled because their inputs changed (with `reconcileChanged`). */
   reReconciledDates: number;
+  /** Captured dates whose cut-off is still ahead: their results follow once it passes. */
+  awaitingCutoff: Array<{ account: string; businessDate: string; cutoffAt: Date }>;
 }
 
 /** Exit code of a set of account results: a failure outranks a lock skip. */
@@ -72,5 +74,9 @@ export async function runSnapshotJob(ctx: AppContext, options: SnapshotJobOption
       reReconciledDates = new Set(settled.reconciled.map((p) => p.businessDate)).size;
     }
   }
-  return { exitCode: snapshotExitCode(results), accounts: results, reReconciledDates };
+  const now = ctx.clock.now();
+  const awaitingCutoff = results.flatMap((r) =>
+    r.status === 'succeeded' && r.timing !== undefined && r.timing.cutoffAt > now ? [{ account: r.account, businessDate: r.timing.businessDate, cutoffAt: r.timing.cutoffAt }] : [],
+  );
+  return { exitCode: snapshotExitCode(results), accounts: results, reReconciledDates, awaitingCutoff };
 }

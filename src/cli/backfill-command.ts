@@ -25,7 +25,13 @@ function describeDay(day: BackfillAccountDay, result: Pick<BackfillJobResult, 'd
 export function formatBackfillLine(date: BackfillDate, result: Pick<BackfillJobResult, 'dryRun' | 'source'>): string {
   const sources =
     date.accounts.length === 1 ? describeDay(date.accounts[0]!, result) : date.accounts.map((d) => `${d.account}: ${describeDay(d, result)}`).join('; ');
-  const counts = date.pending ? 'not reconciled yet' : date.summary === undefined ? `gaps ${date.gaps}` : `matched ${date.summary.matched}  not matched ${date.unmatched} (breaks ${date.summary.break})  gaps ${date.gaps}`;
+  const counts = date.pending
+    ? 'not reconciled yet'
+    : date.summary === undefined
+      ? !result.dryRun && date.accounts.some((a) => a.action === 'capture' && a.error === undefined)
+        ? `reconciled once its cut-off passes  gaps ${date.gaps}`
+        : `gaps ${date.gaps}`
+      : `matched ${date.summary.matched}  not matched ${date.unmatched} (breaks ${date.summary.break})  gaps ${date.gaps}`;
   return `${date.businessDate}  ${sources}  ${counts}`;
 }
 

@@ -59,7 +59,18 @@ export function registerDemoCommand(program: Command, runtime: CliRuntime): void
         runtime.output.out(`Gateway emulator listening on ${sandbox.url} with ${sandbox.wallets.length} wallets.`);
         const accountsFile = path.join(scratch, 'accounts.json');
         writeFileSync(accountsFile, JSON.stringify({ accounts: [{ name: DEMO_ACCOUNT, environment: 'sandbox', apiKeyEnv: 'DEMO_API_KEY', apiSecretEnv: 'DEMO_API_SECRET', baseUrl: sandbox.url }] }), { mode: 0o600 });
-        const overrides: Record<string, string> = { GATEWAY_ENV: 'sandbox', RECON_ACCOUNTS_FILE: accountsFile, DEMO_API_KEY: 'demo-key', DEMO_API_SECRET: apiSecret };
+        // The demo's business day ends a minute before it starts (UTC), so its capture is that day's
+        // end-of-day balance and the day can be reconciled at once: no date is before its cut-off.
+        const dayEnded = new Date(runtime.clock.now().getTime() - 60_000);
+        const cutoff = `${String(dayEnded.getUTCHours()).padStart(2, '0')}:${String(dayEnded.getUTCMinutes()).padStart(2, '0')}`;
+        const overrides: Record<string, string> = {
+          GATEWAY_ENV: 'sandbox',
+          RECON_ACCOUNTS_FILE: accountsFile,
+          DEMO_API_KEY: 'demo-key',
+          DEMO_API_SECRET: apiSecret,
+          RECON_TIMEZONE: 'UTC',
+          RECON_CUTOFF: cutoff,
+        };
         // Its own embedded database unless one is named: the demo never fills the real one.
         if (userConfig.databaseUrl === undefined && userConfig.dataDirSource !== 'RECON_DATA_DIR') overrides.RECON_DATA_DIR = path.join(userDataRoot(), 'demo');
         await runtime.withContext('wallet-recon demo', { migrate: 'never', configOverrides: overrides, exclusive: true }, async (ctx) => {

@@ -77,10 +77,14 @@ export function registerSnapshotCommand(program: Command, runtime: CliRuntime): 
             const recorded = result.accounts.some((r) => r.runId !== undefined);
             runtime.output.err(`Interrupted while ${progress.describe()}; ${recorded ? 'the run is recorded as interrupted' : 'no run had been recorded yet, nothing was written'}.`);
           }
-          const reconciled = result.reReconciledDates > 0 ? `\n\nRe-reconciled ${result.reReconciledDates} date${result.reReconciledDates === 1 ? '' : 's'}: the new snapshot became their end-of-day balance.` : '';
+          const reconciled =
+            (result.reReconciledDates > 0 ? `\n\nRe-reconciled ${result.reReconciledDates} date${result.reReconciledDates === 1 ? '' : 's'}: the new snapshot became their end-of-day balance.` : '') +
+            [...new Map(result.awaitingCutoff.map((a) => [a.businessDate, a])).values()]
+              .map((a) => `\n\n${a.businessDate} is reconciled once its cut-off passes (${a.cutoffAt.toISOString()}): the worker, or the next command run after it, does it.`)
+              .join('');
           runtime.output.out(
             opts.json
-              ? JSON.stringify({ exitCode: result.exitCode, accounts: result.accounts, reReconciledDates: result.reReconciledDates }, null, 2)
+              ? JSON.stringify({ exitCode: result.exitCode, accounts: result.accounts, reReconciledDates: result.reReconciledDates, awaitingCutoff: result.awaitingCutoff }, null, 2)
               : formatSnapshotSummary(result.accounts) + reconciled,
           );
           if (!opts.json && !opts.quiet) {

@@ -49,6 +49,20 @@ export async function clearOwedMarks(db: Db, businessDate: string, marks: Readon
   }
 }
 
+/**
+ * Clears the marks of account-dates that have nothing to reconcile: no snapshot, no recorded miss
+ * and no results (books for a day never captured, say). Such a date is `not_captured`, not owed.
+ */
+export async function clearOwedWithoutSnapshot(db: Db, accounts: readonly string[]): Promise<void> {
+  if (accounts.length === 0) return;
+  await sql`
+    delete from reconciliation_owed o
+    where o.account = any(${[...accounts]}::text[])
+      and not exists (select 1 from snapshot_runs r where r.account = o.account and r.business_date = o.business_date and r.status = 'succeeded')
+      and not exists (select 1 from missed_dates m where m.account = o.account and m.business_date = o.business_date)
+      and not exists (select 1 from reconciliation_results x where x.account = o.account and x.business_date = o.business_date)`.execute(db);
+}
+
 /** Marks a date owed (what the triggers do for row changes). */
 export async function markOwed(db: Db, account: string, businessDate: string, reason: string): Promise<void> {
   await sql`select owe_reconciliation(${account}, ${businessDate}::date, ${reason})`.execute(db);

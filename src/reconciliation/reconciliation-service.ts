@@ -3,7 +3,7 @@ import { resultCaseKey, trackCases } from '../cases/track-cases.js';
 import type { Transaction } from 'kysely';
 import { businessCalendarOf, toleranceFor, type Config } from '../config.js';
 import type { Database } from '../db/database.types.js';
-import { clearOwedMarks, listDatesAwaitingBooks, listOwedDates, markOwed, readOwedMarks } from '../db/reconciliation-owed.repository.js';
+import { clearOwedMarks, clearOwedWithoutSnapshot, listDatesAwaitingBooks, listOwedDates, markOwed, readOwedMarks } from '../db/reconciliation-owed.repository.js';
 import { listSnapshotRows } from '../db/balance-snapshot.repository.js';
 import { listExpectedBalances } from '../db/expected-balance.repository.js';
 import { findDailyRun, findPreviousSnapshotDate, lockReconciliationDay, replaceResultsForDate } from '../db/reconciliation-result.repository.js';
@@ -121,6 +121,8 @@ export async function reconcileOwedDates(
   options: { afterWrite?: AfterReconcileHook; signal?: AbortSignal; only?: ReadonlyArray<{ account: string; businessDate: string }> } = {},
 ): Promise<SettledReconciliations> {
   if (options.only === undefined) await oweDatesPastBooksDeadline(ctx, accounts);
+  // Books of a day never captured (nor missed) have nothing to be compared with: not owed.
+  await clearOwedWithoutSnapshot(ctx.database.db, accounts);
   const wanted = options.only === undefined ? undefined : new Set(options.only.map((p) => `${p.account}|${p.businessDate}`));
   const owed = (await listOwedDates(ctx.database.db, accounts, latestClosedDateOf(ctx))).filter((o) => wanted === undefined || wanted.has(`${o.account}|${o.businessDate}`));
   const byDate = new Map<string, string[]>();

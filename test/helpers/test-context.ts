@@ -38,3 +38,12 @@ export function writeAccountsFile(accounts: ReadonlyArray<{ name: string; apiKey
   writeFileSync(file, JSON.stringify({ accounts: accounts.map((a) => ({ environment: 'sandbox', ...a })) }));
   return file;
 }
+
+/**
+ * A RECON_CUTOFF (UTC, HH:MM) that passed ten minutes ago: a capture made now by a process on the
+ * real clock is then the end of day of a date that can already be reconciled.
+ */
+export function cutoffJustPassed(now = new Date()): string {
+  const at = new Date(now.getTime() - 10 * 60_000);
+  return `${String(at.getUTCHours()).padStart(2, '0')}:${String(at.getUTCMinutes()).padStart(2, '0')}`;
+}

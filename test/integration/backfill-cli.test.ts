@@ -16,8 +16,9 @@ let sandbox: Sandbox;
 let dir: string;
 let env: Record<string, string>;
 
-// The command and the test read "now" from one frozen clock: late on "today", inside its capture window.
-const clock = new FixedClock('2026-11-21T23:30:00Z');
+// The command and the test read "now" from one frozen clock: just after the cut-off of "today",
+// inside its capture window (a date is reconciled only once its cut-off has passed).
+const clock = new FixedClock('2026-11-22T00:30:00Z');
 const today = '2026-11-21';
 const yesterday = previousDate(today);
 const dayBefore = previousDate(yesterday);

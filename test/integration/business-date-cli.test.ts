@@ -69,7 +69,11 @@ describe(`business dates on the command line (${backend})`, () => {
     // 23:58 is nearer the cut-off than 23:55: it is the day's snapshot now, and it breaks.
     const result = await at('2026-11-20T23:58:00Z', 'snapshot');
     expect(result.stdout).toContain('2026-11-20, end of day, 2 min before cut-off');
-    expect(result.stdout).toMatch(/Re-reconciled 1 date: the new snapshot became their end-of-day balance\./);
+    // Before the cut-off the date cannot be reconciled: the snapshot says when it will be.
+    expect(result.stdout).toContain('2026-11-20 is reconciled once its cut-off passes (2026-11-21T00:00:00.000Z)');
+    // The next command after the cut-off that changes an input, or the worker, pays what is owed.
+    const settled = await at('2026-11-21T00:01:00Z', 'reconcile', '--date', '2026-11-20');
+    expect(settled.code, settled.stderr).toBe(3);
     const broken = await withDatabase(t, (db) => db.selectFrom('reconciliation_results').select(['currency', 'status']).where('status', '=', 'break').execute());
     expect(broken).toEqual([{ currency: sandbox.wallets[0]!.currency, status: 'break' }]);
   });

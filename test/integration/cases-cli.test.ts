@@ -30,6 +30,17 @@ afterAll(async () => {
 const withDb = <T>(fn: (db: Kysely<Database>) => Promise<T>) => withDatabase(t, fn);
 const cli = (...args: string[]) => runCliInProcess(args, env, { clock });
 
+/** `reconcile --date D` just after D's cut-off (no date is reconciled before it), the clock then put back. */
+async function reconcileCli(date: string) {
+  const now = clock.now().toISOString();
+  clock.set(new Date(new Date(`${date}T00:00:00Z`).getTime() + 86_400_000 + 60_000).toISOString());
+  try {
+    return await cli('reconcile', '--date', date);
+  } finally {
+    clock.set(now);
+  }
+}
+
 /** One business date: the gateway holds `gateway` cents of EUR at its end, the books say 100000. */
 async function capturedDay(businessDate: string, gateway: bigint): Promise<void> {
   clock.set(`${businessDate}T23:58:00Z`);
@@ -58,7 +69,7 @@ describe(`wallet-recon cases, the whole story from the command line (${backend})
   it('follows a EUR break of 100 over three dates, its acceptance, its lapse at 250 and its automatic resolution', async () => {
     for (const date of ['2026-11-16', '2026-11-17', '2026-11-18']) {
       await capturedDay(date, 100_100n);
-      const reconciled = await cli('reconcile', '--date', date);
+      const reconciled = await reconcileCli(date);
       expect(reconciled.code, reconciled.stderr).toBe(3);
     }
     const listed = await cli('cases', '--json');
@@ -72,16 +83,17 @@ describe(`wallet-recon cases, the whole story from the command line (${backend})
     expect(accepted.stdout).toBe(`Case #${id} default EUR break: open -> accepted until 2026-11-23 (accept by anna).`);
 
     await capturedDay('2026-11-19', 100_100n);
-    const same = await cli('reconcile', '--date', '2026-11-19');
+    const same = await reconcileCli('2026-11-19');
     expect(same.code, same.stderr).toBe(0);
-    expect(same.stdout).toMatch(new RegExp(`2026-11-19\\s+default\\s+EUR\\s+break\\s.*\\s${id}\\s+accepted\\s+3\\b`));
+    // Reconciled just after its cut-off: the 20th has begun, so the case opened on the 16th is 4 days old.
+    expect(same.stdout).toMatch(new RegExp(`2026-11-19\\s+default\\s+EUR\\s+break\\s.*\\s${id}\\s+accepted\\s+4\\b`));
 
     await capturedDay('2026-11-20', 100_250n);
-    const moved = await cli('reconcile', '--date', '2026-11-20');
+    const moved = await reconcileCli('2026-11-20');
     expect(moved.code, moved.stderr).toBe(3);
 
     await capturedDay('2026-11-21', 100_000n);
-    const clean = await cli('reconcile', '--date', '2026-11-21');
+    const clean = await reconcileCli('2026-11-21');
     expect(clean.code, clean.stderr).toBe(0);
 
     const noted = await cli('cases', 'note', id, '--note', 'booking 2026-11-21/118 arrived');

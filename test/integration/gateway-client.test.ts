@@ -918,12 +918,24 @@ describe('capturing a listing and its single reads together', () => {
     expect(new Set(fake.singlesSeen).size).toBe(fake.singlesSeen.length);
   });
 
-  it('fails with the first single read that fails, and stops the reads still waiting', async () => {
-    const fake = gatewayOf([[['EUR', '1'], ['USD', '2'], ['JPY', '3'], ['GBP', '4']]], { single: (c) => (c === 'EUR' ? 404 : 200) });
+  it('fails with the first single read that fails for good after its retries, and stops the reads still waiting', async () => {
+    const fake = gatewayOf([[['EUR', '1'], ['USD', '2'], ['JPY', '3'], ['GBP', '4']]], { single: (c) => (c === 'EUR' ? 400 : 200) });
     const gateway = await startGateway(fake.handler);
     const error = await makeClient(gateway, { concurrency: 1 }).client.captureBalances().catch((e: unknown) => e);
     expect(error).toBeInstanceOf(HttpError);
-    expect((error as Error).message).toMatch(/GET \/v1\/data\/wallets\/EUR\/balance answered 404/);
+    expect((error as Error).message).toMatch(/GET \/v1\/data\/wallets\/EUR\/balance answered 400/);
     expect(fake.singlesSeen).toEqual(['EUR']);
+  });
+
+  it('keeps a listed wallet whose single read answers 404 as unconfirmed, with the reason, and reads the others', async () => {
+    const fake = gatewayOf([[['EUR', '1'], ['USD', '2'], ['XOF', '3']]], { single: (c) => (c === 'XOF' ? 404 : 200) });
+    const gateway = await startGateway(fake.handler);
+    const { singles } = await makeClient(gateway, { concurrency: 1 }).client.captureBalances();
+    expect(singles.map((w) => ('balance' in w ? [w.currency, w.balance] : [w.currency, 'unconfirmed']))).toEqual([
+      ['EUR', 1n],
+      ['USD', 2n],
+      ['XOF', 'unconfirmed'],
+    ]);
+    expect((singles[2] as { unconfirmed: string }).unconfirmed).toMatch(/XOF\/balance answered 404/);
   });
 });

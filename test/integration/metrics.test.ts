@@ -2,6 +2,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { runReconcileJob } from '../../jobs/reconcile-job.js';
 import { runSnapshotJob } from '../../jobs/snapshot-job.js';
 import type { AppContext } from '../../src/app-context.js';
+import { FixedClock } from '../../src/clock.js';
+import { businessCalendarOf } from '../../src/config.js';
 import { enqueueEvent } from '../../src/notifications/outbox.js';
 import { checkHealth, startMetricsServer, type MetricsServer } from '../../src/metrics/metrics-server.js';
 import { Metrics } from '../../src/metrics/metrics.js';
@@ -76,10 +78,13 @@ describe(`/metrics and /healthz on the ${backend} database`, () => {
     expect(value(after, 'wallet_recon_gateway_requests_total', { endpoint: 'balances', status_class: '2xx' })[0]).toBeGreaterThanOrEqual(3);
     expect(value(after, 'wallet_recon_reconciliation_results')).toEqual([]);
 
-    await runReconcileJob(ctx, { date: (await t.handle.db.selectFrom('snapshot_runs').select('business_date').executeTakeFirstOrThrow()).business_date });
+    // Reconciled just after its cut-off (no date is reconciled before), before any books: awaited.
+    const date = (await t.handle.db.selectFrom('snapshot_runs').select('business_date').executeTakeFirstOrThrow()).business_date;
+    const afterCutoff = new FixedClock(new Date(businessCalendarOf(ctx.config).cutoffOf(date).getTime() + 60_000));
+    await runReconcileJob({ ...ctx, clock: afterCutoff }, { date });
     await enqueueEvent(t.handle.db, ctx.config, 'notification.test', { message: 'x' }, 'k', new Date(0));
     const reconciled = await scrape(server);
-    expect(value(reconciled, 'wallet_recon_reconciliation_results', { status: 'missing_in_ledger', account: 'default' })).toEqual([5]);
+    expect(value(reconciled, 'wallet_recon_reconciliation_results', { status: 'awaiting_books', account: 'default' })).toEqual([5]);
     expect(value(reconciled, 'wallet_recon_reconciliation_results', { status: 'matched', account: 'default' })).toEqual([0]);
     expect(value(reconciled, 'wallet_recon_reconciliation_business_date_seconds')).toHaveLength(1);
     expect(value(reconciled, 'wallet_recon_notifications_pending')).toEqual([0]);

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.types.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { runCliInProcess } from '../helpers/run-cli.js';
-import { sandboxEnv } from '../helpers/test-context.js';
+import { cutoffJustPassed, sandboxEnv } from '../helpers/test-context.js';
 import { backend, createTestDatabase, withDatabase, type TestDatabase } from '../helpers/test-database.js';
 
 let t: TestDatabase;
@@ -21,7 +21,8 @@ beforeAll(async () => {
   sandbox = await startSandbox({ port: 0, wallets: 6, seed: 11 });
   dir = mkdtempSync(path.join(tmpdir(), 'wr-reconcile-cli-'));
   // DATABASE_URL '' keeps a developer's .env from pointing the embedded run elsewhere.
-  env = { DATABASE_URL: '', ...t.childEnv, ...sandboxEnv(sandbox), LOG_LEVEL: 'silent', RECON_TIMEZONE: 'UTC' };
+  // A cut-off ten minutes ago: the snapshot taken now is the end of day of a date that can be reconciled.
+  env = { DATABASE_URL: '', ...t.childEnv, ...sandboxEnv(sandbox), LOG_LEVEL: 'silent', RECON_TIMEZONE: 'UTC', RECON_CUTOFF: cutoffJustPassed() };
 });
 afterAll(async () => {
   await sandbox?.close();
@@ -63,7 +64,8 @@ describe(`reconcile, ledger import and report from the command line (${backend})
     const books = booksCsv('books-1.csv', date, [{ currency: misstated!.currency, balance: misstated!.balance - 100n }, ...rest, { currency: extra, balance: 300n }]);
     const imported = await cli('ledger', 'import', books);
     expect(imported.code, imported.stderr).toBe(0);
-    expect(imported.stdout).toBe(`Imported 6 expected balances from books-1.csv for default, ${date}: 6 new, 0 changed, 0 unchanged, 0 removed.`);
+    // The snapshot's date was reconciled at once (awaiting its books): the books make it current.
+    expect(imported.stdout).toBe(`Imported 6 expected balances from books-1.csv for default, ${date}: 6 new, 0 changed, 0 unchanged, 0 removed. Re-reconciled 1 date whose books changed.`);
 
     const reconciled = await cli('reconcile', '--date', date);
     expect(reconciled.code, reconciled.stderr).toBe(3);

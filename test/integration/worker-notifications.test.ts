@@ -82,7 +82,8 @@ describe(`the schedule worker tells people (${backend})`, () => {
       const event = new Webhook(SECRET).verify(delivered.body, delivered.headers as Record<string, string>) as NotificationEvent<NightCompletedData>;
       expect(delivered.headers['webhook-id']).toBe(webhook.requests[0]!.headers['webhook-id']);
       expect(event.type).toBe('night.completed');
-      expect(event.data.accounts).toEqual([expect.objectContaining({ account: 'default', status: 'captured', wallets: 4, reconciliation: expect.objectContaining({ missing_in_ledger: 4 }) })]);
+      expect(event.data.accounts).toEqual([expect.objectContaining({ account: 'default', status: 'captured', wallets: 4, reconciliation: expect.objectContaining({ awaiting_books: 4 }) })]);
+      expect(event.data.pending).toEqual([{ account: 'default', state: 'awaiting_books', message: `books for ${event.data.businessDate} not imported yet` }]);
 
       expect(smtp.mails.map((m) => m.to)).toEqual([['finance@example.test', 'ops@example.test']]);
       const attachment = parseMail(smtp.mails[0]!.raw).parts.find((p) => p.headers['content-disposition']?.startsWith('attachment'));
