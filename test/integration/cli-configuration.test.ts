@@ -35,3 +35,16 @@ describe('the CLI and its configuration', () => {
     // A fresh in-memory database is created and migrated from nothing: slow on a busy machine.
   }, 120_000);
 });
+
+describe('--help', () => {
+  it('lists the signal exit codes 130 and 143 beside the others, for the program and each command with a list', async () => {
+    const help = await runCliProcess(['--help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/\n {2}130 {2}stopped by Ctrl-C \(SIGINT\); a run under way is recorded as interrupted\n/);
+    expect(help.stdout).toMatch(/\n {2}143 {2}stopped by SIGTERM/);
+    for (const command of [['snapshot'], ['reconcile'], ['report'], ['cases'], ['backfill'], ['ledger', 'import'], ['notify', 'test']]) {
+      const result = await runCliProcess([...command, '--help']);
+      expect(result.stdout, command.join(' ')).toMatch(/Exit codes: .*, 130 stopped by Ctrl-C \(SIGINT\), 143 stopped by SIGTERM\.\n/);
+    }
+  }, 60_000);
+});
