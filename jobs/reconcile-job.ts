@@ -1,6 +1,6 @@
 import type { Transaction } from 'kysely';
 import type { AppContext } from '../src/app-context.js';
-import { businessCalendarOf } from '../src/config.js';
+import { businessCalendarOf } from '../src/config/index.js';
 import type { Database } from '../src/db/database.types.js';
 import { UsageError } from '../src/errors.js';
 import { enqueueEvent } from '../src/notifications/outbox.js';

@@ -1,6 +1,6 @@
 import type { AppContext } from '../src/app-context.js';
 import { mapWithConcurrency } from '../src/concurrency.js';
-import { selectAccounts } from '../src/config.js';
+import { selectAccounts } from '../src/config/index.js';
 import type { RunTrigger } from '../src/db/database.types.js';
 import { captureAccount, type AccountRunResult, type CaptureOptions } from '../src/snapshot/capture-account.js';
 import type { GatewayCapture } from '../src/snapshot/gateway-capture.js';

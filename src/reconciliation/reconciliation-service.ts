@@ -1,7 +1,7 @@
 import type { AppContext } from '../app-context.js';
 import { resultCaseKey, trackCases } from '../cases/track-cases.js';
 import type { Transaction } from 'kysely';
-import { businessCalendarOf, toleranceFor, type Config } from '../config.js';
+import { businessCalendarOf, toleranceFor, type Config } from '../config/index.js';
 import type { Database } from '../db/database.types.js';
 import { clearOwedMarks, clearOwedWithoutSnapshot, listDatesAwaitingBooks, listOwedDates, markOwed, readOwedMarks } from '../db/reconciliation-owed.repository.js';
 import { listSnapshotRows } from '../db/balance-snapshot.repository.js';

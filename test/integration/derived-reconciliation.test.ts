@@ -8,7 +8,7 @@ import { reconcileAfterSnapshot, runReconcileJob, settleOwedReconciliations } fr
 import { runSnapshotJob } from '../../jobs/snapshot-job.js';
 import type { AppContext } from '../../src/app-context.js';
 import { FixedClock } from '../../src/clock.js';
-import { businessCalendarOf } from '../../src/config.js';
+import { businessCalendarOf } from '../../src/config/index.js';
 import { insertSnapshotRows } from '../../src/db/balance-snapshot.repository.js';
 import { insertRunningRun, markRunFailed, markRunSucceeded } from '../../src/db/snapshot-run.repository.js';
 import { UsageError } from '../../src/errors.js';

@@ -3,7 +3,7 @@ import { runReconcileJob } from '../../jobs/reconcile-job.js';
 import { runSnapshotJob } from '../../jobs/snapshot-job.js';
 import type { AppContext } from '../../src/app-context.js';
 import { FixedClock } from '../../src/clock.js';
-import { businessCalendarOf } from '../../src/config.js';
+import { businessCalendarOf } from '../../src/config/index.js';
 import { enqueueEvent } from '../../src/notifications/outbox.js';
 import { checkHealth, startMetricsServer, type MetricsServer } from '../../src/metrics/metrics-server.js';
 import { Metrics } from '../../src/metrics/metrics.js';
