@@ -85,6 +85,7 @@ export async function captureAccount(ctx: AppContext, account: AccountConfig, op
     // A run that did not go ahead (locked, skipped, no database) takes no gateway reads with it.
     options.started?.abort(new InterruptedError());
     options.started?.close();
+    options.onProgress?.({ account: account.name, phase: 'finished' });
   }
 }
 
@@ -138,7 +139,7 @@ async function lockAndCapture(ctx: AppContext, account: AccountConfig, options: 
     });
     const runLog = log.child({ runId });
     runLog.info({ trigger: options.trigger, businessDate, endOfDay: timing.endOfDay, cutoffDriftSeconds: timing.driftSeconds }, 'snapshot run started');
-    return await fetchAndRecord(ctx, account, options, { runId, businessDate, timing, startedMs, log: runLog, lockLost: lock.lost });
+    return await fetchAndRecord(ctx, account, options, { runId, businessDate, timing, startedAt: started, log: runLog, lockLost: lock.lost });
   } finally {
     await lock.release();
   }
@@ -148,7 +149,7 @@ async function fetchAndRecord(
   ctx: AppContext,
   account: AccountConfig,
   options: CaptureOptions,
-  run: { runId: number; businessDate: string; timing: CaptureTiming; startedMs: number; log: AppContext['logger']; lockLost: AbortSignal },
+  run: { runId: number; businessDate: string; timing: CaptureTiming; startedAt: Date; log: AppContext['logger']; lockLost: AbortSignal },
 ): Promise<AccountRunResult> {
   const { db } = ctx.database;
   const capture =
@@ -190,15 +191,19 @@ async function fetchAndRecord(
     options.onProgress?.({ account: account.name, phase: 'writing' });
     const capturedAt = ctx.clock.now();
     const rows = listing.wallets.map((wallet, i) => ({ currency: wallet.currency, balance: wallet.balance, singleBalance: singles[i]!.balance }));
+    let finishedAt = capturedAt;
     await db.transaction().execute(async (trx) => {
       await lockRunningRun(trx, run.runId);
       await insertSnapshotRows(trx, run.runId, account.name, capturedAt, rows);
-      await markRunSucceeded(trx, run.runId, ctx.clock.now(), counts);
+      finishedAt = ctx.clock.now();
+      await markRunSucceeded(trx, run.runId, finishedAt, counts);
     });
+    // The duration printed and measured is the one stored (finished_at - started_at), to the millisecond.
+    const durationMs = finishedAt.getTime() - run.startedAt.getTime();
     const mismatches = rows.filter((r) => r.singleBalance !== r.balance).length;
     if (mismatches > 0) run.log.warn({ mismatches }, 'the list and single-wallet endpoints disagree for some wallets');
-    run.log.info({ ...counts, durationMs: Date.now() - run.startedMs }, 'snapshot run succeeded');
-    return { account: account.name, status: 'succeeded', runId: run.runId, businessDate: run.businessDate, timing: run.timing, ...counts, durationMs: Date.now() - run.startedMs };
+    run.log.info({ ...counts, durationMs }, 'snapshot run succeeded');
+    return { account: account.name, status: 'succeeded', runId: run.runId, businessDate: run.businessDate, timing: run.timing, ...counts, durationMs };
   } catch (caught) {
     const lockLost = run.lockLost.aborted;
     const error = capture.signal.aborted && !lockLost && !(caught instanceof InterruptedError) ? new InterruptedError() : caught;
@@ -208,13 +213,14 @@ async function fetchAndRecord(
         ? 'interrupted'
         : describeError(error);
     counts.requests = capture.requestCount;
-    await markRunFailed(db, run.runId, ctx.clock.now(), message, counts).catch((dbError: unknown) =>
+    const finishedAt = ctx.clock.now();
+    await markRunFailed(db, run.runId, finishedAt, message, counts).catch((dbError: unknown) =>
       run.log.error({ err: dbError }, 'could not record the failed run'),
     );
     // A scheduled attempt is tried again within its window: only a missed date is an error then.
     if (options.serve) run.log.warn({ err: error }, `snapshot run failed: ${message}`);
     else run.log.error({ err: error }, `snapshot run failed: ${message}`);
-    return { account: account.name, status: 'failed', runId: run.runId, businessDate: run.businessDate, timing: run.timing, ...counts, durationMs: Date.now() - run.startedMs, error: message };
+    return { account: account.name, status: 'failed', runId: run.runId, businessDate: run.businessDate, timing: run.timing, ...counts, durationMs: finishedAt.getTime() - run.startedAt.getTime(), error: message };
   } finally {
     run.lockLost.removeEventListener('abort', onLockLost);
     capture.close();
