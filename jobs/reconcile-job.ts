@@ -7,6 +7,8 @@ export interface ReconcileJobOptions {
   date: string;
   /** One configured account; all configured accounts when absent. */
   account?: string;
+  /** Several accounts, already checked to be configured (backfill: those tracked on the date); wins over `account`. */
+  accounts?: readonly string[];
 }
 
 export interface ReconcileJobResult {
@@ -26,7 +28,7 @@ export interface ReconcileJobResult {
  * reconciles one business date, stores the results and logs the summary.
  */
 export async function runReconcileJob(ctx: AppContext, options: ReconcileJobOptions): Promise<ReconcileJobResult> {
-  const accounts = resolveAccountNames(ctx.config, options.account);
+  const accounts = options.accounts === undefined ? resolveAccountNames(ctx.config, options.account) : [...options.accounts];
   const results = await reconcileBusinessDate(ctx, accounts, options.date);
   const counted = results.filter((r) => !isAccepted(r));
   const accepted = results.length - counted.length;

@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import { ageBucketOf, AGE_BUCKETS, caseAgeDays, caseKindOf, type AgeBucket, type CaseKind } from '../cases/case-model.js';
 import { datesBetween } from '../clock.js';
 import type { Database } from '../db/database.types.js';
+import { findFirstTrackedDates } from '../db/capture-day.repository.js';
 import { listExpectedBalancesBetween } from '../db/expected-balance.repository.js';
 import { listCasesByIds } from '../db/reconciliation-case.repository.js';
 import { listBalanceHistory, listResults } from '../db/reconciliation-result.repository.js';
@@ -61,6 +62,11 @@ export interface SummaryOptions {
   accounts?: readonly string[];
   /** Today's business date: later dates of the range cannot have been reconciled yet. */
   today?: string;
+  /**
+   * Each account's first tracked date (first run or books): earlier dates are history from before
+   * the account was tracked, not dates left unreconciled. An account absent here has every date.
+   */
+  firstTrackedDates?: ReadonlyMap<string, string>;
 }
 
 /** A summary and the results it summarises. */
@@ -96,7 +102,8 @@ export function summarizeResults<R extends ReconciliationResult>(range: ReportRa
   const accounts = names.map((account) => {
     const own = results.filter((r) => r.account === account);
     const reconciled = new Set(own.map((r) => r.businessDate));
-    const unreconciledDates = expected.includes(account) ? dates.filter((d) => !reconciled.has(d)) : [];
+    const first = options.firstTrackedDates?.get(account);
+    const unreconciledDates = expected.includes(account) ? dates.filter((d) => !reconciled.has(d) && (first === undefined || d >= first)) : [];
     const counted = own.filter((r) => !isAccepted(r));
     return { account, counts: countByStatus(counted), accepted: own.length - counted.length, unreconciledDates };
   });
@@ -109,19 +116,23 @@ export function summarizeResults<R extends ReconciliationResult>(range: ReportRa
 }
 
 /**
- * Reads the stored results over a range with their cases (state now, age to `today`) and
- * summarises them, listing the dates never reconciled.
+ * Reads the stored results over a range with their cases (state now, age to `today`, the
+ * business date of the injected clock) and
+ * summarises them, listing the dates never reconciled (from each account's first tracked date on).
  */
-export async function loadReport(db: Kysely<Database>, range: ReportRange, options: SummaryOptions = {}): Promise<Report> {
+export async function loadReport(db: Kysely<Database>, range: ReportRange, options: SummaryOptions & { today: string }): Promise<Report> {
   const results = await listResults(db, range);
   const ids = [...new Set(results.flatMap((r) => (r.caseId === null ? [] : [r.caseId])))];
   const cases = new Map((await listCasesByIds(db, ids)).map((c) => [c.id, c]));
-  const today = options.today ?? range.to;
+  // Ages count to today's business date (from the injected clock), never to the report's last
+  // date: one case has one age in every report, e-mail, `cases` list and the console.
+  const today = options.today;
   const withCases = results.map((r) => {
     const c = r.caseId === null ? undefined : cases.get(r.caseId);
     return { ...r, case: c === undefined ? null : { id: c.id, state: c.state, ageDays: caseAgeDays(c, today), acceptedUntil: c.acceptedUntil } };
   });
-  return summarizeResults(range, withCases, options);
+  const firstTrackedDates = options.firstTrackedDates ?? (options.accounts === undefined ? undefined : await findFirstTrackedDates(db, options.accounts));
+  return summarizeResults(range, withCases, { ...options, firstTrackedDates });
 }
 
 /** Per currency, each account's gateway balances (`balance_history`) and books over the range. */
