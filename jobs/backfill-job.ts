@@ -3,6 +3,7 @@ import type { AppContext } from '../src/app-context.js';
 import { datesBetween } from '../src/clock.js';
 import { businessCalendarOf } from '../src/config/index.js';
 import { insertSnapshotRows } from '../src/db/balance-snapshot.repository.js';
+import { findFirstTrackedDates } from '../src/db/capture-day.repository.js';
 import { findDailyRun } from '../src/db/reconciliation-result.repository.js';
 import { insertRunningRun, markRunSucceeded } from '../src/db/snapshot-run.repository.js';
 import { readBalanceFile, type BalanceFileRow } from '../src/reconciliation/books-file.js';
@@ -32,9 +33,10 @@ export interface BackfillJobOptions {
  * existing: an end-of-day run was already there (or, for a closed day without statements, an
  * intraday one); capture: the date's capture window is open now, so the gateway is asked now;
  * import: a closed date filled from the statements file; pending: the date's cut-off (and
- * window) is still ahead; gap: a closed date nobody can fill.
+ * window) is still ahead; gap: a closed date nobody can fill; untracked: a closed date before the
+ * account's first run or books, which is history, not a gap (neither reconciled nor a case).
  */
-export type BackfillAction = 'existing' | 'capture' | 'import' | 'pending' | 'gap';
+export type BackfillAction = 'existing' | 'capture' | 'import' | 'pending' | 'gap' | 'untracked';
 
 export interface BackfillAccountDay {
   account: string;
@@ -43,6 +45,8 @@ export interface BackfillAccountDay {
   runId?: number;
   /** Why a capture did not produce a snapshot. */
   error?: string;
+  /** For `untracked`: the account's first tracked date. */
+  firstTrackedDate?: string;
 }
 
 export interface BackfillDate {
@@ -54,6 +58,8 @@ export interface BackfillDate {
   gaps: number;
   /** The date's cut-off is still ahead: nothing to fill yet, not reconciled, not a gap. */
   pending: boolean;
+  /** When the date's capture window closes: until then a failed capture can be repeated. */
+  windowClosesAt: Date;
   /** Results other than matched, not counting missing snapshots (gaps): breaks, missing sides, mismatches, disappeared wallets. */
   unmatched: number;
 }
@@ -92,6 +98,7 @@ export async function runBackfillJob(ctx: AppContext, options: BackfillJobOption
     byAccountDay.set(key, [...(byAccountDay.get(key) ?? []), row]);
   }
 
+  const firstTracked = await findFirstTrackedDates(db, accounts);
   const dates: BackfillDate[] = [];
   const used = new Set<string>();
   for (const businessDate of datesBetween(from, to)) {
@@ -109,9 +116,10 @@ export async function runBackfillJob(ctx: AppContext, options: BackfillJobOption
         used.add(key);
         days.push({ account, action: 'import' });
       } else if (run !== undefined) days.push({ account, action: 'existing', runId: run.runId });
+      else if (firstTracked.has(account) && businessDate < firstTracked.get(account)!) days.push({ account, action: 'untracked', firstTrackedDate: firstTracked.get(account)! });
       else days.push({ account, action: 'gap' });
     }
-    dates.push({ businessDate, accounts: days, gaps: days.filter((d) => d.action === 'gap').length, pending: state === 'ahead', unmatched: 0 });
+    dates.push({ businessDate, accounts: days, gaps: days.filter((d) => d.action === 'gap').length, pending: state === 'ahead', windowClosesAt: window.closesAt, unmatched: 0 });
   }
   const unusedStatementRows = [...byAccountDay].filter(([key]) => !used.has(key)).reduce((n, [, rows]) => n + rows.length, 0);
 
@@ -120,8 +128,11 @@ export async function runBackfillJob(ctx: AppContext, options: BackfillJobOption
   }
 
   const work = dates.flatMap((d) => d.accounts.filter((a) => a.action === 'import' || a.action === 'capture').map((a) => ({ date: d.businessDate, day: a })));
-  // A date whose cut-off is still ahead has no closing balance to reconcile yet.
-  const closedDates = dates.filter((d) => !d.pending && calendar.cutoffOf(d.businessDate) <= ctx.clock.now());
+  // Each date is reconciled for the accounts tracked on it; a date before every account's first
+  // run is not reconciled at all, so it opens no no_snapshot case. A date whose cut-off is still
+  // ahead has no closing balance to reconcile yet.
+  const reconciledAccounts = (d: BackfillDate) => d.accounts.filter((a) => a.action !== 'untracked').map((a) => a.account);
+  const closedDates = dates.filter((d) => !d.pending && reconciledAccounts(d).length > 0 && calendar.cutoffOf(d.businessDate) <= ctx.clock.now());
   const total = work.length + closedDates.length;
   let done = 0;
   const step = () => options.onProgress?.(++done, total);
@@ -149,7 +160,7 @@ export async function runBackfillJob(ctx: AppContext, options: BackfillJobOption
   }
 
   for (const date of closedDates) {
-    const reconciled = await runReconcileJob(ctx, { date: date.businessDate, account: options.account });
+    const reconciled = await runReconcileJob(ctx, { date: date.businessDate, accounts: reconciledAccounts(date) });
     date.summary = reconciled.summary;
     date.gaps = reconciled.summary.no_snapshot;
     date.unmatched = countUnmatched(reconciled.summary) - reconciled.summary.no_snapshot;

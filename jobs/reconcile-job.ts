@@ -13,6 +13,8 @@ export interface ReconcileJobOptions {
   date: string;
   /** One configured account; all configured accounts when absent. */
   account?: string;
+  /** Several accounts, already checked to be configured (backfill: those tracked on the date); wins over `account`. */
+  accounts?: readonly string[];
 }
 
 export interface ReconcileJobResult {
@@ -54,7 +56,7 @@ function notifyMissingBooks(ctx: AppContext) {
  * reconciled yet: its closing balance is not known.
  */
 export async function runReconcileJob(ctx: AppContext, options: ReconcileJobOptions): Promise<ReconcileJobResult> {
-  const accounts = resolveAccountNames(ctx.config, options.account);
+  const accounts = options.accounts === undefined ? resolveAccountNames(ctx.config, options.account) : [...options.accounts];
   const cutoffAt = businessCalendarOf(ctx.config).cutoffOf(options.date);
   if (ctx.clock.now() < cutoffAt) {
     throw new UsageError(

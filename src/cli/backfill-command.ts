@@ -18,6 +18,8 @@ function describeDay(day: BackfillAccountDay, result: Pick<BackfillJobResult, 'd
       return `pending: its cut-off is still ahead${day.runId === undefined ? '' : ` (intraday run ${day.runId} so far)`}`;
     case 'gap':
       return result.source === undefined ? 'GAP (past date: the gateway cannot report it; use --import)' : `GAP (not in ${result.source})`;
+    case 'untracked':
+      return `not tracked yet (before the account's first capture or books, ${day.firstTrackedDate})`;
   }
 }
 
@@ -27,11 +29,13 @@ export function formatBackfillLine(date: BackfillDate, result: Pick<BackfillJobR
     date.accounts.length === 1 ? describeDay(date.accounts[0]!, result) : date.accounts.map((d) => `${d.account}: ${describeDay(d, result)}`).join('; ');
   const counts = date.pending
     ? 'not reconciled yet'
-    : date.summary === undefined
-      ? !result.dryRun && date.accounts.some((a) => a.action === 'capture' && a.error === undefined)
-        ? `reconciled once its cut-off passes  gaps ${date.gaps}`
-        : `gaps ${date.gaps}`
-      : `matched ${date.summary.matched}  not matched ${date.unmatched} (breaks ${date.summary.break})  gaps ${date.gaps}`;
+    : date.accounts.every((d) => d.action === 'untracked')
+      ? 'not reconciled (no account tracked yet)'
+      : date.summary === undefined
+        ? !result.dryRun && date.accounts.some((a) => a.action === 'capture' && a.error === undefined)
+          ? `reconciled once its cut-off passes  gaps ${date.gaps}`
+          : `gaps ${date.gaps}`
+        : `matched ${date.summary.matched}  not matched ${date.unmatched} (breaks ${date.summary.break})  gaps ${date.gaps}`;
   return `${date.businessDate}  ${sources}  ${counts}`;
 }
 
@@ -66,9 +70,17 @@ export function registerBackfillCommand(program: Command, runtime: CliRuntime): 
         if (result.dryRun) out.out('Dry run: nothing will be written. The plan:');
         for (const date of result.dates) out.out(formatBackfillLine(date, result));
         if (result.unusedStatementRows > 0) out.out(`${result.unusedStatementRows} row(s) of ${result.source} were not used: their dates are outside the range's past gaps.`);
-        const gaps = result.dates.filter((d) => d.gaps > 0).map((d) => d.businessDate);
+        // Advice by case: statements fill only closed dates; a date whose window is still open
+        // lacks its snapshot because the capture failed, and the fix is the failure's cause.
+        const gaps = result.dates.filter((d) => d.accounts.some((a) => a.action === 'gap')).map((d) => d.businessDate);
+        const failedCaptures = result.dates.filter((d) => d.accounts.some((a) => a.action === 'capture' && a.error !== undefined));
         const unmatched = result.dates.filter((d) => d.unmatched > 0).map((d) => d.businessDate);
         if (gaps.length > 0) out.out(`${result.dryRun ? 'Would leave gaps' : 'Gaps remain'} on ${gaps.join(', ')}: import the gateway's statements for them with --import FILE.`);
+        for (const date of failedCaptures) {
+          out.out(
+            `The capture of ${date.businessDate} failed while its capture window is still open (until ${date.windowClosesAt.toISOString()}): the gateway can still report that day, so no statements are needed. Fix what the failure above says (for a refused API key or secret, the account's credentials) and run backfill again before the window closes, or let the worker capture it.`,
+          );
+        }
         if (unmatched.length > 0) out.out(`Results that did not match on ${unmatched.join(', ')}: see "wallet-recon report --from ${opts.from} --to ${opts.to}".`);
         if (!result.dryRun && result.exitCode === 0) out.out('Every date has a snapshot and reconciles clean.');
         return result.exitCode;

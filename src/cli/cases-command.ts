@@ -2,10 +2,11 @@ import { InvalidArgumentError, Option, type Command } from 'commander';
 import { applyCaseAction, type CaseActionRequest, type ManualCaseAction } from '../cases/case-actions.js';
 import { resolveActor } from '../cases/case-actor.js';
 import { ACTIVE_STATES, caseAgeDays, CASE_KINDS, CASE_STATE_FILTERS, describeCase, occurrenceRecord, type CaseEvent, type ReconciliationCase } from '../cases/case-model.js';
-import { findCase, listCases, listEvents, listOccurrences } from '../db/reconciliation-case.repository.js';
+import { findCase, hasCasesOfAccount, listCases, listEvents, listOccurrences } from '../db/reconciliation-case.repository.js';
 import { UsageError } from '../errors.js';
 import { todayOf } from '../reconciliation/business-dates.js';
 import { formatTable } from '../text-table.js';
+import { checkHistoryAccount } from './history-account.js';
 import type { CliRuntime } from './runtime.js';
 import { summaryOf } from './command-catalog.js';
 
@@ -82,6 +83,8 @@ Exit codes: 0 done, 1 error, 2 usage error (also a transition the case's state d
     .action(async (opts: { state?: (typeof CASE_STATE_FILTERS)[number]; account?: string; currency?: string; kind?: (typeof CASE_KINDS)[number]; json?: boolean }) => {
       if (opts.currency !== undefined && !/^[A-Z]{3}$/.test(opts.currency)) throw new UsageError(`--currency ${JSON.stringify(opts.currency)} is not a currency code: use three capital letters such as EUR.`);
       await runtime.withContext('wallet-recon cases', {}, async (ctx) => {
+        const { note } = opts.account === undefined ? {} : await checkHistoryAccount(ctx.config, opts.account, 'cases', () => hasCasesOfAccount(ctx.database.db, opts.account!));
+        if (note !== undefined) runtime.output.err(note);
         const states = opts.state === undefined ? undefined : opts.state === 'active' ? ACTIVE_STATES : [opts.state];
         const found = await listCases(ctx.database.db, { states, account: opts.account, currency: opts.currency, kind: opts.kind });
         const today = todayOf(ctx).date;

@@ -11,6 +11,7 @@ import { findForeignContents } from '../db/database-contents.repository.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { formatMoney } from '../money/format-amount.js';
 import { importBooksFile } from '../reconciliation/books-import-service.js';
+import { todayOf } from '../reconciliation/business-dates.js';
 import { renderHtml } from '../reconciliation/render-html.js';
 import { renderTable } from '../reconciliation/render-table.js';
 import { loadCurrencyHistories, loadReport } from '../reconciliation/report-data.js';
@@ -106,7 +107,7 @@ export function registerDemoCommand(program: Command, runtime: CliRuntime): void
 
           await runReconcileJob(ctx, { date: run.businessDate, account: DEMO_ACCOUNT });
           const range = { from: run.businessDate, to: run.businessDate, account: DEMO_ACCOUNT };
-          const report = await loadReport(ctx.database.db, range, { accounts: [DEMO_ACCOUNT] });
+          const report = await loadReport(ctx.database.db, range, { accounts: [DEMO_ACCOUNT], today: todayOf(ctx).date });
           runtime.output.out(`\n3. Reconciliation\n${renderTable(report)}`);
 
           const now = ctx.clock.now();

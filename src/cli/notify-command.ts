@@ -45,7 +45,10 @@ export function registerNotifyCommand(program: Command, runtime: CliRuntime): vo
           channel.close?.();
         }
       }
-      runtime.output.err(`${channels.size - failed} of ${channels.size} channel(s) took the test event ${event.id}.`);
+      runtime.output.err(
+        `${channels.size - failed} of ${channels.size} channel(s) took the test event ${event.id}.` +
+          (failed > 0 ? ' A test event is sent once and never queued: fix the failed channel and run notify test again.' : ''),
+      );
       runtime.exitCode = failed > 0 ? 1 : 0;
     });
 

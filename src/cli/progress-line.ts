@@ -43,13 +43,15 @@ export function describeCaptureProgress(p: CaptureProgress): string {
       return `reading balances ${p.walletsRead ?? 0} of ${p.walletsTotal ?? '?'}`;
     case 'writing':
       return 'writing the snapshot';
+    case 'finished':
+      return 'finished';
   }
 }
 
 /**
- * Live snapshot progress on a terminal: one status per account on a line redrawn in place at
- * most every 100 ms. Draws nothing without a TTY (logs and CI stay clean), but still knows
- * where each account got to.
+ * Live snapshot progress on a terminal: one status per account still running, on a line redrawn
+ * in place at most every 100 ms. Draws nothing without a TTY (logs and CI stay clean), but still
+ * knows where each running account got to.
  */
 export function createProgressLine(stream: ProgressStream | undefined): { update(p: CaptureProgress): void; done(): void; describe(): string } {
   const draw = stream?.isTTY === true;
@@ -62,6 +64,17 @@ export function createProgressLine(stream: ProgressStream | undefined): { update
   };
   return {
     update(p) {
+      if (p.phase === 'finished' || phases.get(p.account) === 'finished') {
+        // A finished account leaves the line (and the words of an interruption); a late event of
+        // its aborted reads does not bring it back.
+        const wasShown = states.delete(p.account);
+        phases.set(p.account, 'finished');
+        if (wasShown && draw) {
+          if (states.size > 0) render();
+          else stream.write('\r\x1b[2K');
+        }
+        return;
+      }
       const state = describeCaptureProgress(p);
       // A new phase is drawn at once; counts within a phase at most every 100 ms.
       const changedPhase = phases.get(p.account) !== p.phase;

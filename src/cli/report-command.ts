@@ -82,7 +82,7 @@ export function registerReportCommand(program: Command, runtime: CliRuntime): vo
         try {
           await writeFileAtomically(opts.out, text);
         } catch (error) {
-          throw new ReconError(`Could not write the report to ${opts.out}: ${describeError(error)}`, { cause: error });
+          throw new ReconError(`Could not write the ${opts.format} report: ${describeError(error)}.`, { cause: error });
         }
         runtime.output.err(`Wrote the ${opts.format} report (${report.results.length} results) to ${opts.out}.`);
         return 0;

@@ -1,9 +1,9 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import { describeCaptureTiming } from '../business-date/business-calendar.js';
-import { listAuthorityOfRuns, listRecentRuns } from '../db/snapshot-run.repository.js';
-import { resolveAccountNames } from '../reconciliation/reconciliation-service.js';
+import { hasRunsOfAccount, listAuthorityOfRuns, listRecentRuns } from '../db/snapshot-run.repository.js';
 import { formatTable } from '../text-table.js';
 import type { CliRuntime } from './runtime.js';
+import { checkHistoryAccount } from './history-account.js';
 import { formatDuration } from './snapshot-command.js';
 import { summaryOf } from './command-catalog.js';
 
@@ -23,9 +23,10 @@ export function registerRunsCommand(program: Command, runtime: CliRuntime): void
     .option('--json', 'print JSON')
     .addHelpText('after', '\nExample:\n  wallet-recon runs --account eu-main --limit 5')
     .action(async (opts: { account?: string; limit: number; json?: boolean }) => {
-      // A mistyped account would otherwise read as an account without runs; exit 2 as elsewhere.
-      if (opts.account !== undefined) resolveAccountNames(runtime.config(), opts.account);
       await runtime.withContext('wallet-recon runs', {}, async (ctx) => {
+        // A mistyped account would otherwise read as an account without runs; exit 2 as elsewhere.
+        const { note } = opts.account === undefined ? {} : await checkHistoryAccount(ctx.config, opts.account, 'runs', () => hasRunsOfAccount(ctx.database.db, opts.account!));
+        if (note !== undefined) runtime.output.err(note);
         const runs = await listRecentRuns(ctx.database.db, { account: opts.account, limit: opts.limit });
         // Which run is each date's snapshot, and why: the one rule of authoritative_runs.
         const authority = await listAuthorityOfRuns(ctx.database.db, runs.filter((r) => r.status === 'succeeded'));

@@ -15,8 +15,16 @@ export function formatDuration(ms: number): string {
   return ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(1)} s`;
 }
 
-/** The per-account summary printed after a snapshot. */
-export function formatSnapshotSummary(results: readonly AccountRunResult[]): string {
+/** The failure sentences of a snapshot, one per account that did not succeed for a reason worth reading. */
+export function formatSnapshotProblems(results: readonly AccountRunResult[]): string {
+  return results
+    .filter((r) => r.error)
+    .map((r) => `${r.account}: ${r.error}`)
+    .join('\n');
+}
+
+/** The per-account summary printed after a snapshot; without `withProblems: false`, the failure sentences under it. */
+export function formatSnapshotSummary(results: readonly AccountRunResult[], options: { withProblems?: boolean } = {}): string {
   const skipped = { locked: 'locked by another process', 'already-captured': 'already captured', 'window-closed': 'capture window closed' } as const;
   const rows = results.map((r) => [
     r.account,
@@ -29,8 +37,8 @@ export function formatSnapshotSummary(results: readonly AccountRunResult[]): str
     formatDuration(r.durationMs),
   ]);
   const table = formatTable(['account', 'status', 'business date', 'run', 'wallets', 'pages', 'requests', 'duration'], rows);
-  const problems = results.filter((r) => r.error).map((r) => `${r.account}: ${r.error}`);
-  return problems.length > 0 ? `${table}\n\n${problems.join('\n')}` : table;
+  const problems = options.withProblems === false ? '' : formatSnapshotProblems(results);
+  return problems !== '' ? `${table}\n\n${problems}` : table;
 }
 
 /** The balances a run captured, per currency in its own units, as `snapshot` and `demo` print them. */
@@ -56,6 +64,11 @@ export function registerSnapshotCommand(program: Command, runtime: CliRuntime): 
     .addHelpText('after', '\nA capture that starts within RECON_CAPTURE_WINDOW of a cut-off is that business date\'s end-of-day snapshot; at any\nother time it is an intraday capture of the current business date (kept, never the end-of-day balance).\n\nExample:\n  wallet-recon snapshot --account eu-main\n\nPrints the balances captured, in the units of each currency, unless --quiet or --json.\n\nExit codes: 0 all succeeded, 1 an account failed, 2 configuration error, 4 another process holds an account\'s lock, 130 stopped by Ctrl-C (SIGINT), 143 stopped by SIGTERM.')
     .action(async (opts: { account?: string; json?: boolean; quiet?: boolean }) => {
       const progress = createProgressLine(runtime.output.progress);
+      // Where the accounts still running were when the stop came: by the time the job returns,
+      // each has finished (as interrupted) and left the progress line.
+      let interruptedWhile: string | undefined;
+      const noteInterruption = () => (interruptedWhile = progress.describe());
+      runtime.signal.addEventListener('abort', noteInterruption, { once: true });
       // The gateway is the slow side: the accounts that start at once begin signing in, listing
       // and reading while the database opens (its driver loads, the schema is checked, the lock
       // taken); a run that then does not go ahead aborts its reads and writes nothing.
@@ -72,10 +85,14 @@ export function registerSnapshotCommand(program: Command, runtime: CliRuntime): 
           const { runSnapshotJob } = await import('../../jobs/snapshot-job.js');
           const result = await runSnapshotJob(ctx, { trigger: 'manual', account: opts.account, signal: runtime.signal, onProgress: (p) => progress.update(p), reconcileChanged: true, started });
           progress.done();
-          if (runtime.signal.aborted && progress.describe() !== '') {
+          if (runtime.signal.aborted && interruptedWhile !== undefined) {
             // The gateway reads start while the database opens: a stop then comes before any run exists.
             const recorded = result.accounts.some((r) => r.runId !== undefined);
-            runtime.output.err(`Interrupted while ${progress.describe()}; ${recorded ? 'the run is recorded as interrupted' : 'no run had been recorded yet, nothing was written'}.`);
+            if (interruptedWhile !== '') {
+              runtime.output.err(`Interrupted while ${interruptedWhile}; ${recorded ? 'the run is recorded as interrupted' : 'no run had been recorded yet, nothing was written'}.`);
+            } else if (recorded) {
+              runtime.output.err('Interrupted once every capture had finished; each run is recorded as it ended.');
+            }
           }
           const reconciled =
             (result.reReconciledDates > 0 ? `\n\nRe-reconciled ${result.reReconciledDates} date${result.reReconciledDates === 1 ? '' : 's'}: the new snapshot became their end-of-day balance.` : '') +
@@ -85,7 +102,7 @@ export function registerSnapshotCommand(program: Command, runtime: CliRuntime): 
           runtime.output.out(
             opts.json
               ? JSON.stringify({ exitCode: result.exitCode, accounts: result.accounts, reReconciledDates: result.reReconciledDates, awaitingCutoff: result.awaitingCutoff }, null, 2)
-              : formatSnapshotSummary(result.accounts) + reconciled,
+              : formatSnapshotSummary(result.accounts, { withProblems: false }) + reconciled,
           );
           if (!opts.json && !opts.quiet) {
             for (const run of result.accounts) {
@@ -93,9 +110,13 @@ export function registerSnapshotCommand(program: Command, runtime: CliRuntime): 
               if (balances !== undefined) runtime.output.out(`\n${balances}`);
             }
           }
+          // Last, so a failure is the last thing on the screen, not above a long balance table.
+          const problems = opts.json ? '' : formatSnapshotProblems(result.accounts);
+          if (problems !== '') runtime.output.out(`\n${problems}`);
           return result.exitCode;
         });
       } finally {
+        runtime.signal.removeEventListener('abort', noteInterruption);
         // Unclaimed captures (the database did not open, say) stop before the line is cleared.
         for (const capture of started.values()) {
           capture.abort(new Error('the snapshot run did not go ahead'));

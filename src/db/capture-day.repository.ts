@@ -88,6 +88,28 @@ export async function findFirstServedDates(db: Db, accounts: readonly string[]):
   return new Map(rows.map((r) => [r.account, r.first_date]));
 }
 
+/**
+ * Each account's first tracked business date: its first run (whatever its outcome) or its first
+ * books, whichever is earlier. A date before it is history the account was not tracked for, not
+ * a gap. Accounts with neither are absent.
+ */
+export async function findFirstTrackedDates(db: Db, accounts: readonly string[]): Promise<Map<string, string>> {
+  if (accounts.length === 0) return new Map();
+  const rows = await db
+    .selectFrom(
+      db
+        .selectFrom('snapshot_runs')
+        .select(['account', 'business_date'])
+        .where('account', 'in', [...accounts])
+        .unionAll(db.selectFrom('expected_balances').select(['account', 'business_date']).where('account', 'in', [...accounts]))
+        .as('tracked'),
+    )
+    .select(['account', sql<string>`min(business_date)::text`.as('first_date')])
+    .groupBy('account')
+    .execute();
+  return new Map(rows.map((r) => [r.account, r.first_date]));
+}
+
 /** Account-date pairs from `from` on that are settled (captured at end of day, or recorded missed). */
 export async function listSettledDates(db: Db, accounts: readonly string[], from: string): Promise<Set<string>> {
   if (accounts.length === 0) return new Set();

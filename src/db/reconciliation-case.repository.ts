@@ -267,3 +267,8 @@ export async function countCasesOfDate(db: Db, accounts: readonly string[], busi
   const opened = seen.filter((r) => r.opened_on === businessDate).length;
   return { new: opened, persisting: seen.length - opened, autoResolved: resolved.length };
 }
+
+/** Whether any case of this account was ever opened (an account renamed since still has its cases). */
+export async function hasCasesOfAccount(db: Db, account: string): Promise<boolean> {
+  return (await db.selectFrom('reconciliation_cases').select('id').where('account', '=', account).limit(1).executeTakeFirst()) !== undefined;
+}

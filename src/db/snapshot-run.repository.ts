@@ -196,3 +196,8 @@ export async function listRunsByIds(db: Db, ids: readonly number[]): Promise<Sna
   if (ids.length === 0) return [];
   return db.selectFrom('snapshot_runs').selectAll().where('id', 'in', [...ids]).orderBy('id').execute();
 }
+
+/** Whether any run of this account was ever recorded (an account renamed since still has its runs). */
+export async function hasRunsOfAccount(db: Db, account: string): Promise<boolean> {
+  return (await db.selectFrom('snapshot_runs').select('id').where('account', '=', account).limit(1).executeTakeFirst()) !== undefined;
+}

@@ -4,7 +4,7 @@ import { systemClock } from '../clock.js';
 import { createSilentLogger, type Logger } from '../logger.js';
 import { forgetSecretValue, registerSecretValue, Secret } from '../secret.js';
 import { collectBalancePages } from './balance-listing.js';
-import { accountSuffix, bodyExcerpt, forAccount, requestLabel } from './gateway-messages.js';
+import { accountSuffix, bodyExcerpt, forAccount, gatewayErrorDetail, gatewaySaid, pathWithQuery, requestLabel } from './gateway-messages.js';
 import type { BalanceListing, BalancePage, CapturedBalances, GatewayClient, GatewayClientOptions, PageProgress, UnconfirmedWallet, WalletBalance } from './gateway-types.js';
 import { HttpTransport, type HttpRequest, type HttpResponse } from './http-transport.js';
 import { parseJsonLosslessly } from '../lossless-json.js';
@@ -105,7 +105,7 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
     }
     if (response.status === 400 || response.status === 415 || response.status === 422) {
       throw new AuthError(
-        `the gateway rejected the token request${forAccount(account)} as malformed (${response.status} from ${label}): check that ${credentialNames.apiKey} holds the API key itself, with no spaces or quotes.`,
+        `the gateway rejected the token request${forAccount(account)} as malformed (${response.status} from ${label}${gatewaySaid(gatewayErrorDetail(response.body))}): check that ${credentialNames.apiKey} holds the API key itself, with no spaces or quotes.`,
       );
     }
     if (response.status === 404) {
@@ -170,7 +170,7 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
         continue;
       }
       if (response.status === 403) {
-        throw new AuthError(`the gateway refused access${forAccount(account)} (403 from ${label}). Check the API key's permissions.`);
+        throw new AuthError(`the gateway refused access${forAccount(account)} (403 from ${label}${gatewaySaid(gatewayErrorDetail(response.body))}). Check the API key's permissions.`);
       }
       if (response.status < 200 || response.status > 299) throw unexpectedStatus(response, label);
       return response;
@@ -184,7 +184,10 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
       status >= 300 && status < 400
         ? 'a redirect, which is not followed so that credentials never leave the configured gateway'
         : 'a status that is not retried';
-    return new HttpError(`${label} answered ${status}, ${reason}${where}.`, status, method, response.url.pathname);
+    // The query is named as sent (a 400 is most often about one of its values), and the gateway's
+    // own explanation is kept: "answered 400" alone leaves the operator guessing.
+    const detail = status >= 300 && status < 400 ? undefined : gatewayErrorDetail(response.body);
+    return new HttpError(`${method} ${pathWithQuery(response.url)} answered ${status}, ${reason}${gatewaySaid(detail)}${where}.`, status, method, response.url.pathname);
   }
 
   function parseBody(response: HttpResponse, what: string): unknown {

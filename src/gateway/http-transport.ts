@@ -3,6 +3,7 @@ import https from 'node:https';
 import got, { ReadError, RequestError, TimeoutError, type Got } from 'got';
 import { InterruptedError } from '../errors.js';
 import type { Logger } from '../logger.js';
+import { gatewayErrorDetail, pathWithQuery } from './gateway-messages.js';
 import type { RateLimiter } from './rate-limiter.js';
 import { throwIfAborted } from './sleep.js';
 
@@ -120,7 +121,9 @@ export class HttpTransport {
     throwIfAborted(signal);
     this.#requestCount++;
     const started = performance.now();
+    // Metrics group by path alone; the log shows the query too (credential-like values masked).
     const path = request.url.pathname;
+    const loggedPath = pathWithQuery(request.url);
     try {
       const response = await this.#got(request.url, {
         method: request.method,
@@ -130,7 +133,12 @@ export class HttpTransport {
         signal,
       });
       const ms = Math.round(performance.now() - started);
-      logger.debug({ method: request.method, path, status: response.statusCode, ms, attempt }, 'gateway request');
+      // A refused request's body is the gateway's explanation (never a token: those come with 2xx).
+      const gatewayMessage = response.statusCode >= 400 ? gatewayErrorDetail(response.body) : undefined;
+      logger.debug(
+        { method: request.method, path: loggedPath, status: response.statusCode, ms, attempt, ...(gatewayMessage === undefined ? {} : { gatewayMessage }) },
+        'gateway request',
+      );
       this.#options.onAttempt?.(path, response.statusCode);
       return {
         status: response.statusCode,
@@ -142,12 +150,12 @@ export class HttpTransport {
     } catch (error) {
       const ms = Math.round(performance.now() - started);
       if (signal?.aborted || (error instanceof RequestError && error.code === 'ERR_ABORTED')) {
-        logger.debug({ method: request.method, path, ms, attempt, code: 'ERR_ABORTED' }, 'gateway request cancelled');
+        logger.debug({ method: request.method, path: loggedPath, ms, attempt, code: 'ERR_ABORTED' }, 'gateway request cancelled');
         throw new InterruptedError(`the gateway client was stopped during ${request.method} ${path}`);
       }
       const failure = toTransportFailure(error, this.#options.timeoutMs);
       this.#options.onAttempt?.(path, undefined);
-      logger.debug({ method: request.method, path, ms, attempt, code: failure.kind === 'timeout' ? 'ETIMEDOUT' : codeOf(error) }, 'gateway request failed');
+      logger.debug({ method: request.method, path: loggedPath, ms, attempt, code: failure.kind === 'timeout' ? 'ETIMEDOUT' : codeOf(error) }, 'gateway request failed');
       throw failure;
     }
   }

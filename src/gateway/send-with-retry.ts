@@ -1,7 +1,7 @@
 import type { Clock } from '../clock.js';
 import { HttpError, NetworkError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import { accountSuffix, attempts, requestLabel } from './gateway-messages.js';
+import { accountSuffix, attempts, gatewayErrorDetail, gatewaySaid, pathWithQuery, requestLabel } from './gateway-messages.js';
 import type { HttpRequest, HttpResponse, HttpTransport } from './http-transport.js';
 import { TransportFailure } from './http-transport.js';
 import { backoffDelay, isRetryableStatus, parseRetryAfter } from './retry-policy.js';
@@ -48,14 +48,14 @@ export async function sendWithRetry(transport: HttpTransport, request: HttpReque
       }
       if (attempt >= maxAttempts) {
         throw new HttpError(
-          `${label} answered ${response.status} on every one of ${attempts(attempt)}; the gateway is failing or limiting us${where}.`,
+          `${label} answered ${response.status} on every one of ${attempts(attempt)}; the gateway is failing or limiting us${gatewaySaid(gatewayErrorDetail(response.body))}${where}.`,
           response.status,
           request.method,
           request.url.pathname,
         );
       }
       delay = retryAfter ?? backoffDelay(attempt, settings.retryBaseDelayMs, settings.random);
-      settings.logger.debug({ method: request.method, path: request.url.pathname, status: response.status, attempt, delayMs: delay }, 'gateway request will be retried');
+      settings.logger.debug({ method: request.method, path: pathWithQuery(request.url), status: response.status, attempt, delayMs: delay }, 'gateway request will be retried');
     } catch (error) {
       if (!(error instanceof TransportFailure)) throw error;
       if (!error.retryable || attempt >= maxAttempts) {
@@ -63,7 +63,7 @@ export async function sendWithRetry(transport: HttpTransport, request: HttpReque
         throw new NetworkError(`${label} ${what} after ${attempts(attempt)}: ${error.message}${where}.`, { cause: error });
       }
       delay = backoffDelay(attempt, settings.retryBaseDelayMs, settings.random);
-      settings.logger.debug({ method: request.method, path: request.url.pathname, attempt, delayMs: delay, problem: error.message }, 'gateway request will be retried');
+      settings.logger.debug({ method: request.method, path: pathWithQuery(request.url), attempt, delayMs: delay, problem: error.message }, 'gateway request will be retried');
     }
     await sleep(delay, settings.signal, settings.clock);
   }

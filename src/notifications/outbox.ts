@@ -1,7 +1,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { AppContext } from '../app-context.js';
 import type { CaptureWindow } from '../business-date/business-calendar.js';
-import type { Config } from '../config/index.js';
+import { businessCalendarOf, type Config } from '../config/index.js';
 import { countConsecutiveMissedDates, recordMissedDate, type MissedDate } from '../db/capture-day.repository.js';
 import type { Database, NotificationChannel } from '../db/database.types.js';
 import { insertNotifications } from '../db/notification.repository.js';
@@ -37,7 +37,9 @@ export function createChannels(config: Config, db: Kysely<Database> | undefined,
         db &&
           (async (date) => {
             const range = { from: date, to: date };
-            return renderHtml(await loadReport(db, range, { accounts }), await loadCurrencyHistories(db, range), now());
+            // Case ages to today's business date, as `cases` and the console count them, not to the report's date.
+            const today = businessCalendarOf(config).businessDateOf(now());
+            return renderHtml(await loadReport(db, range, { accounts, today }), await loadCurrencyHistories(db, range), now());
           }),
       ),
     );

@@ -92,7 +92,7 @@ export function parseBalanceFile(text: string, fileName: string, options: Balanc
       // " 100" may be a column shifted by a stray separator: refused rather than guessed.
       rowProblems.push(`${at}: balance ${show(fields.balance)} has spaces around it; write the amount alone, e.g. ${fields.balance.trim()}`);
     } else if (fields.balance !== undefined && fields.balance !== '' && balanceText === undefined) {
-      rowProblems.push(`${at}: balance ${show(fields.balance)} is not an exact integer in minor units (digits with an optional minus, at most 38 digits; no decimal point, exponent or separators)`);
+      rowProblems.push(`${at}: balance ${show(fields.balance)} ${balanceProblem(fields.balance)}`);
     }
     const account = resolveAccount(fields.account, options, at, rowProblems);
     if (rowProblems.length > 0 || account === undefined) {
@@ -144,6 +144,20 @@ function balanceTextOf(value: unknown): string | undefined {
   if (typeof value === 'string') return BALANCE.test(value) ? value : undefined;
   if (isJsonInteger(value)) return BALANCE.test(value.value) ? value.value : undefined;
   return undefined;
+}
+
+/**
+ * What is wrong with a refused balance, said as precisely as the text allows: "007" is an exact
+ * integer to a person, so "not an exact integer" would send them looking for the wrong mistake.
+ */
+function balanceProblem(value: unknown): string {
+  const general = 'is not an exact integer in minor units (digits with an optional minus, at most 38 digits; no decimal point, exponent or separators)';
+  if (typeof value !== 'string') return general;
+  // Leading zeros are refused rather than read: 007 may be a code, or a shifted or padded column.
+  if (/^-?0+\d+$/.test(value)) return `has leading zeros; write the amount without them, e.g. ${BigInt(value).toString()}`;
+  if (/^\+\d+$/.test(value)) return `has a plus sign; write the amount without it, e.g. ${value.slice(1)}`;
+  if (/^-?\d{39,}$/.test(value)) return `has ${value.replace('-', '').length} digits, more than the 38 a balance can hold`;
+  return general;
 }
 
 function show(value: unknown): string {

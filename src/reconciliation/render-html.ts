@@ -110,13 +110,28 @@ ${totals}
 </section>`;
 }
 
-function sourcesTable(facts: ReportFacts): string {
+/**
+ * Each account-date of the report and what it was compared from. A date reconciled with neither
+ * snapshot nor books, and a date never reconciled, are listed too: a row left out would read as
+ * a date the report does not cover.
+ */
+function sourcesTable(facts: ReportFacts, reconciled: ReadonlyArray<{ account: string; businessDate: string }>, unreconciled: ReadonlyArray<{ account: string; businessDate: string }>): string {
   const keys = new Map<string, { account: string; businessDate: string }>();
-  for (const f of [...facts.captures, ...facts.books]) keys.set(`${f.businessDate}\u0000${f.account}`, { account: f.account, businessDate: f.businessDate });
+  for (const f of [...facts.captures, ...facts.books, ...reconciled]) keys.set(`${f.businessDate}\u0000${f.account}`, { account: f.account, businessDate: f.businessDate });
+  const never = new Set<string>();
+  for (const d of unreconciled) {
+    const key = `${d.businessDate}\u0000${d.account}`;
+    if (keys.has(key)) continue;
+    keys.set(key, d);
+    never.add(key);
+  }
   if (keys.size === 0) return '<p>No snapshot or books file was used in this period.</p>';
   const rows = [...keys.values()]
     .sort((a, b) => a.businessDate.localeCompare(b.businessDate) || a.account.localeCompare(b.account))
     .map(({ account, businessDate }) => {
+      if (never.has(`${businessDate}\u0000${account}`)) {
+        return `<tr><td class="date">${escapeHtml(businessDate)}</td><td>${escapeHtml(account)}</td><td colspan="2">not reconciled</td></tr>`;
+      }
       const captures = facts.captures.filter((c) => c.account === account && c.businessDate === businessDate);
       const books = facts.books.filter((b) => b.account === account && b.businessDate === businessDate);
       const snapshot =
@@ -182,7 +197,11 @@ export function renderHtml(
 <dt>Generated</dt><dd>${escapeHtml(localTime(facts.generatedAt, facts.timezone))} (${escapeHtml(facts.generatedAt.toISOString())})</dd>
 </dl>
 <h2>What was compared</h2>
-${sourcesTable(facts)}
+${sourcesTable(
+  facts,
+  results,
+  summary.accounts.flatMap((a) => a.unreconciledDates.map((businessDate) => ({ account: a.account, businessDate }))),
+)}
 </header>
 <section id="summary-section">
 <h2>Summary</h2>

@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import { ageBucketOf, AGE_BUCKETS, caseAgeDays, caseKindOf, type AgeBucket, type CaseKind } from '../cases/case-model.js';
 import { datesBetween } from '../clock.js';
 import type { Database } from '../db/database.types.js';
+import { findFirstTrackedDates } from '../db/capture-day.repository.js';
 import { listExpectedBalancesBetween } from '../db/expected-balance.repository.js';
 import { listCasesByIds } from '../db/reconciliation-case.repository.js';
 import { listReconciliationStatus } from '../db/reconciliation-owed.repository.js';
@@ -73,6 +74,11 @@ export interface SummaryOptions {
   today?: string;
   /** Where each account-date of the range stands (the reconciliation_status view). */
   states?: ReadonlyArray<{ account: string; businessDate: string; state: string }>;
+  /**
+   * Each account's first tracked date (first run or books): earlier dates are history from before
+   * the account was tracked, not dates left unreconciled. An account absent here has every date.
+   */
+  firstTrackedDates?: ReadonlyMap<string, string>;
 }
 
 /** A summary and the results it summarises. */
@@ -108,7 +114,8 @@ export function summarizeResults<R extends ReconciliationResult>(range: ReportRa
   const accounts = names.map((account) => {
     const own = results.filter((r) => r.account === account);
     const reconciled = new Set(own.map((r) => r.businessDate));
-    const unreconciledDates = expected.includes(account) ? dates.filter((d) => !reconciled.has(d)) : [];
+    const first = options.firstTrackedDates?.get(account);
+    const unreconciledDates = expected.includes(account) ? dates.filter((d) => !reconciled.has(d) && (first === undefined || d >= first)) : [];
     const counted = own.filter((r) => !isAccepted(r));
     const inState = (state: string) => (options.states ?? []).filter((s) => s.account === account && s.state === state).map((s) => s.businessDate).sort();
     const awaitingBooksDates = [...new Set(own.filter((r) => r.status === 'awaiting_books').map((r) => r.businessDate))].sort();
@@ -123,10 +130,11 @@ export function summarizeResults<R extends ReconciliationResult>(range: ReportRa
 }
 
 /**
- * Reads the stored results over a range with their cases (state now, age to `today`) and
- * summarises them, listing the dates never reconciled.
+ * Reads the stored results over a range with their cases (state now, age to `today`, the
+ * business date of the injected clock) and
+ * summarises them, listing the dates never reconciled (from each account's first tracked date on).
  */
-export async function loadReport(db: Kysely<Database>, range: ReportRange, options: SummaryOptions = {}): Promise<Report> {
+export async function loadReport(db: Kysely<Database>, range: ReportRange, options: SummaryOptions & { today: string }): Promise<Report> {
   const results = await listResults(db, range);
   const states = (await listReconciliationStatus(db, { from: range.from, to: range.to, accounts: range.account === undefined ? options.accounts : [range.account] })).map((s) => ({
     account: s.account,
@@ -135,12 +143,15 @@ export async function loadReport(db: Kysely<Database>, range: ReportRange, optio
   }));
   const ids = [...new Set(results.flatMap((r) => (r.caseId === null ? [] : [r.caseId])))];
   const cases = new Map((await listCasesByIds(db, ids)).map((c) => [c.id, c]));
-  const today = options.today ?? range.to;
+  // Ages count to today's business date (from the injected clock), never to the report's last
+  // date: one case has one age in every report, e-mail, `cases` list and the console.
+  const today = options.today;
   const withCases = results.map((r) => {
     const c = r.caseId === null ? undefined : cases.get(r.caseId);
     return { ...r, case: c === undefined ? null : { id: c.id, state: c.state, ageDays: caseAgeDays(c, today), acceptedUntil: c.acceptedUntil } };
   });
-  return summarizeResults(range, withCases, { ...options, states });
+  const firstTrackedDates = options.firstTrackedDates ?? (options.accounts === undefined ? undefined : await findFirstTrackedDates(db, options.accounts));
+  return summarizeResults(range, withCases, { ...options, states, firstTrackedDates });
 }
 
 /** Per currency, each account's gateway balances (`balance_history`) and books over the range. */

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { open, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
+import { ReconError } from '../errors.js';
 
 /**
  * Writes a file readable by its owner only (0600: reports hold balances) so that readers see
@@ -23,9 +24,38 @@ export async function writeFileAtomically(filePath: string, content: string): Pr
     await rename(temp, target);
   } catch (error) {
     await rm(temp, { force: true });
-    throw error;
+    throw new ReconError(whyNotWritten(error, target, folder), { cause: error });
   }
   await syncFolder(folder);
+}
+
+/**
+ * Why `target` could not be written, in words naming the target and its folder: node's own
+ * message names the temporary file, a name the operator never chose and cannot find afterwards.
+ */
+function whyNotWritten(error: unknown, target: string, folder: string): string {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  switch (code) {
+    case 'EACCES':
+    case 'EPERM':
+      // The temporary file is created beside the target, so the folder must be writable too.
+      return `${target} cannot be written: permission denied (${code}); the file is first written beside it, so the folder ${folder} must be writable by this user, and an existing ${path.basename(target)} replaceable`;
+    case 'ENOENT':
+      return `${target} cannot be written: the folder ${folder} does not exist (ENOENT); create it or choose another path`;
+    case 'ENOTDIR':
+      return `${target} cannot be written: part of the path ${folder} is a file, not a folder (ENOTDIR)`;
+    case 'EISDIR':
+      return `${target} cannot be written: it is a folder (EISDIR); name a file`;
+    case 'EROFS':
+      return `${target} cannot be written: the file system is read-only (EROFS)`;
+    case 'ENOSPC':
+    case 'EDQUOT':
+      return `${target} cannot be written: no space left on the disk (${code})`;
+    default: {
+      const text = error instanceof Error ? error.message.replace(/'[^']*\.tmp'/g, `'${target}'`) : String(error);
+      return `${target} cannot be written: ${text}`;
+    }
+  }
 }
 
 /** Makes the rename itself durable. Some platforms cannot open a folder for syncing: then the rename stands unsynced. */

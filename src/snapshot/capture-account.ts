@@ -87,6 +87,7 @@ export async function captureAccount(ctx: AppContext, account: AccountConfig, op
     // A run that did not go ahead (locked, skipped, no database) takes no gateway reads with it.
     options.started?.abort(new InterruptedError());
     options.started?.close();
+    options.onProgress?.({ account: account.name, phase: 'finished' });
   }
 }
 
@@ -140,7 +141,7 @@ async function lockAndCapture(ctx: AppContext, account: AccountConfig, options: 
     });
     const runLog = log.child({ runId });
     runLog.info({ trigger: options.trigger, businessDate, endOfDay: timing.endOfDay, cutoffDriftSeconds: timing.driftSeconds }, 'snapshot run started');
-    return await fetchAndRecord(ctx, account, options, { runId, businessDate, timing, startedMs, log: runLog, lockLost: lock.lost });
+    return await fetchAndRecord(ctx, account, options, { runId, businessDate, timing, startedAt: started, log: runLog, lockLost: lock.lost });
   } finally {
     await lock.release();
   }
@@ -161,7 +162,7 @@ async function fetchAndRecord(
   ctx: AppContext,
   account: AccountConfig,
   options: CaptureOptions,
-  run: { runId: number; businessDate: string; timing: CaptureTiming; startedMs: number; log: AppContext['logger']; lockLost: AbortSignal },
+  run: { runId: number; businessDate: string; timing: CaptureTiming; startedAt: Date; log: AppContext['logger']; lockLost: AbortSignal },
 ): Promise<AccountRunResult> {
   const { db } = ctx.database;
   const capture =
@@ -216,11 +217,15 @@ async function fetchAndRecord(
       unconfirmed.length === 0
         ? null
         : `${unconfirmed.length} wallet(s) the single read could not confirm, kept at their listed balance: ${unconfirmed.map((r) => `${r.currency} (${r.unconfirmedReason})`).join('; ')}`;
+    let finishedAt = capturedAt;
     await db.transaction().execute(async (trx) => {
       await lockRunningRun(trx, run.runId);
       await insertSnapshotRows(trx, run.runId, account.name, capturedAt, rows);
-      await markRunSucceeded(trx, run.runId, ctx.clock.now(), counts, { timing, readsFinishedAt: capturedAt, warning });
+      finishedAt = ctx.clock.now();
+      await markRunSucceeded(trx, run.runId, finishedAt, counts, { timing, readsFinishedAt: capturedAt, warning });
     });
+    // The duration printed and measured is the one stored (finished_at - started_at), to the millisecond.
+    const durationMs = finishedAt.getTime() - run.startedAt.getTime();
     if (timing.businessDate !== run.businessDate || timing.endOfDay !== run.timing.endOfDay) {
       run.log.warn(
         { startedFor: run.businessDate, businessDate: timing.businessDate, endOfDay: timing.endOfDay, cutoffDriftSeconds: timing.driftSeconds },
@@ -230,7 +235,7 @@ async function fetchAndRecord(
     if (warning !== null) run.log.warn({ unconfirmed: unconfirmed.map((r) => r.currency) }, warning);
     const mismatches = rows.filter((r) => r.singleBalance !== null && r.singleBalance !== r.balance).length;
     if (mismatches > 0) run.log.warn({ mismatches }, 'the list and single-wallet endpoints disagree for some wallets');
-    run.log.info({ ...counts, durationMs: Date.now() - run.startedMs }, 'snapshot run succeeded');
+    run.log.info({ ...counts, durationMs }, 'snapshot run succeeded');
     return {
       account: account.name,
       status: 'succeeded',
@@ -238,7 +243,7 @@ async function fetchAndRecord(
       businessDate: timing.businessDate,
       timing,
       ...counts,
-      durationMs: Date.now() - run.startedMs,
+      durationMs,
       ...(warning === null ? {} : { warning }),
     };
   } catch (caught) {
@@ -250,13 +255,14 @@ async function fetchAndRecord(
         ? 'interrupted'
         : describeError(error);
     counts.requests = capture.requestCount;
-    await markRunFailed(db, run.runId, ctx.clock.now(), message, counts).catch((dbError: unknown) =>
+    const finishedAt = ctx.clock.now();
+    await markRunFailed(db, run.runId, finishedAt, message, counts).catch((dbError: unknown) =>
       run.log.error({ err: dbError }, 'could not record the failed run'),
     );
     // A scheduled attempt is tried again within its window: only a missed date is an error then.
     if (options.serve) run.log.warn({ err: error }, `snapshot run failed: ${message}`);
     else run.log.error({ err: error }, `snapshot run failed: ${message}`);
-    return { account: account.name, status: 'failed', runId: run.runId, businessDate: run.businessDate, timing: run.timing, ...counts, durationMs: Date.now() - run.startedMs, error: message };
+    return { account: account.name, status: 'failed', runId: run.runId, businessDate: run.businessDate, timing: run.timing, ...counts, durationMs: finishedAt.getTime() - run.startedAt.getTime(), error: message };
   } finally {
     run.lockLost.removeEventListener('abort', onLockLost);
     capture.close();

@@ -7,8 +7,11 @@ import { createGatewayForAccount } from './gateway-for-account.js';
 
 export interface CaptureProgress {
   account: string;
-  /** Signing in (the token request), listing pages, reading each wallet's balance, writing the snapshot. */
-  phase: 'signing-in' | 'listing' | 'reading' | 'writing';
+  /**
+   * Signing in (the token request), listing pages, reading each wallet's balance, writing the
+   * snapshot; `finished` once the account's run is over, whatever its outcome.
+   */
+  phase: 'signing-in' | 'listing' | 'reading' | 'writing' | 'finished';
   page?: PageProgress;
   walletsRead?: number;
   walletsTotal?: number;

@@ -85,6 +85,17 @@ describe(`wallet-recon backfill (${backend})`, () => {
     expect(missing.code).toBe(2);
   }, 60_000);
 
+  it('for a capture that failed while its window is open, points at the cause, not at statements', async () => {
+    const later = new FixedClock('2026-11-24T23:30:00Z');
+    const result = await runCliInProcess(['backfill', '--from', '2026-11-24', '--to', '2026-11-24'], { ...env, GATEWAY_API_SECRET: 'wrong-secret-for-this-test' }, { clock: later });
+    expect(result.code).toBe(1);
+    expect(result.stdout).toMatch(/^2026-11-24 {2}capture failed: .*GATEWAY_API_SECRET.*$/m);
+    expect(result.stdout).toContain(
+      "The capture of 2026-11-24 failed while its capture window is still open (until 2026-11-25T03:00:00.000Z): the gateway can still report that day, so no statements are needed. Fix what the failure above says (for a refused API key or secret, the account's credentials) and run backfill again before the window closes, or let the worker capture it.",
+    );
+    expect(result.stdout).not.toContain('--import');
+  }, 60_000);
+
   it('draws its progress bar only on a terminal', () => {
     const written: string[] = [];
     const terminal = { isTTY: true, write: (text: string) => written.push(text) };

@@ -159,6 +159,23 @@ describe(`backfill (${backend})`, () => {
     expect(reconciled.map((r) => r.business_date)).toEqual(PAST);
   });
 
+  it("treats dates before the account's first run or books as history, not gaps: no result, no case", async () => {
+    const result = await runBackfillJob(ctx, { from: '2026-11-17', to: PAST[1]! });
+    expect(result.dates.map((d) => [d.businessDate, d.accounts[0]!.action, d.gaps])).toEqual([
+      ['2026-11-17', 'untracked', 0],
+      ['2026-11-18', 'untracked', 0],
+      ['2026-11-19', 'gap', 1],
+      ['2026-11-20', 'gap', 1],
+    ]);
+    expect(formatBackfillLine(result.dates[0]!, result)).toBe(
+      "2026-11-17  not tracked yet (before the account's first capture or books, 2026-11-19)  not reconciled (no account tracked yet)",
+    );
+    const reconciled = await ctx.database.db.selectFrom('reconciliation_results').select('business_date').distinct().orderBy('business_date').execute();
+    expect(reconciled.map((r) => r.business_date)).toEqual(PAST);
+    const early = await ctx.database.db.selectFrom('case_occurrences').select('business_date').where('business_date', '<', PAST[0]!).execute();
+    expect(early).toEqual([]);
+  });
+
   it('refuses a future date, a reversed range and a bad statements file before writing anything', async () => {
     await expect(runBackfillJob(ctx, { from: TODAY, to: '2026-11-22' })).rejects.toThrow(
       new UsageError('--to 2026-11-22 is in the future (today is 2026-11-21 in UTC): a balance cannot be captured before its day.'),

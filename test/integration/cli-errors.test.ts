@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { insertRunningRun, markRunFailed } from '../../src/db/snapshot-run.repository.js';
 import { runCliInProcess } from '../helpers/run-cli.js';
 import { backend, createTestDatabase, withDatabase, type TestDatabase } from '../helpers/test-database.js';
 import { startServer, type TestServer } from '../helpers/with-server.js';
@@ -70,6 +71,7 @@ const cases: ErrorCase[] = [
   { name: 'a report of a future date', args: ['report', '--date', '2999-01-01'], code: 2, line: /^--date 2999-01-01 is in the future \(today is \d{4}-\d{2}-\d{2} in UTC\)/ },
   { name: 'a reconciliation of a future date', args: ['reconcile', '--date', '2999-01-01'], code: 2, line: /^--date 2999-01-01 is in the future/ },
   { name: 'runs of an account that is not configured', args: ['runs', '--account', 'nope'], code: 2, line: /^There is no account named "nope"\. Configured accounts: default\.$/ },
+  { name: 'cases of an account that is not configured', args: ['cases', '--account', 'nope'], code: 2, line: /^There is no account named "nope"\. Configured accounts: default\.$/ },
   { name: 'a report of an account that is not configured', args: ['report', '--date', '2026-11-19', '--account', 'nope'], code: 2, line: /^There is no account named "nope"/ },
   { name: 'a database migrated by a newer version', args: ['runs'], env: () => ahead.childEnv, code: 2, line: /^The database holds migration this version of wallet-recon does not know \(2099-01-01T0001_from-the-future\)/ },
   { name: 'books of a day that has not begun', args: ['ledger', 'import', 'future.csv'], code: 1, line: /^future\.csv line 2: business_date 2999-01-01 is after today \(\d{4}-\d{2}-\d{2} in UTC\); books cannot hold a day that has not begun; nothing was imported\.$/ },
@@ -93,6 +95,18 @@ describe(`one line per error and the documented exit code (${backend})`, () => {
     expect(lines, result.stderr).toHaveLength(1);
     expect(lines[0]).toMatch(c.line);
     expect(result.stderr + result.stdout).not.toMatch(/\b[A-Z][a-zA-Z]*Error: /);
+  });
+
+  it('reads the runs and cases of an account no longer configured (renamed), saying so', async () => {
+    await withDatabase(t, async (db) => {
+      const at = new Date('2026-11-20T23:55:00Z');
+      const runId = await insertRunningRun(db, { account: 'eu-old', environment: 'sandbox', trigger: 'schedule', businessDate: '2026-11-20', startedAt: at, timing: { cutoffAt: at, driftSeconds: 0, endOfDay: true } });
+      await markRunFailed(db, runId, new Date('2026-11-20T23:55:02Z'), 'interrupted');
+    });
+    const runs = await runCliInProcess(['runs', '--account', 'eu-old'], env);
+    expect(runs.code, runs.stderr).toBe(0);
+    expect(runs.stderr.trim()).toBe('Account "eu-old" is not configured any more; these are its recorded runs.');
+    expect(runs.stdout).toMatch(/eu-old\s+2026-11-20, end of day.*\s+schedule\s+failed\s+2026-11-20 23:55:00\s+2\.0 s\s+interrupted/);
   });
 
   it.runIf(backend === 'postgres')('a database that is not migrated is a setup error (2)', async () => {

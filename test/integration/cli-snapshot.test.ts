@@ -7,6 +7,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.types.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { collect, runCliInProcess, runCliProcess, spawnCli, type CliResult } from '../helpers/run-cli.js';
+import { writeAccountsFile } from '../helpers/test-context.js';
 import { backend, createTestDatabase, withDatabase, type TestDatabase } from '../helpers/test-database.js';
 
 let t: TestDatabase;
@@ -87,6 +88,20 @@ describe(`wallet-recon snapshot as a process (${backend})`, () => {
     expect(printed.stdout).toMatch(/\nJPY\s+[\d,-]+\s+same\n/);
     const quiet = await inProcess(['snapshot', '--quiet'], env);
     expect(quiet.stdout).not.toContain('Balances of');
+  });
+
+  it('with several accounts, prints the failure sentence last, after the balance tables', async () => {
+    const file = writeAccountsFile([
+      { name: 'eu-main', apiKeyEnv: 'EU_KEY', apiSecretEnv: 'EU_SECRET' },
+      { name: 'us-broken', apiKeyEnv: 'EU_KEY', apiSecretEnv: 'US_SECRET' },
+      { name: 'apac', apiKeyEnv: 'EU_KEY', apiSecretEnv: 'EU_SECRET' },
+    ]);
+    const result = await inProcess(['snapshot'], { ...env, RECON_ACCOUNTS_FILE: file, EU_KEY: sandbox.apiKey, EU_SECRET: sandbox.apiSecret, US_SECRET: 'not-the-secret' });
+    expect(result.code).toBe(1);
+    const lines = result.stdout.trimEnd().split('\n');
+    expect(lines.at(-1)).toMatch(/^us-broken: the gateway refused the API key\/secret for account "us-broken"/);
+    expect(result.stdout.indexOf('us-broken: the gateway refused')).toBeGreaterThan(result.stdout.lastIndexOf('Balances of '));
+    expect(result.stdout.match(/us-broken: the gateway refused/g)).toHaveLength(1);
   });
 
   it('lets one of two processes run and the other exit 4 naming the holder', async () => {

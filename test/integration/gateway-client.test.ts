@@ -3,6 +3,7 @@ import { inspect } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FixedClock, type Clock } from '../../src/clock.js';
 import { AuthError, ConfigError, HttpError, InterruptedError, NetworkError, PaginationError, ProtocolError, ReconError } from '../../src/errors.js';
+import { pathWithQuery } from '../../src/gateway/gateway-messages.js';
 import { createGatewayClient, GatewayRateLimits, processRateLimits, type GatewayClient, type GatewayClientOptions, type PageProgress } from '../../src/gateway/index.js';
 import { createLogger } from '../../src/logger.js';
 import { Secret } from '../../src/secret.js';
@@ -378,9 +379,10 @@ describe('pagination', () => {
     const lines = h.logs.map((l) => JSON.parse(l) as Record<string, unknown>);
     const requestLines = lines.filter((l) => l.msg === 'gateway request');
     expect(requestLines).toHaveLength(4);
-    expect(requestLines[1]).toMatchObject({ method: 'GET', path: BALANCES, status: 200, attempt: 1, account: 'eu-main' });
+    // The path is logged with its query: a refused request is most often refused for a query value.
+    expect(requestLines[1]).toMatchObject({ method: 'GET', path: `${BALANCES}?per_page=2`, status: 200, attempt: 1, account: 'eu-main' });
+    expect(requestLines[2]).toMatchObject({ path: `${BALANCES}?page=2&per_page=2` });
     expect(typeof requestLines[1]!.ms).toBe('number');
-    expect(JSON.stringify(requestLines)).not.toContain('per_page');
     expect(lines.filter((l) => l.msg === 'gateway balance page' && l.level === 30)).toHaveLength(3);
     expectNothingSecret(h, gateway);
   });
@@ -697,6 +699,56 @@ describe('retries and time limits', () => {
     expect(error).toBeInstanceOf(HttpError);
     expect(error.message).toBe('GET /v1/data/wallets/XAU/balance answered 404, a status that is not retried (account "eu-main").');
     expect(gateway.dataRequests()).toHaveLength(1);
+  });
+
+  it("puts the gateway's explanation of a 400 in the error and the log, with secrets masked and the length bounded", async () => {
+    let echoed = '';
+    const gateway = await startGateway((request, res, token) => {
+      echoed = token ?? '';
+      sendJson(res, 400, {
+        code: 400,
+        status: 'error',
+        message: `per_page must be an integer from 1 to 100; you sent Authorization: Bearer ${token} and Secret-Key=${API_SECRET} with session=s3ss10n-abcdef ${'and more words '.repeat(40)}`,
+      });
+    });
+    const h = makeClient(gateway, { perPage: 500 });
+    const error = await failure(h.client.listBalances());
+    expect(error).toBeInstanceOf(HttpError);
+    expect(error.message).toMatch(
+      /^GET \/v1\/data\/wallets\/balances\?per_page=500 answered 400, a status that is not retried; the gateway said: "per_page must be an integer from 1 to 100; you sent Authorization: Bearer \[redacted\] and Secret-Key=\[redacted\] with session=\[redacted\] and more words .*…" \(account "eu-main"\)\.$/,
+    );
+    const said = /the gateway said: "(.*)" \(account "eu-main"\)\.$/.exec(error.message)![1]!;
+    expect(said.length).toBeLessThanOrEqual(300);
+    expect(echoed).not.toBe('');
+    const refused = h.logs.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.msg === 'gateway request' && l.status === 400);
+    expect(refused).toMatchObject({ path: `${BALANCES}?per_page=500`, gatewayMessage: said });
+    expectNothingSecret(h, gateway, error);
+  });
+
+  it("prefers the JSON error fields, else the body's text, and masks credential-like query values in the path", async () => {
+    const gateway = await startGateway(async (request, res) => {
+      if (request.path.endsWith('/XAU/balance')) return sendJson(res, 422, { error: 'invalid_request', error_description: 'wallet XAU is closed' });
+      res.writeHead(409, { 'content-type': 'text/html' });
+      res.end('<html><head><style>p{}</style></head><body><h1>Conflict</h1><p>wallet   XAG is being moved</p></body></html>');
+    });
+    const h = makeClient(gateway);
+    expect((await failure(h.client.getWalletBalance('XAU'))).message).toBe(
+      'GET /v1/data/wallets/XAU/balance answered 422, a status that is not retried; the gateway said: "wallet XAU is closed: invalid_request" (account "eu-main").',
+    );
+    expect((await failure(h.client.getWalletBalance('XAG'))).message).toBe(
+      'GET /v1/data/wallets/XAG/balance answered 409, a status that is not retried; the gateway said: "Conflict wallet XAG is being moved" (account "eu-main").',
+    );
+    expect(pathWithQuery(new URL('https://g.example/v1/x?per_page=5&access_token=abc123&api_key=k&sig=zz&page=2'))).toBe(
+      '/v1/x?per_page=5&access_token=[redacted]&api_key=[redacted]&sig=[redacted]&page=2',
+    );
+  });
+
+  it('says what the gateway said when a retried status never goes away', async () => {
+    const gateway = await startGateway(flaky(100, (res) => sendJson(res, 503, { message: 'maintenance until 03:00 UTC' })));
+    const error = await failure(makeClient(gateway, { retryAttempts: 1 }).client.getWalletBalance('XAU'));
+    expect(error.message).toBe(
+      'GET /v1/data/wallets/XAU/balance answered 503 on every one of 2 attempts; the gateway is failing or limiting us; the gateway said: "maintenance until 03:00 UTC" (account "eu-main").',
+    );
   });
 
   it('does not follow a redirect, so the credentials stay home', async () => {

@@ -34,6 +34,21 @@ function clientFor(sandbox: Sandbox, overrides: Partial<GatewayClientOptions> = 
 }
 
 describe('gateway client against the sandbox emulator', () => {
+  it('says what the emulator said when it refuses a request, in the error and the log, query included', async () => {
+    const sandbox = await sandboxWith({ wallets: 3 });
+    const logs: string[] = [];
+    const client = clientFor(sandbox, { perPage: 500 }, logs);
+    const error = await client.listBalances().then(
+      () => undefined,
+      (e: unknown) => e as Error,
+    );
+    expect(error?.message).toBe(
+      'GET /v1/data/wallets/balances?per_page=500 answered 400, a status that is not retried; the gateway said: "per_page must be an integer from 1 to 100 (got "500")" (account "sandbox").',
+    );
+    const refused = logs.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.msg === 'gateway request' && l.status === 400);
+    expect(refused).toMatchObject({ path: '/v1/data/wallets/balances?per_page=500', gatewayMessage: 'per_page must be an integer from 1 to 100 (got "500")' });
+  });
+
   it('lists exactly the emulator balances, identically for per_page 1, 7 and 100', async () => {
     const sandbox = await sandboxWith({ wallets: 23 });
     const expected = sandbox.wallets.map((w) => ({ currency: w.currency, balance: w.balance }));

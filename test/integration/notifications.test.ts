@@ -8,6 +8,7 @@ import { runNight, settleAccountDate } from '../../jobs/nightly-job.js';
 import { reconcileAfterSnapshot } from '../../jobs/reconcile-job.js';
 import type { AppContext } from '../../src/app-context.js';
 import { FixedClock } from '../../src/clock.js';
+import { daysBetween } from '../../src/cases/case-model.js';
 import { businessCalendarOf } from '../../src/config/index.js';
 import { claimDueNotifications, listNotifications } from '../../src/db/notification.repository.js';
 import { Deliverer } from '../../src/notifications/deliverer.js';
@@ -119,7 +120,10 @@ describe(`notifications through the outbox on the ${backend} database`, () => {
     ]);
     expect(new Set(rows.map((r) => r.event_id)).size).toBe(1);
 
-    const { deliverer: d } = deliverer(ctx, logs);
+    // Delivered days after the date: the report's case ages count to the day of delivery, as `cases` does.
+    const { deliverer: d, clock: deliveryClock } = deliverer(ctx, logs);
+    const ageAtDelivery = daysBetween('2026-11-20', businessCalendarOf(ctx.config).businessDateOf(deliveryClock.now()));
+    expect(ageAtDelivery).toBeGreaterThan(0);
     const pass = await d.deliverDue();
     expect(pass, JSON.stringify((await outbox()).map((r) => r.last_error))).toEqual({ sent: 3, retried: 0, failed: 0 });
     expect((await outbox()).map((r) => [r.status, r.attempts])).toEqual([
@@ -179,6 +183,9 @@ describe(`notifications through the outbox on the ${backend} database`, () => {
     expect(attachment?.headers['content-disposition']).toContain('filename=reconciliation-2026-11-20.html');
     expect(attachment?.body).toMatch(/^<!DOCTYPE html>/);
     expect(attachment?.body).toContain('Reconciliation 2026-11-20');
+    const ages = attachment!.body.match(/#\d+ open, \d+ d/g)!;
+    expect(ages.length).toBeGreaterThan(0);
+    expect(ages.every((cell) => cell.endsWith(`, ${ageAtDelivery} d`))).toBe(true);
 
     // No credential of any channel in the logs or the outbox.
     const stored = JSON.stringify(await outbox());
@@ -350,7 +357,7 @@ describe(`notifications through the outbox on the ${backend} database`, () => {
       expect(await d.deliverDue(stop.signal)).toEqual({ sent: 0, retried: 1, failed: 0 });
       expect(hanging.requests).toHaveLength(1);
       expect((await outbox()).map((r) => [r.dedupe_key, r.status, r.attempts, r.locked_until, r.last_error])).toEqual([
-        ['stop:1', 'pending', 1, null, expect.stringMatching(/could not be reached \(stopped by shutdown\); it will be tried again\.$/)],
+        ['stop:1', 'pending', 1, null, expect.stringMatching(/could not be reached \(stopped by shutdown\)\.$/)],
         ['stop:2', 'pending', 0, null, null],
       ]);
     } finally {

@@ -51,12 +51,23 @@ describe(`wallet-recon notify (${backend})`, () => {
     expect(lines[0]).toMatch(/^ok {6}webhook http:\/\/127\.0\.0\.1:\d+$/);
     expect(lines[1]).toBe('FAILED  Slack: Slack answered 404 (no_service): refused, not tried again.');
     expect(lines[2]).toMatch(/^ok {6}e-mail via 127\.0\.0\.1:\d+ to finance@example\.test$/);
-    expect(result.stderr).toMatch(/^2 of 3 channel\(s\) took the test event evt_[0-9a-f]{32}\.$/);
+    expect(result.stderr).toMatch(/^2 of 3 channel\(s\) took the test event evt_[0-9a-f]{32}\. A test event is sent once and never queued: fix the failed channel and run notify test again\.$/);
     expect(result.stdout + result.stderr).not.toContain('secret-token');
     const request = webhook.requests.at(-1)!;
     const event = new Webhook(SECRET).verify(request.body, request.headers as Record<string, string>) as NotificationEvent;
     expect(event).toMatchObject({ type: 'notification.test', version: 1 });
     expect(parseMail(smtp.mails.at(-1)!.raw).headers.subject).toBe('[wallet-recon] wallet-recon test notification');
+  });
+
+  it('does not promise another attempt for a channel it could not reach: a test event is never queued', async () => {
+    const gone = await startServer((_req, res) => void res.writeHead(200).end());
+    const goneUrl = gone.url;
+    await gone.close();
+    const result = await runCliInProcess(['notify', 'test'], { ...env, RECON_WEBHOOK_URL: `${goneUrl}/in`, RECON_WEBHOOK_SECRET: SECRET });
+    expect(result.code).toBe(1);
+    expect(result.stdout).toMatch(/^FAILED {2}webhook http:\/\/127\.0\.0\.1:\d+: .* could not be reached \(ECONNREFUSED\)\.$/);
+    expect(result.stdout + result.stderr).not.toMatch(/tried again/);
+    expect(result.stderr).toContain('A test event is sent once and never queued');
   });
 
   it('refuses to test when no channel is configured (exit 2), naming the variables', async () => {

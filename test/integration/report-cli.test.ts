@@ -100,22 +100,27 @@ describe(`wallet-recon report (${backend})`, () => {
   });
 
   it('lists the dates never reconciled instead of calling the range clean, and gives them to JSON with exit code 3', async () => {
-    // The 16th and 17th matched; nothing was ever reconciled on the 14th and 15th.
-    const table = await cli('report', '--from', '2026-11-14', '--to', '2026-11-17');
+    // The 19th and 20th were reconciled; nothing was on the 21st and 22nd (days before today).
+    const table = await cli('report', '--from', '2026-11-19', '--to', '2026-11-22');
     expect(table.code, table.stderr).toBe(0);
-    expect(table.stdout).toContain('not reconciled: default 2026-11-14 to 2026-11-15');
+    expect(table.stdout).toContain('not reconciled: default 2026-11-21 to 2026-11-22');
     expect(table.stdout).not.toContain('Every result matched.');
-    expect(table.stdout).toMatch(/Every stored result matched, but not every date was reconciled\.$/);
 
-    const json = await cli('report', '--from', '2026-11-14', '--to', '2026-11-17', '--format', 'json');
+    const json = await cli('report', '--from', '2026-11-19', '--to', '2026-11-22', '--format', 'json');
     const parsed = JSON.parse(json.stdout) as { summary: { exitCode: number; unreconciledDates: string[]; accounts: Array<{ account: string; unreconciledDates: string[] }> } };
-    expect(parsed.summary).toMatchObject({ exitCode: 3, unreconciledDates: ['2026-11-14', '2026-11-15'], accounts: [{ account: 'default', unreconciledDates: ['2026-11-14', '2026-11-15'] }] });
+    expect(parsed.summary).toMatchObject({ exitCode: 3, unreconciledDates: ['2026-11-21', '2026-11-22'], accounts: [{ account: 'default', unreconciledDates: ['2026-11-21', '2026-11-22'] }] });
 
-    const html = await cli('report', '--from', '2026-11-14', '--to', '2026-11-17', '--format', 'html');
-    expect(html.stdout).toMatch(/<ul id="unreconciled" class="warn">\n<li>not reconciled: default 2026-11-14 to 2026-11-15<\/li>/);
+    const html = await cli('report', '--from', '2026-11-19', '--to', '2026-11-22', '--format', 'html');
+    expect(html.stdout).toMatch(/<ul id="unreconciled" class="warn">\n<li>not reconciled: default 2026-11-21 to 2026-11-22<\/li>/);
 
     const clean = JSON.parse((await cli('report', '--from', '2026-11-16', '--to', '2026-11-17', '--format', 'json')).stdout) as { summary: { exitCode: number; unreconciledDates: string[] } };
     expect(clean.summary).toMatchObject({ exitCode: 0, unreconciledDates: [] });
+  });
+
+  it("does not count the dates before the account's first capture or books as not reconciled", async () => {
+    const json = await cli('report', '--from', '2020-01-01', '--to', '2026-11-17', '--format', 'json');
+    const parsed = JSON.parse(json.stdout) as { summary: { exitCode: number; unreconciledDates: string[] } };
+    expect(parsed.summary).toMatchObject({ exitCode: 0, unreconciledDates: [] });
   });
 
   it('refuses contradictory or unknown flags with exit code 2', async () => {
@@ -130,7 +135,12 @@ describe(`wallet-recon report (${backend})`, () => {
   it('says where it could not write', async () => {
     const result = await cli('report', '--date', '2026-11-19', '--out', path.join(dir, 'no-such-folder', 'r.txt'));
     expect(result.code).toBe(1);
-    expect(result.stderr).toMatch(/Could not write the report to .*no-such-folder/);
+    const target = path.join(dir, 'no-such-folder', 'r.txt');
+    // The target the operator named, never the temporary file written beside it.
+    expect(result.stderr).toContain(
+      `Could not write the table report: ${target} cannot be written: the folder ${path.dirname(target)} does not exist (ENOENT); create it or choose another path.`,
+    );
+    expect(result.stderr).not.toMatch(/\.tmp/);
   });
 
   describe('html', () => {
@@ -149,6 +159,14 @@ describe(`wallet-recon report (${backend})`, () => {
       // The 18th has no snapshot, so each gateway line is two polylines, not one through a gap.
       expect(html.match(/<polyline class="series gateway"/g)).toHaveLength(4);
       expect(html).toContain('<title>default gateway 2026-11-17: 90,071,992,547,409.93</title>');
+    });
+
+    it('lists under "What was compared" the date that had neither snapshot nor books, and each date never reconciled', async () => {
+      const sources = /<table id="sources">([\s\S]*?)<\/table>/.exec(readFileSync(htmlFile, 'utf8'))![1]!;
+      expect(sources.match(/<td class="date">[\d-]+<\/td>/g)).toEqual(['2026-11-16', '2026-11-17', '2026-11-18', '2026-11-19', '2026-11-20'].map((d) => `<td class="date">${d}</td>`));
+      expect(sources).toContain('<tr><td class="date">2026-11-18</td><td>default</td><td>no snapshot</td><td>no books</td></tr>');
+      const later = await cli('report', '--from', '2026-11-20', '--to', '2026-11-21', '--format', 'html');
+      expect(later.stdout).toContain('<tr><td class="date">2026-11-21</td><td>default</td><td colspan="2">not reconciled</td></tr>');
     });
 
     it.skipIf(!existsSync(CHROMIUM))('renders in headless Chromium with the chart and the table in the DOM', async () => {

@@ -4,6 +4,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { runSnapshotJob } from '../../jobs/snapshot-job.js';
 import { listSnapshotRows } from '../../src/db/balance-snapshot.repository.js';
+import { systemClock } from '../../src/clock.js';
 import { ConfigError } from '../../src/errors.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { tryAcquireAccountLock } from '../../src/snapshot/account-lock.js';
@@ -50,6 +51,19 @@ describe(`snapshot run (${backend} database, emulator)`, () => {
     expect(rows.map((r) => [r.currency, r.balance])).toEqual(sandbox.wallets.map((w) => [w.currency, w.balance]));
     expect(rows.every((r) => r.singleBalance === r.balance)).toBe(true);
     expect(rows.some((r) => r.balance === 9007199254740993n)).toBe(true);
+  });
+
+  it('reports the duration it stored (finished_at - started_at), succeeded or failed, not a second reading of the time', async () => {
+    // A clock that moves 1.5 s per reading: the stored duration is whole readings, far from the real milliseconds.
+    let readings = 0;
+    const stepping = { now: () => new Date(Date.parse('2026-11-20T10:00:00Z') + 1_500 * readings++), sleep: systemClock.sleep };
+    const ok = await runSnapshotJob(createTestContext(t, sandboxEnv(sandbox, { GATEWAY_PER_PAGE: '5' }), { clock: stepping }), { trigger: 'manual' });
+    const failed = await runSnapshotJob(createTestContext(t, sandboxEnv(sandbox, { GATEWAY_API_SECRET: 'not-the-secret' }), { clock: stepping }), { trigger: 'manual' });
+    const [first, second] = await runs();
+    expect(ok.accounts[0]!.durationMs).toBe(first!.finished_at!.getTime() - first!.started_at.getTime());
+    expect(failed.accounts[0]!.status).toBe('failed');
+    expect(failed.accounts[0]!.durationMs).toBe(second!.finished_at!.getTime() - second!.started_at.getTime());
+    expect(ok.accounts[0]!.durationMs).toBeGreaterThanOrEqual(1_500);
   });
 
   it.each([1, 7, 100])('captures the same balances whatever GATEWAY_PER_PAGE is (%i)', async (perPage) => {

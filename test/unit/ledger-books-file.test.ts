@@ -71,6 +71,16 @@ describe('books file parsing', () => {
     ]);
   });
 
+  it('says what is wrong with a balance that is an integer to a person: leading zeros, a plus sign, too many digits', () => {
+    const csv = `business_date,currency,balance\n2026-11-20,EUR,007\n2026-11-20,USD,-0012\n2026-11-20,GBP,+5\n2026-11-20,CHF,${'9'.repeat(39)}\n`;
+    expect(problemsOf(() => parseBalanceFile(csv, 'b.csv', one))).toEqual([
+      'b.csv line 2: balance "007" has leading zeros; write the amount without them, e.g. 7',
+      'b.csv line 3: balance "-0012" has leading zeros; write the amount without them, e.g. -12',
+      'b.csv line 4: balance "+5" has a plus sign; write the amount without it, e.g. 5',
+      'b.csv line 5: balance "999999999999999999999999999999999999999" has 39 digits, more than the 38 a balance can hold',
+    ]);
+  });
+
   it('reports an unclosed quote with its line', () => {
     expect(problemsOf(() => parseBalanceFile('business_date,currency,balance\n2026-11-20,"EUR,1\n', 'b.csv', one))).toEqual([expect.stringMatching(/^b\.csv line 2: not valid CSV: Quote Not Closed/)]);
   });

@@ -22,4 +22,20 @@ describe('snapshot progress in words', () => {
     expect(piped).toEqual([]);
     expect(quiet.describe()).toBe('us: writing the snapshot');
   });
+
+  it('drops an account from the line once its run finished, so neither the line nor an interruption names it', () => {
+    const written: string[] = [];
+    const line = createProgressLine({ isTTY: true, columns: 200, write: (t: string) => written.push(t) });
+    line.update({ account: 'eu', phase: 'writing' });
+    line.update({ account: 'us', phase: 'listing' });
+    line.update({ account: 'eu', phase: 'finished' });
+    expect(line.describe()).toBe('us: listing wallets');
+    expect(written.at(-1)).toBe('\r\x1b[2Kus: listing wallets');
+    // A late event of the finished account's stopped reads does not bring it back.
+    line.update({ account: 'eu', phase: 'reading', walletsRead: 3, walletsTotal: 9 });
+    expect(line.describe()).toBe('us: listing wallets');
+    line.update({ account: 'us', phase: 'finished' });
+    expect(line.describe()).toBe('');
+    expect(written.at(-1)).toBe('\r\x1b[2K');
+  });
 });

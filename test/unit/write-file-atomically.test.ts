@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -46,7 +46,19 @@ describe('writeFileAtomically', () => {
 
   it('leaves the old file in place and no temp file when the folder does not exist', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'wr-atomic-'));
-    await expect(writeFileAtomically(path.join(dir, 'missing', 'report.csv'), 'x')).rejects.toThrow(/ENOENT/);
+    const target = path.join(dir, 'missing', 'report.csv');
+    await expect(writeFileAtomically(target, 'x')).rejects.toThrow(
+      `${target} cannot be written: the folder ${path.join(dir, 'missing')} does not exist (ENOENT); create it or choose another path`,
+    );
     expect(readdirSync(dir)).toEqual([]);
+  });
+
+  it('names the target, never the temporary file, when the target is a folder', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'wr-atomic-'));
+    const target = path.join(dir, 'report.csv');
+    mkdirSync(target);
+    const error = await writeFileAtomically(target, 'x').then(() => undefined, (e: unknown) => e as Error);
+    expect(error?.message).toBe(`${target} cannot be written: it is a folder (EISDIR); name a file`);
+    expect(readdirSync(dir)).toEqual(['report.csv']);
   });
 });

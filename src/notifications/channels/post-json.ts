@@ -31,7 +31,8 @@ export async function postJson(url: string, body: string, headers: Record<string
     excerpt = response.body.replace(/\s+/g, ' ').slice(0, 120);
   } catch (error) {
     const code = signal?.aborted ? 'stopped by shutdown' : error instanceof RequestError ? error.code : 'UNKNOWN';
-    throw new NotificationError(`${label} could not be reached (${code}); it will be tried again.`, true, undefined, { cause: new Error(code) });
+    // Whether it is tried again is the caller's to say (the outbox does; `notify test` does not).
+    throw new NotificationError(`${label} could not be reached (${code}).`, true, undefined, { cause: new Error(code) });
   }
   if (status >= 200 && status < 300) return;
   const retryable = status === 408 || status === 429 || status >= 500;
