@@ -4,6 +4,7 @@ import path from 'node:path';
 import { parseEnv } from 'node:util';
 import envPaths from 'env-paths';
 import { z } from 'zod';
+import { DATE_FORMATS, type DateFormat } from './books/date-text.js';
 import { BusinessCalendar, MAX_CAPTURE_WINDOW_MS } from './business-date/business-calendar.js';
 import { DATA_DIR_MARKER } from './db/embedded-data-dir.js';
 import { parseDuration } from './business-date/duration.js';
@@ -30,6 +31,8 @@ export const SECRET_VARIABLES: readonly string[] = [
   'RECON_SLACK_WEBHOOK_URL',
   'RECON_SMTP_URL',
   'RECON_PUSHGATEWAY_URL',
+  // The merchant's ledger database, read for the books.
+  'RECON_BOOKS_DATABASE_URL',
 ];
 
 /** The secret the sandbox emulator expects in Secret-Key (or SANDBOX_API_SECRET_FILE). */
@@ -66,6 +69,29 @@ export interface AccountConfig {
   /** Where the credentials come from, for messages ("GATEWAY_API_KEY"). */
   readonly apiKeyEnv: string;
   readonly apiSecretEnv: string;
+  /** How this account's books are written and where they are pulled from (the accounts file's `books`). */
+  readonly books?: AccountBooksSettings;
+}
+
+/** An account's saved books settings; command-line options win over them. */
+export interface AccountBooksSettings {
+  /** Headers of the fields in its exports: { business_date: "Value date", balance: "Closing balance" }. */
+  readonly map?: Readonly<Partial<Record<'business_date' | 'currency' | 'balance' | 'account', string>>>;
+  readonly dateFormat?: DateFormat;
+  readonly decimalComma?: boolean;
+  readonly amounts?: 'major' | 'minor';
+  /** The query that reads its books from the ledger database (absolute path), instead of RECON_BOOKS_SQL_FILE. */
+  readonly sqlFile?: string;
+}
+
+/** Where books are pulled from: the merchant's ledger database and the query run against it. */
+export interface BooksSourceSettings {
+  readonly databaseUrl: Secret | undefined;
+  /** RECON_BOOKS_SQL_FILE as an absolute path: the query for accounts without their own. */
+  readonly sqlFile: string | undefined;
+  readonly statementTimeoutMs: number;
+  /** How often the worker pulls books for a date that has none yet. */
+  readonly pullEveryMs: number;
 }
 
 export interface Config {
@@ -101,6 +127,7 @@ export interface Config {
   readonly actor: string | undefined;
   readonly notifications: NotificationSettings;
   readonly metrics: MetricsSettings;
+  readonly books: BooksSourceSettings;
 }
 
 /** Where events are sent; each channel is optional (absent: not configured). */
@@ -136,6 +163,31 @@ const wholeNumber = (unit: string, min: number, max: number) =>
     return n;
   });
 const positiveInt = (max: number, unit: string) => wholeNumber(unit, 1, max);
+
+/** A duration (`30s`, `30m`, `1h30m`) in milliseconds within [min, max]; the default is given in ms. */
+const durationBetween = (min: number, max: number, what: string) =>
+  z.string().transform((v, ctx) => {
+    const ms = parseDuration(v);
+    if (ms === undefined || ms < min || ms > max) {
+      ctx.addIssue({ code: 'custom', message: `must be ${what}` });
+      return z.NEVER;
+    }
+    return ms;
+  });
+
+const accountBooksSchema = z
+  .object({
+    map: z
+      .object({ business_date: z.string().min(1), currency: z.string().min(1), balance: z.string().min(1), account: z.string().min(1) })
+      .partial()
+      .strict()
+      .optional(),
+    dateFormat: z.enum(DATE_FORMATS, { error: `must be one of: ${DATE_FORMATS.join(', ')}` }).optional(),
+    decimalComma: z.boolean({ error: 'must be true or false' }).optional(),
+    amounts: z.enum(['major', 'minor'], { error: 'must be one of: major, minor' }).optional(),
+    sqlFile: z.string().min(1).optional(),
+  })
+  .strict();
 
 const envSchema = z.object({
   DATABASE_URL: z
@@ -244,6 +296,14 @@ const envSchema = z.object({
     .default('true')
     .transform((v) => ['1', 'true', 'yes', 'on'].includes(v)),
   RECON_PUSHGATEWAY_URL: z.string().optional(),
+  // Books pulled from the merchant's ledger database.
+  RECON_BOOKS_DATABASE_URL: z
+    .string()
+    .optional()
+    .refine((v) => v === undefined || isPostgresUrl(v), 'must be a postgres:// or postgresql:// URL'),
+  RECON_BOOKS_SQL_FILE: z.string().min(1).optional(),
+  RECON_BOOKS_STATEMENT_TIMEOUT: durationBetween(1000, 3_600_000, 'a duration from 1s to 1h, such as 30s or 2m').default(30_000),
+  RECON_BOOKS_PULL_EVERY: durationBetween(60_000, 86_400_000, 'a duration from 1m to 24h, such as 30m or 1h').default(1_800_000),
 });
 
 const accountsFileSchema = z.object({
@@ -256,6 +316,7 @@ const accountsFileSchema = z.object({
           apiKeyEnv: z.string().regex(/^[A-Z_][A-Z0-9_]*$/, 'must name an environment variable'),
           apiSecretEnv: z.string().regex(/^[A-Z_][A-Z0-9_]*$/, 'must name an environment variable'),
           baseUrl: z.string().optional(),
+          books: accountBooksSchema.optional(),
         })
         .strict(),
     )
@@ -432,6 +493,15 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
   const accountsResult = parsed.success ? resolveAccounts(env, cwd, parsed.data.GATEWAY_ENV) : { accounts: [], problems: [] };
   problems.push(...accountsResult.problems);
   const databaseUrl = parsed.success ? resolveDatabaseUrl(parsed.data.DATABASE_URL, parsed.data.DATABASE_PASSWORD, problems) : undefined;
+  const booksDatabaseUrl = parsed.success ? parsed.data.RECON_BOOKS_DATABASE_URL : undefined;
+  if (parsed.success && booksDatabaseUrl === undefined) {
+    const queried = [...(parsed.data.RECON_BOOKS_SQL_FILE === undefined ? [] : ['RECON_BOOKS_SQL_FILE']), ...accountsResult.accounts.filter((a) => a.books?.sqlFile !== undefined).map((a) => `the books.sqlFile of account "${a.name}"`)];
+    if (queried.length > 0) problems.push(`RECON_BOOKS_DATABASE_URL (or RECON_BOOKS_DATABASE_URL_FILE) is required when a books query is configured (${queried.join(', ')})`);
+  }
+  if (booksDatabaseUrl !== undefined) {
+    const password = new URL(booksDatabaseUrl).password;
+    if (password !== '') registerSecretValue(decodeURIComponent(password));
+  }
 
   if (!parsed.success || problems.length > 0) {
     throw configProblems(problems);
@@ -480,6 +550,12 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
       host: v.RECON_METRICS_HOST,
       perAccount: v.RECON_METRICS_PER_ACCOUNT,
       pushgatewayUrl: v.RECON_PUSHGATEWAY_URL === undefined ? undefined : new Secret(v.RECON_PUSHGATEWAY_URL),
+    },
+    books: {
+      databaseUrl: booksDatabaseUrl === undefined ? undefined : new Secret(booksDatabaseUrl),
+      sqlFile: v.RECON_BOOKS_SQL_FILE === undefined ? undefined : path.resolve(cwd, v.RECON_BOOKS_SQL_FILE),
+      statementTimeoutMs: v.RECON_BOOKS_STATEMENT_TIMEOUT,
+      pullEveryMs: v.RECON_BOOKS_PULL_EVERY,
     },
   });
 }
@@ -625,6 +701,8 @@ function resolveAccounts(
       apiSecret: secret === undefined ? undefined : new Secret(secret),
       apiKeyEnv: a.apiKeyEnv,
       apiSecretEnv: a.apiSecretEnv,
+      // A query file is found beside the accounts file that names it, wherever the command starts.
+      ...(a.books === undefined ? {} : { books: { ...a.books, ...(a.books.sqlFile === undefined ? {} : { sqlFile: path.resolve(path.dirname(fullPath), a.books.sqlFile) }) } }),
     } satisfies AccountConfig;
   });
   return { accounts, problems };

@@ -6,7 +6,7 @@ import type { AppContext } from '../../src/app-context.js';
 import { datesBetween, FixedClock } from '../../src/clock.js';
 import { listExpectedBalances } from '../../src/db/expected-balance.repository.js';
 import { InputFileError, UsageError } from '../../src/errors.js';
-import { importBooksFile } from '../../src/reconciliation/books-import-service.js';
+import { importBooksFile } from '../../src/books/index.js';
 import { createTestContext } from '../helpers/test-context.js';
 import { backend, createTestDatabase, type TestDatabase } from '../helpers/test-database.js';
 
