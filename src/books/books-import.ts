@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { AppContext } from '../app-context.js';
-import type { AccountBooksSettings, Config } from '../config.js';
+import type { AccountBooksSettings, Config } from '../config/index.js';
 import type { BooksFormatName } from '../db/database.types.js';
 import { lockBooksOfAccounts, previewExpectedBalanceDays, replaceExpectedBalanceDays, type BooksChange } from '../db/expected-balance.repository.js';
 import { todayOf } from '../reconciliation/business-dates.js';

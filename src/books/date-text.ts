@@ -1,7 +1,8 @@
 import { isCalendarDate } from '../clock.js';
+import { BOOKS_DATE_FORMATS } from '../config/index.js';
 
 /** The orders of day, month and year a books file may write its dates in (`--date-format`). */
-export const DATE_FORMATS = ['YYYY-MM-DD', 'DD/MM/YYYY', 'MM/DD/YYYY', 'YYYY/MM/DD', 'DD.MM.YYYY', 'DD-MM-YYYY'] as const;
+export const DATE_FORMATS = BOOKS_DATE_FORMATS;
 export type DateFormat = (typeof DATE_FORMATS)[number];
 
 const PATTERNS: Record<DateFormat, { pattern: RegExp; order: ['y' | 'm' | 'd', 'y' | 'm' | 'd', 'y' | 'm' | 'd'] }> = {

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import pg from 'pg';
 import type { AppContext } from '../app-context.js';
-import type { Config } from '../config.js';
+import type { Config } from '../config/index.js';
 import { ConfigError, DatabaseError, InputFileError } from '../errors.js';
 import { maskUrlPasswords } from '../logger.js';
 import { maskSecretValues } from '../secret.js';
