@@ -54,6 +54,8 @@ export async function queryLedgerBooks(ctx: AppContext, source: BooksSqlSource, 
   const client = new pg.Client({
     connectionString: url.reveal(),
     connectionTimeoutMillis: timeoutMs,
+    // A second net should the server not honour statement_timeout: the client gives up a little later.
+    query_timeout: timeoutMs + 5_000,
     application_name: 'wallet-recon books',
     types: { getTypeParser: () => (value: string) => value },
   });

@@ -44,7 +44,8 @@ beforeAll(async () => {
     RECON_BOOKS_SQL_FILE: path.join(dir, 'ledger-books.sql'),
     RECON_BOOKS_DATABASE_URL_FILE: path.join(dir, 'ledger-url'),
   };
-});
+  // Two databases to start (one of them a PGlite on the embedded suite): more than the default minute on a busy machine.
+}, 180_000);
 afterAll(async () => {
   await ledger?.drop();
   await t?.drop();
