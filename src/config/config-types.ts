@@ -87,6 +87,8 @@ export interface Config {
   readonly notifications: NotificationSettings;
   readonly metrics: MetricsSettings;
   readonly books: BooksSourceSettings;
+  /** Sentences about what is not wrong enough to stop but likely a mistake (an unknown variable, an ignored one); said once at start. */
+  readonly warnings: readonly string[];
 }
 
 /** Where events are sent; each channel is optional (absent: not configured). */
