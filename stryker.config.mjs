@@ -21,7 +21,7 @@ export default {
     'src/gateway/response-schemas.ts',
     'src/gateway/retry-policy.ts',
     'src/reconciliation/reconcile-rules.ts',
-    'src/reconciliation/books-file.ts',
+    'src/books/books-file.ts',
     'src/business-date/zoned-time.ts',
     'src/business-date/business-calendar.ts',
     'src/business-date/duration.ts',

@@ -6,7 +6,7 @@ import { insertSnapshotRows } from '../src/db/balance-snapshot.repository.js';
 import { findFirstTrackedDates } from '../src/db/capture-day.repository.js';
 import { findDailyRun } from '../src/db/reconciliation-result.repository.js';
 import { insertRunningRun, markRunSucceeded } from '../src/db/snapshot-run.repository.js';
-import { readBalanceFile, type BalanceFileRow } from '../src/reconciliation/books-file.js';
+import { readBalanceFile, type BalanceFileRow } from '../src/books/index.js';
 import { countUnmatched, type StatusCounts } from '../src/reconciliation/reconciliation-result.js';
 import { parseDateRange, todayOf } from '../src/reconciliation/business-dates.js';
 import { resolveAccountNames } from '../src/reconciliation/reconciliation-service.js';
@@ -90,7 +90,11 @@ export async function runBackfillJob(ctx: AppContext, options: BackfillJobOption
   const accounts = resolveAccountNames(ctx.config, options.account);
   const { db } = ctx.database;
 
-  const statements = options.importFile === undefined ? [] : await readBalanceFile(options.importFile, { account: options.account, knownAccounts: ctx.config.accounts.map((a) => a.name) });
+  // The gateway's statements carry its own integers (minor units), not an accountant's decimals.
+  const statements =
+    options.importFile === undefined
+      ? []
+      : (await readBalanceFile(options.importFile, { amounts: 'minor', account: options.account, knownAccounts: ctx.config.accounts.map((a) => a.name) })).rows;
   const source = options.importFile === undefined ? undefined : path.basename(options.importFile);
   const byAccountDay = new Map<string, BalanceFileRow[]>();
   for (const row of statements) {

@@ -44,6 +44,11 @@ export const COMMANDS: readonly CatalogEntry[] = [
     load: async () => (await import('./ledger-command.js')).registerLedgerCommand,
   },
   {
+    name: 'books',
+    summary: "books pulled from the merchant's ledger database by its query (RECON_BOOKS_SQL_FILE), by hand",
+    load: async () => (await import('./books-command.js')).registerBooksCommand,
+  },
+  {
     name: 'reconcile',
     summary: "compare a business date's snapshot with the books and store the results (re-running replaces them)",
     load: async () => (await import('./reconcile-command.js')).registerReconcileCommand,

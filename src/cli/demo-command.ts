@@ -10,7 +10,7 @@ import { listSnapshotRows } from '../db/balance-snapshot.repository.js';
 import { findForeignContents } from '../db/database-contents.repository.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { formatMoney } from '../money/format-amount.js';
-import { importBooksFile } from '../reconciliation/books-import-service.js';
+import { importBooksFile } from '../books/index.js';
 import { todayOf } from '../reconciliation/business-dates.js';
 import { renderHtml } from '../reconciliation/render-html.js';
 import { renderTable } from '../reconciliation/render-table.js';
@@ -99,7 +99,8 @@ export function registerDemoCommand(program: Command, runtime: CliRuntime): void
           const books = rows.map((r) => `${run.businessDate},${r.currency},${r === planted ? r.balance - DEMO_BREAK : r.balance}`);
           const booksFile = path.join(scratch, 'demo-books.csv');
           writeFileSync(booksFile, `business_date,currency,balance\n${books.join('\n')}\n`, { mode: 0o600 });
-          const imported = await importBooksFile(ctx, booksFile, { account: DEMO_ACCOUNT });
+          // The emulator's integers are minor units; the demo's books repeat them as they are.
+          const imported = await importBooksFile(ctx, booksFile, { account: DEMO_ACCOUNT, amounts: 'minor' });
           runtime.output.out(
             `\n2. Books\nImported ${imported.rows} expected balances for ${run.businessDate}` +
               (planted === undefined ? '.' : `, with one deliberate break: the books hold ${formatMoney(planted.balance - DEMO_BREAK, planted.currency)}, the gateway ${formatMoney(planted.balance, planted.currency)}.`),

@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { ConfigError } from '../errors.js';
 import { checkBaseUrl } from '../gateway/base-url.js';
 import { Secret } from '../secret.js';
+import { accountBooksSchema } from './books-settings.js';
 import { configProblems } from './config-problems.js';
 import type { AccountConfig, Config, Environment } from './config-types.js';
 import { resolveSecretFiles } from './secret-files.js';
@@ -19,6 +20,7 @@ const accountsFileSchema = z.object({
           apiKeyEnv: z.string().regex(/^[A-Z_][A-Z0-9_]*$/, 'must name an environment variable'),
           apiSecretEnv: z.string().regex(/^[A-Z_][A-Z0-9_]*$/, 'must name an environment variable'),
           baseUrl: z.string().optional(),
+          books: accountBooksSchema.optional(),
         })
         .strict(),
     )
@@ -93,6 +95,8 @@ export function resolveAccounts(
       apiSecret: secret === undefined ? undefined : new Secret(secret),
       apiKeyEnv: a.apiKeyEnv,
       apiSecretEnv: a.apiSecretEnv,
+      // A query file is found beside the accounts file that names it, wherever the command starts.
+      ...(a.books === undefined ? {} : { books: { ...a.books, ...(a.books.sqlFile === undefined ? {} : { sqlFile: path.resolve(path.dirname(fullPath), a.books.sqlFile) }) } }),
     } satisfies AccountConfig;
   });
   return { accounts, problems };

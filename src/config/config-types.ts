@@ -28,6 +28,29 @@ export interface AccountConfig {
   /** Where the credentials come from, for messages ("GATEWAY_API_KEY"). */
   readonly apiKeyEnv: string;
   readonly apiSecretEnv: string;
+  /** How this account's books are written and where they are pulled from (the accounts file's `books`). */
+  readonly books?: AccountBooksSettings;
+}
+
+/** An account's saved books settings; command-line options win over them. */
+export interface AccountBooksSettings {
+  /** Headers of the fields in its exports: { business_date: "Value date", balance: "Closing balance" }. */
+  readonly map?: Readonly<Partial<Record<'business_date' | 'currency' | 'balance' | 'account', string>>>;
+  readonly dateFormat?: 'YYYY-MM-DD' | 'DD/MM/YYYY' | 'MM/DD/YYYY' | 'YYYY/MM/DD' | 'DD.MM.YYYY' | 'DD-MM-YYYY';
+  readonly decimalComma?: boolean;
+  readonly amounts?: 'major' | 'minor';
+  /** The query that reads its books from the ledger database (absolute path), instead of RECON_BOOKS_SQL_FILE. */
+  readonly sqlFile?: string;
+}
+
+/** Where books are pulled from: the merchant's ledger database and the query run against it. */
+export interface BooksSourceSettings {
+  readonly databaseUrl: Secret | undefined;
+  /** RECON_BOOKS_SQL_FILE as an absolute path: the query for accounts without their own. */
+  readonly sqlFile: string | undefined;
+  readonly statementTimeoutMs: number;
+  /** RECON_BOOKS_PULL_EVERY: how often the worker pulls books for a date that has none yet. */
+  readonly pullEveryMs: number;
 }
 
 export interface Config {
@@ -65,6 +88,7 @@ export interface Config {
   readonly actor: string | undefined;
   readonly notifications: NotificationSettings;
   readonly metrics: MetricsSettings;
+  readonly books: BooksSourceSettings;
   /** Sentences about what is not wrong enough to stop but likely a mistake (an unknown variable, an ignored one); said once at start. */
   readonly warnings: readonly string[];
 }

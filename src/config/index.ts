@@ -4,13 +4,16 @@ export { assertScheduleFitsWindows, businessCalendarOf, toleranceFor } from './b
 export {
   DEFAULT_SANDBOX_URL,
   ENVIRONMENTS,
+  type AccountBooksSettings,
   type AccountConfig,
+  type BooksSourceSettings,
   type Config,
   type Environment,
   type GatewaySettings,
   type MetricsSettings,
   type NotificationSettings,
 } from './config-types.js';
+export { BOOKS_DATE_FORMATS } from './books-settings.js';
 export { userDataRoot } from './data-dir.js';
 export { loadConfig, type LoadConfigOptions } from './load-config.js';
 export { checkEndpointUrl } from './notification-settings.js';

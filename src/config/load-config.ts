@@ -2,6 +2,7 @@ import path from 'node:path';
 import { checkBaseUrl } from '../gateway/base-url.js';
 import { Secret } from '../secret.js';
 import { resolveAccounts } from './accounts.js';
+import { booksSettingsOf } from './books-settings.js';
 import { toleranceByCurrencyOf } from './business-settings.js';
 import { configProblems, describeIssue } from './config-problems.js';
 import { DEFAULT_SANDBOX_URL, type AccountConfig, type Config } from './config-types.js';
@@ -65,6 +66,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
   const accountsResult = parsed.success ? resolveAccounts(env, cwd, parsed.data.GATEWAY_ENV) : { accounts: [], problems: [] };
   problems.push(...accountsResult.problems);
   const databaseUrl = parsed.success ? resolveDatabaseUrl(parsed.data.DATABASE_URL, parsed.data.DATABASE_PASSWORD, problems) : undefined;
+  const books = parsed.success ? booksSettingsOf(parsed.data, cwd, accountsResult.accounts, problems) : undefined;
   const dataDir = resolveDataDir(parsed.success ? parsed.data.RECON_DATA_DIR : undefined, cwd, problems);
 
   if (!parsed.success || problems.length > 0) {
@@ -106,6 +108,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     actor: v.RECON_ACTOR,
     notifications: notificationSettingsOf(v),
     metrics: metricsSettingsOf(v),
+    books: books!,
     warnings: [
       ...unknownVariableWarnings(given, (name) => isKnownVariable(name, accountsResult.accounts), KNOWN_VARIABLES),
       ...(env.RECON_ACCOUNTS_FILE !== undefined && options.overrides?.RECON_ACCOUNTS_FILE === undefined

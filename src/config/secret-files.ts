@@ -19,6 +19,8 @@ export const SECRET_VARIABLES: readonly string[] = [
   'RECON_SLACK_WEBHOOK_URL',
   'RECON_SMTP_URL',
   'RECON_PUSHGATEWAY_URL',
+  // The merchant's ledger database, read for the books.
+  'RECON_BOOKS_DATABASE_URL',
 ];
 
 /** A secret file holds one value; anything larger is the wrong file. */

@@ -56,4 +56,8 @@ export const VARIABLE_DESCRIPTIONS: Readonly<Record<SchemaVariable, { readonly m
   RECON_METRICS_HOST: { meaning: 'Address those endpoints bind to (`0.0.0.0` in a container that Prometheus scrapes).' },
   RECON_METRICS_PER_ACCOUNT: { meaning: 'Label per-account series with `account`; `false` for large fleets (see [notifications and metrics](notifications-and-metrics.md#metrics-and-health)).' },
   RECON_PUSHGATEWAY_URL: { meaning: 'secret when it carries a password. `snapshot`, `reconcile` and `backfill` push their metrics there (`pushAdd`).' },
+  RECON_BOOKS_DATABASE_URL: { meaning: 'secret. The merchant\'s own ledger database (`postgres://`), which books queries read in a read-only transaction; give it a role that may only read (see [books](books.md)).' },
+  RECON_BOOKS_SQL_FILE: { meaning: 'The books query for accounts without their own `books.sqlFile`: gets `$1` the business date (text, write `$1::date`) and `$2` the account, returns `currency` and `balance` (numeric, major units). Needs `RECON_BOOKS_DATABASE_URL`.' },
+  RECON_BOOKS_STATEMENT_TIMEOUT: { meaning: 'The longest a books query may run, 1s to 1h.' },
+  RECON_BOOKS_PULL_EVERY: { meaning: 'How often the worker asks the ledger database again for a date whose books have not arrived, 1m to 24h.' },
 };

@@ -61,7 +61,13 @@ export interface BooksImportsTable {
   source: string;
   imported_at: Date;
   rows: number;
+  /** How the books arrived: csv, xlsx, jsonl or sql (null for imports before sources were recorded). */
+  format: ColumnType<BooksFormatName | null, BooksFormatName | null | undefined, never>;
+  /** The unit the source wrote amounts in (null for imports before sources were recorded). */
+  amounts: ColumnType<'major' | 'minor' | null, 'major' | 'minor' | null | undefined, never>;
 }
+
+export type BooksFormatName = 'csv' | 'xlsx' | 'jsonl' | 'sql';
 
 export type CaptureDayStatus = 'captured' | 'missed' | 'pending';
 

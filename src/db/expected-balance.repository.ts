@@ -1,5 +1,5 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
-import type { Database } from './database.types.js';
+import type { BooksFormatName, Database } from './database.types.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
@@ -33,10 +33,11 @@ export async function replaceExpectedBalanceDays(
   rows: readonly ExpectedBalanceInput[],
   source: string,
   importedAt: Date,
+  how: { format?: BooksFormatName; amounts?: 'major' | 'minor' } = {},
 ): Promise<{ importId: number; inserted: number; replaced: number; changed: number; unchanged: number; removed: number }> {
   const { id: importId } = await db
     .insertInto('books_imports')
-    .values({ source, imported_at: importedAt, rows: rows.length })
+    .values({ source, imported_at: importedAt, rows: rows.length, format: how.format ?? null, amounts: how.amounts ?? null })
     .returning('id')
     .executeTakeFirstOrThrow();
   // Over the whole file at once: a day's currencies may be spread over several upsert batches.
@@ -90,6 +91,50 @@ export async function replaceExpectedBalanceDays(
   return { importId, inserted, replaced: changed + unchanged, changed, unchanged, removed: removedRows.rows.length };
 }
 
+/** One key a books import would add, change or remove (before/after in minor units). */
+export interface BooksChange {
+  kind: 'new' | 'changed' | 'removed';
+  account: string;
+  businessDate: string;
+  currency: string;
+  before: bigint | null;
+  after: bigint | null;
+}
+
+/**
+ * What replaceExpectedBalanceDays would do with these rows, read without writing anything:
+ * the counts it would return and each key it would add, change or remove.
+ */
+export async function previewExpectedBalanceDays(
+  db: Db,
+  rows: readonly ExpectedBalanceInput[],
+): Promise<{ inserted: number; changed: number; unchanged: number; removed: number; changes: BooksChange[] }> {
+  const stored = await sql<{ account: string; business_date: string; currency: string; balance: string }>`
+    select e.account, e.business_date, e.currency, e.balance from expected_balances e
+    where (e.account, e.business_date) in (
+      select * from unnest(${rows.map((r) => r.account)}::text[], ${rows.map((r) => r.businessDate)}::date[])
+    )`.execute(db);
+  const key = (account: string, businessDate: string, currency: string) => `${account}|${businessDate}|${currency}`;
+  const before = new Map(stored.rows.map((r) => [key(r.account, r.business_date, r.currency), r]));
+  const inFile = new Set<string>();
+  const changes: BooksChange[] = [];
+  let unchanged = 0;
+  for (const r of rows) {
+    const k = key(r.account, r.businessDate, r.currency);
+    inFile.add(k);
+    const old = before.get(k);
+    if (old === undefined) changes.push({ kind: 'new', account: r.account, businessDate: r.businessDate, currency: r.currency, before: null, after: r.balance });
+    else if (BigInt(old.balance) !== r.balance) changes.push({ kind: 'changed', account: r.account, businessDate: r.businessDate, currency: r.currency, before: BigInt(old.balance), after: r.balance });
+    else unchanged++;
+  }
+  for (const [k, old] of before) {
+    if (!inFile.has(k)) changes.push({ kind: 'removed', account: old.account, businessDate: old.business_date, currency: old.currency, before: BigInt(old.balance), after: null });
+  }
+  changes.sort((a, b) => a.account.localeCompare(b.account) || a.businessDate.localeCompare(b.businessDate) || a.currency.localeCompare(b.currency));
+  const count = (kind: BooksChange['kind']) => changes.filter((c) => c.kind === kind).length;
+  return { inserted: count('new'), changed: count('changed'), unchanged, removed: count('removed'), changes };
+}
+
 /**
  * Makes concurrent imports of the same accounts take turns until the transaction ends: each
  * file is a day's complete books, and two of them merged would be neither. Sorted, so two
@@ -122,8 +167,11 @@ export async function listExpectedBalancesBetween(db: Db, range: { from: string;
 }
 
 /** The books imports with these ids (source file and time), for reports that say what was compared. */
-export async function listBooksImportsByIds(db: Db, ids: readonly number[]): Promise<Array<{ id: number; source: string; importedAt: Date }>> {
+export async function listBooksImportsByIds(
+  db: Db,
+  ids: readonly number[],
+): Promise<Array<{ id: number; source: string; importedAt: Date; format: BooksFormatName | null; amounts: 'major' | 'minor' | null }>> {
   if (ids.length === 0) return [];
-  const rows = await db.selectFrom('books_imports').select(['id', 'source', 'imported_at']).where('id', 'in', [...ids]).orderBy('id').execute();
-  return rows.map((r) => ({ id: r.id, source: r.source, importedAt: r.imported_at }));
+  const rows = await db.selectFrom('books_imports').select(['id', 'source', 'imported_at', 'format', 'amounts']).where('id', 'in', [...ids]).orderBy('id').execute();
+  return rows.map((r) => ({ id: r.id, source: r.source, importedAt: r.imported_at, format: r.format, amounts: r.amounts }));
 }

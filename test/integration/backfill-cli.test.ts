@@ -60,7 +60,7 @@ describe(`wallet-recon backfill (${backend})`, () => {
   }, 60_000);
 
   it('over three days with two past gaps exits 3 naming them; with the statements it exits 0 and daily_balances covers all three', async () => {
-    expect((await cli('ledger', 'import', balanceFile('books.csv', [dayBefore, yesterday, today]))).code).toBe(0);
+    expect((await cli('ledger', 'import', '--amounts', 'minor', balanceFile('books.csv', [dayBefore, yesterday, today]))).code).toBe(0);
 
     const gaps = await cli('backfill', '--from', dayBefore, '--to', today);
     expect(gaps.code, gaps.stderr).toBe(3);

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AppContext } from '../../src/app-context.js';
 import { FixedClock } from '../../src/clock.js';
-import { importBooksFile } from '../../src/reconciliation/books-import-service.js';
+import { importBooksFile } from '../../src/books/index.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { runCliInProcess } from '../helpers/run-cli.js';
 import { createTestContext, sandboxEnv } from '../helpers/test-context.js';
@@ -57,7 +57,7 @@ describe(`business dates on the command line (${backend})`, () => {
   });
 
   it('ledger import reconciles again the dates it changed, and says how many', async () => {
-    const result = await at('2026-11-21T15:00:00Z', 'ledger', 'import', books('books-20.csv', '2026-11-20', sandbox.wallets));
+    const result = await at('2026-11-21T15:00:00Z', 'ledger', 'import', '--amounts', 'minor', books('books-20.csv', '2026-11-20', sandbox.wallets));
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toMatch(/Re-reconciled 1 date whose books changed\.$/);
     const statuses = await withDatabase(t, (db) => db.selectFrom('reconciliation_results').select('status').where('business_date', '=', '2026-11-20').execute());
@@ -83,7 +83,7 @@ describe(`business dates on the command line (${backend})`, () => {
     const a = books('books-a.csv', '2026-11-21', [{ currency: 'EUR', balance: 1n }, { currency: 'USD', balance: 2n }]);
     const b = books('books-b.csv', '2026-11-21', [{ currency: 'EUR', balance: 3n }, { currency: 'GBP', balance: 4n }]);
     for (let round = 0; round < 5; round++) {
-      await Promise.all([importBooksFile(ctx, a), importBooksFile(ctx, b)]);
+      await Promise.all([importBooksFile(ctx, a, { amounts: 'minor' }), importBooksFile(ctx, b, { amounts: 'minor' })]);
       const day = await t.handle.db.selectFrom('expected_balances').select(['currency', 'source']).where('business_date', '=', '2026-11-21').orderBy('currency').execute();
       const sources = new Set(day.map((r) => r.source));
       expect(sources.size).toBe(1);

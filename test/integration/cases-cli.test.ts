@@ -52,7 +52,7 @@ async function capturedDay(businessDate: string, gateway: bigint): Promise<void>
   });
   const books = path.join(dir, `books-${businessDate}.csv`);
   writeFileSync(books, `business_date,currency,balance\n${businessDate},EUR,100000\n`);
-  const imported = await cli('ledger', 'import', books);
+  const imported = await cli('ledger', 'import', '--amounts', 'minor', books);
   expect(imported.code, imported.stderr).toBe(0);
 }
 

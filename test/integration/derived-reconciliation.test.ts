@@ -12,7 +12,7 @@ import { businessCalendarOf } from '../../src/config/index.js';
 import { insertSnapshotRows } from '../../src/db/balance-snapshot.repository.js';
 import { insertRunningRun, markRunFailed, markRunSucceeded } from '../../src/db/snapshot-run.repository.js';
 import { UsageError } from '../../src/errors.js';
-import { importBooksFile } from '../../src/reconciliation/books-import-service.js';
+import { importBooksFile } from '../../src/books/index.js';
 import { serviceOfSlot, SlotSchedule } from '../../src/scheduler/slot-schedule.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { tryAcquireAccountLock } from '../../src/snapshot/account-lock.js';

@@ -6,7 +6,7 @@ import type { AppContext } from '../../src/app-context.js';
 import { datesBetween, FixedClock } from '../../src/clock.js';
 import { listExpectedBalances } from '../../src/db/expected-balance.repository.js';
 import { InputFileError, UsageError } from '../../src/errors.js';
-import { importBooksFile } from '../../src/reconciliation/books-import-service.js';
+import { importBooksFile } from '../../src/books/index.js';
 import { createTestContext } from '../helpers/test-context.js';
 import { backend, createTestDatabase, type TestDatabase } from '../helpers/test-database.js';
 
@@ -35,24 +35,24 @@ describe(`ledger import (${backend})`, () => {
     const dates = datesBetween('2025-01-01', '2025-12-31');
     const currencies = ['AUD', 'CAD', 'CHF', 'EUR', 'GBP', 'JPY', 'NOK', 'SEK', 'USD', 'ZAR', 'XAU', 'XAG', 'HKD', 'SGD', 'NZD'];
     const lines = dates.flatMap((d, i) => currencies.map((c, j) => `${d},${c},${9_007_199_254_740_993n * BigInt(i + 1) + BigInt(j)}`));
-    const result = await importBooksFile(ctx, write('books-2025.csv', `business_date,currency,balance\n${lines.join('\n')}\n`));
+    const result = await importBooksFile(ctx, write('books-2025.csv', `business_date,currency,balance\n${lines.join('\n')}\n`), { amounts: 'minor' });
     expect(result).toMatchObject({ source: 'books-2025.csv', rows: 5475, inserted: 5475, replaced: 0, accounts: ['default'], firstDate: '2025-01-01', lastDate: '2025-12-31' });
     const lastDay = await listExpectedBalances(ctx.database.db, 'default', '2025-12-31');
     expect(lastDay.find((b) => b.currency === 'USD')!.balance).toBe(9_007_199_254_740_993n * 365n + 8n);
   });
 
   it('replaces a re-imported key and records the new file as its source', async () => {
-    const result = await importBooksFile(ctx, write('fix.jsonl', '{"business_date":"2025-12-31","currency":"USD","balance":"-1"}\n{"business_date":"2026-01-01","currency":"USD","balance":0}\n'));
+    const result = await importBooksFile(ctx, write('fix.jsonl', '{"business_date":"2025-12-31","currency":"USD","balance":"-1"}\n{"business_date":"2026-01-01","currency":"USD","balance":0}\n'), { amounts: 'minor' });
     expect(result).toMatchObject({ inserted: 1, replaced: 1 });
     const usd = (await listExpectedBalances(ctx.database.db, 'default', '2025-12-31')).find((b) => b.currency === 'USD');
     expect(usd).toMatchObject({ balance: -1n, source: 'fix.jsonl' });
   });
 
   it('takes each (account, business date) in a file as that day\'s complete books: currencies it lacks are removed, other days kept', async () => {
-    const first = await importBooksFile(ctx, write('day.csv', 'business_date,currency,balance\n2026-02-01,EUR,1\n2026-02-01,USD,2\n2026-02-01,JPY,3\n2026-02-02,JPY,4\n'));
+    const first = await importBooksFile(ctx, write('day.csv', 'business_date,currency,balance\n2026-02-01,EUR,1\n2026-02-01,USD,2\n2026-02-01,JPY,3\n2026-02-02,JPY,4\n'), { amounts: 'minor' });
     expect(first).toMatchObject({ inserted: 4, replaced: 0, removed: 0 });
     // The corrected 1 February: JPY was never the merchant's. The 2nd is not in the file.
-    const corrected = await importBooksFile(ctx, write('day-fixed.jsonl', '{"business_date":"2026-02-01","currency":"USD","balance":20}\n{"business_date":"2026-02-01","currency":"EUR","balance":1}\n'));
+    const corrected = await importBooksFile(ctx, write('day-fixed.jsonl', '{"business_date":"2026-02-01","currency":"USD","balance":20}\n{"business_date":"2026-02-01","currency":"EUR","balance":1}\n'), { amounts: 'minor' });
     expect(corrected).toMatchObject({ rows: 2, inserted: 0, replaced: 2, changed: 1, unchanged: 1, removed: 1 });
     const day = await listExpectedBalances(ctx.database.db, 'default', '2026-02-01');
     expect(day.map((b) => [b.currency, b.balance, b.source])).toEqual([
@@ -65,7 +65,7 @@ describe(`ledger import (${backend})`, () => {
   it('refuses dates after today and balances with spaces around them, listing each line', async () => {
     const ahead = new FixedClock(new Date('2026-11-22T10:00:00Z'));
     const clocked = createTestContext(t, { RECON_TIMEZONE: 'Pacific/Kiritimati' }, { clock: ahead });
-    const error = await importBooksFile(clocked, write('ahead.csv', 'business_date,currency,balance\n2026-11-22,EUR,1\n2026-11-23,EUR,2\n2026-11-24,EUR,3\n2026-11-21,USD, 100\n')).catch((e: unknown) => e);
+    const error = await importBooksFile(clocked, write('ahead.csv', 'business_date,currency,balance\n2026-11-22,EUR,1\n2026-11-23,EUR,2\n2026-11-24,EUR,3\n2026-11-21,USD, 100\n'), { amounts: 'minor' }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(InputFileError);
     // In Kiritimati (UTC+14) it is already the 23rd: the 24th has not begun.
     expect((error as InputFileError).problems).toEqual([
@@ -75,14 +75,14 @@ describe(`ledger import (${backend})`, () => {
   });
 
   it('refuses an --account that is not configured once, before reading the file', async () => {
-    await expect(importBooksFile(ctx, write('any.csv', 'business_date,currency,balance\n2026-02-03,EUR,1\n2026-02-03,USD,1\n'), { account: 'typo' })).rejects.toThrow(
+    await expect(importBooksFile(ctx, write('any.csv', 'business_date,currency,balance\n2026-02-03,EUR,1\n2026-02-03,USD,1\n'), { account: 'typo', amounts: 'minor' })).rejects.toThrow(
       new UsageError('There is no account named "typo". Configured accounts: default.'),
     );
   });
 
   it('imports nothing when any row is bad', async () => {
     const before = await ctx.database.db.selectFrom('expected_balances').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
-    const error = await importBooksFile(ctx, write('half.csv', 'business_date,currency,balance\n2026-03-01,EUR,1\n2026-03-02,EUR,one\n')).catch((e: unknown) => e);
+    const error = await importBooksFile(ctx, write('half.csv', 'business_date,currency,balance\n2026-03-01,EUR,1\n2026-03-02,EUR,one\n'), { amounts: 'minor' }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(InputFileError);
     expect((error as InputFileError).problems).toEqual([expect.stringMatching(/^half\.csv line 3: balance "one"/)]);
     const after = await ctx.database.db.selectFrom('expected_balances').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();

@@ -9,7 +9,7 @@ import type { AppContext } from '../../src/app-context.js';
 import { FixedClock, type Clock } from '../../src/clock.js';
 import { businessCalendarOf } from '../../src/config/index.js';
 import { insertRunningRun } from '../../src/db/snapshot-run.repository.js';
-import { importBooksFile } from '../../src/reconciliation/books-import-service.js';
+import { importBooksFile } from '../../src/books/index.js';
 import { serviceOfSlot, SlotSchedule } from '../../src/scheduler/slot-schedule.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { captureLogs } from '../helpers/capture-logs.js';
@@ -164,7 +164,7 @@ describe(`a night of the worker on the ${backend} database`, () => {
     const file = path.join(mkdtempSync(path.join(tmpdir(), 'wr-books-')), 'books.csv');
     writeFileSync(file, ['business_date,currency,balance', ...sandbox.wallets.map((w) => `2026-11-20,${w.currency},${w.balance}`)].join('\n'));
     clock.set('2026-11-21T08:00:00Z');
-    const imported = await importBooksFile(ctx, file);
+    const imported = await importBooksFile(ctx, file, { amounts: 'minor' });
     expect(imported.reReconciledDates).toBe(1);
     const after = await t.handle.db.selectFrom('reconciliation_results').select(['status', 'books_import_id']).execute();
     expect(after).toHaveLength(5);

@@ -14,7 +14,7 @@ import { claimDueNotifications, listNotifications } from '../../src/db/notificat
 import { Deliverer } from '../../src/notifications/deliverer.js';
 import type { DateMissedData, NightCompletedData, NotificationEvent } from '../../src/notifications/events.js';
 import { createChannels, enqueueEvent } from '../../src/notifications/outbox.js';
-import { importBooksFile } from '../../src/reconciliation/books-import-service.js';
+import { importBooksFile } from '../../src/books/index.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { serviceOfSlot } from '../../src/scheduler/slot-schedule.js';
 import { captureLogs } from '../helpers/capture-logs.js';
@@ -98,7 +98,7 @@ function night(ctx: AppContext, slot: string) {
 async function importBooks(ctx: AppContext, date: string, adjust: (currency: string, balance: bigint) => bigint): Promise<void> {
   const file = path.join(mkdtempSync(path.join(tmpdir(), 'wr-books-')), 'books.csv');
   writeFileSync(file, ['business_date,currency,balance', ...sandbox.wallets.map((w) => `${date},${w.currency},${adjust(w.currency, w.balance)}`)].join('\n'));
-  await importBooksFile(ctx, file);
+  await importBooksFile(ctx, file, { amounts: 'minor' });
 }
 
 const outbox = () => t.handle.db.selectFrom('notifications').selectAll().orderBy('id').execute();

@@ -62,7 +62,7 @@ describe(`reconcile, ledger import and report from the command line (${backend})
 
     // Omits one currency, misstates another by 100 (the books say 100 less), adds one the gateway lacks.
     const books = booksCsv('books-1.csv', date, [{ currency: misstated!.currency, balance: misstated!.balance - 100n }, ...rest, { currency: extra, balance: 300n }]);
-    const imported = await cli('ledger', 'import', books);
+    const imported = await cli('ledger', 'import', '--amounts', 'minor', books);
     expect(imported.code, imported.stderr).toBe(0);
     // The snapshot's date was reconciled at once (awaiting its books): the books make it current.
     expect(imported.stdout).toBe(`Imported 6 expected balances from books-1.csv for default, ${date}: 6 new, 0 changed, 0 unchanged, 0 removed. Re-reconciled 1 date whose books changed.`);
@@ -89,7 +89,7 @@ describe(`reconcile, ledger import and report from the command line (${backend})
     // The corrected books: a full file for the day. Its currency the gateway lacks is removed
     // by the import itself; nothing else touches expected_balances.
     const corrected = booksCsv('books-2.csv', date, wallets);
-    const reimported = await cli('ledger', 'import', corrected);
+    const reimported = await cli('ledger', 'import', '--amounts', 'minor', corrected);
     expect(reimported.code, reimported.stderr).toBe(0);
     // The date was reconciled with the first books: it is reconciled again with the corrected ones.
     expect(reimported.stdout).toMatch(/: 1 new, 1 changed, 4 unchanged, 1 removed\. Re-reconciled 1 date whose books changed\.$/);
@@ -106,7 +106,7 @@ describe(`reconcile, ledger import and report from the command line (${backend})
   it('imports nothing from a books file with bad rows and names each bad line', async () => {
     const before = await withDb((db) => db.selectFrom('expected_balances').selectAll().orderBy('currency').execute());
     const bad = file('books-bad.csv', 'business_date,currency,balance\n2026-11-21,EUR,1\n2026-13-01,EUR,1\n2026-11-21,EURO,1\n2026-11-21,USD,1.5\n');
-    const result = await cli('ledger', 'import', bad);
+    const result = await cli('ledger', 'import', '--amounts', 'minor', bad);
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/^books-bad\.csv has 3 problems; nothing was imported:/);
     expect(result.stderr).toMatch(/line 3: business_date "2026-13-01" is not a real date/);
@@ -117,7 +117,7 @@ describe(`reconcile, ledger import and report from the command line (${backend})
 
   it('refuses a row whose account contradicts --account, and an unknown --account once, with exit code 2', async () => {
     const books = file('books-acct.csv', 'business_date,currency,balance,account\n2026-11-21,EUR,1,other\n');
-    const result = await cli('ledger', 'import', books, '--account', 'default');
+    const result = await cli('ledger', 'import', '--amounts', 'minor', books, '--account', 'default');
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/line 2: account "other" contradicts --account default/);
     const unknown = await cli('reconcile', '--date', '2026-11-20', '--account', 'asia');
@@ -125,7 +125,7 @@ describe(`reconcile, ledger import and report from the command line (${backend})
     expect(unknown.stderr).toMatch(/There is no account named "asia". Configured accounts: default\./);
 
     const many = file('books-many.csv', 'business_date,currency,balance\n2026-11-20,EUR,1\n2026-11-20,USD,2\n2026-11-20,GBP,3\n');
-    const typo = await cli('ledger', 'import', many, '--account', 'defualt');
+    const typo = await cli('ledger', 'import', '--amounts', 'minor', many, '--account', 'defualt');
     expect(typo.code).toBe(2);
     expect(typo.stderr).toBe('There is no account named "defualt". Configured accounts: default.');
     const report = await cli('report', '--date', '2026-11-20', '--account', 'defualt');

@@ -56,7 +56,7 @@ beforeAll(async () => {
     .filter((d) => d.length === 3)
     .flatMap(([date, eur, usd]) => [`${date},EUR,${eur}`, `${date},USD,${date === '2026-11-19' ? usd! + 50n : usd}`]);
   writeFileSync(path.join(dir, 'books.csv'), `business_date,currency,balance\n${books.join('\n')}\n`);
-  expect((await cli('ledger', 'import', path.join(dir, 'books.csv'))).code).toBe(0);
+  expect((await cli('ledger', 'import', '--amounts', 'minor', path.join(dir, 'books.csv'))).code).toBe(0);
   for (const [date] of days) await cli('reconcile', '--date', date);
 });
 afterAll(async () => {

@@ -10,7 +10,7 @@ import type { AppContext } from '../../src/app-context.js';
 import { datesBetween, FixedClock } from '../../src/clock.js';
 import { insertSnapshotRows } from '../../src/db/balance-snapshot.repository.js';
 import { insertRunningRun, markRunSucceeded } from '../../src/db/snapshot-run.repository.js';
-import { importBooksFile } from '../../src/reconciliation/books-import-service.js';
+import { importBooksFile } from '../../src/books/index.js';
 import { renderHtml } from '../../src/reconciliation/render-html.js';
 import { loadCurrencyHistories, loadReport } from '../../src/reconciliation/report-data.js';
 import { loadReportFacts } from '../../src/reconciliation/report-facts.js';
@@ -52,7 +52,7 @@ beforeAll(async () => {
   }
   const file = path.join(dir, 'books-october.csv');
   writeFileSync(file, `business_date,currency,balance\n${books.join('\n')}\n`);
-  await importBooksFile(ctx, file);
+  await importBooksFile(ctx, file, { amounts: 'minor' });
   for (const date of datesBetween(FROM, TO)) await runReconcileJob(ctx, { date });
   const report = await loadReport(db, { from: FROM, to: TO }, { accounts: ['default'], today: '2026-11-22' });
   html = renderHtml(report, await loadCurrencyHistories(db, { from: FROM, to: TO }), ctx.clock.now(), await loadReportFacts(db, report.results, ctx.config, ctx.clock.now()));

@@ -64,7 +64,7 @@ describe('the embedded database while schedule holds it', () => {
     // is, and they reach the database the same way, through the socket.
     const quiet = { ...env, LOG_LEVEL: 'silent' };
     writeFileSync(path.join(dir, 'books.csv'), 'business_date,currency,balance\n2026-11-01,EUR,100\n');
-    const imported = await runCliInProcess(['ledger', 'import', path.join(dir, 'books.csv')], quiet);
+    const imported = await runCliInProcess(['ledger', 'import', '--amounts', 'minor', path.join(dir, 'books.csv')], quiet);
     expect(imported.code, imported.stderr).toBe(0);
     expect(imported.stdout).toMatch(/1 new, 0 changed, 0 unchanged, 0 removed\./);
 

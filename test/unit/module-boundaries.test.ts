@@ -40,8 +40,14 @@ describe('module boundaries', () => {
 
   it('puts the lossless JSON helper where neither the gateway nor the books own it', () => {
     const users = sourceFiles(src).filter((f) => importsOf(f).includes('lossless-json.ts')).map((f) => path.relative(src, f).split(path.sep)[0]);
-    expect(users).toEqual(expect.arrayContaining(['gateway', 'reconciliation']));
+    expect(users).toEqual(expect.arrayContaining(['gateway', 'books']));
     expect(sourceFiles(src).filter((f) => path.basename(f) === 'lossless-json.ts').map((f) => path.relative(src, f))).toEqual(['lossless-json.ts']);
+  });
+
+  it('reaches the books only through their public entry, src/books/index.ts', () => {
+    const outside = sourceFiles(src).filter((f) => !path.relative(src, f).startsWith(`books${path.sep}`));
+    const deep = outside.flatMap((f) => importsOf(f).filter((t) => t.startsWith(`books${path.sep}`) && t !== path.join('books', 'index.ts')).map((t) => `${path.relative(src, f)} -> ${t}`));
+    expect(deep).toEqual([]);
   });
 
   it('gives modules of the gateway and of the emulator names that say which is which', () => {

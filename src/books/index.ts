@@ -1,0 +1,10 @@
+/**
+ * Where the merchant's books come from: files as they are exported (CSV, .xlsx, JSON lines;
+ * major or minor units; column maps, date formats, a decimal comma) and a query against the
+ * merchant's own ledger database. Everything outside this folder goes through these exports.
+ */
+export { readBalanceFile, type BalanceFileRow, type BalanceFileOptions, type BooksFormat } from './books-file.js';
+export { importBooksFile, resolveBooksFormat, type BooksImportOptions, type BooksImportResult } from './books-import.js';
+export { parseColumnMap, type ColumnMap } from './column-map.js';
+export { DATE_FORMATS, parseDateFormat, type DateFormat } from './date-text.js';
+export { booksSqlSourceOf, pullBooks, pullBooksIfDue, type BooksPullOutcome } from './sql-source.js';

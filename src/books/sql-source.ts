@@ -1,0 +1,133 @@
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import pg from 'pg';
+import type { AppContext } from '../app-context.js';
+import type { Config } from '../config/index.js';
+import { ConfigError, DatabaseError, InputFileError } from '../errors.js';
+import { maskUrlPasswords } from '../logger.js';
+import { maskSecretValues } from '../secret.js';
+import { todayOf } from '../reconciliation/business-dates.js';
+import { validateRows, type RawRow } from './books-file.js';
+import { storeBooks, type BooksImportResult } from './books-import.js';
+
+/** Where one account's books are pulled from, when it has a source. */
+export interface BooksSqlSource {
+  account: string;
+  /** The query file (absolute path): the account's own, else RECON_BOOKS_SQL_FILE. */
+  sqlFile: string;
+  /** `sql:<file name>`, recorded as the books import's source. */
+  source: string;
+}
+
+/** What pulling one account's books for one date came to. */
+export type BooksPullOutcome = 'imported' | 'unchanged' | 'no-rows' | 'not-configured' | { failed: string };
+
+/** The account's books source, or undefined when neither the accounts file nor RECON_BOOKS_SQL_FILE gives it a query. */
+export function booksSqlSourceOf(config: Config, account: string): BooksSqlSource | undefined {
+  const sqlFile = config.accounts.find((a) => a.name === account)?.books?.sqlFile ?? config.books.sqlFile;
+  if (sqlFile === undefined) return undefined;
+  return { account, sqlFile, source: `sql:${path.basename(sqlFile)}` };
+}
+
+/**
+ * Runs an account's books query against the merchant's ledger database for one business date
+ * and returns its rows, validated as a books file's would be. The query gets the business date
+ * as $1 (text in the form YYYY-MM-DD: cast it, `$1::date`) and the account name as $2, and must
+ * return the columns `currency` and `balance` (numeric, major units).
+ */
+export async function queryLedgerBooks(ctx: AppContext, source: BooksSqlSource, businessDate: string): Promise<RawRow[]> {
+  const url = ctx.config.books.databaseUrl;
+  if (url === undefined) throw new ConfigError(`Account "${source.account}" has a books query (${source.sqlFile}) but RECON_BOOKS_DATABASE_URL is not set.`, ['RECON_BOOKS_DATABASE_URL is not set']);
+  let text: string;
+  try {
+    text = await readFile(source.sqlFile, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new ConfigError(`The books query ${source.sqlFile} could not be read: ${code === 'ENOENT' ? 'there is no such file' : (error as Error).message}.`, [`books query ${source.sqlFile} unreadable`], { cause: error });
+  }
+  // PostgreSQL refuses a parameter the statement does not use, so only those it names are sent.
+  const used = Math.max(0, ...[...text.matchAll(/\$(\d+)/g)].map((m) => Number(m[1])));
+  if (used > 2) throw new ConfigError(`The books query ${source.sqlFile} uses $${used}; it is given only $1 (the business date) and $2 (the account).`, [`books query uses $${used}`]);
+
+  const timeoutMs = ctx.config.books.statementTimeoutMs;
+  // Every value as PostgreSQL's text: a numeric balance keeps its exact digits, never a float.
+  const client = new pg.Client({
+    connectionString: url.reveal(),
+    connectionTimeoutMillis: timeoutMs,
+    // A second net should the server not honour statement_timeout: the client gives up a little later.
+    query_timeout: timeoutMs + 5_000,
+    application_name: 'wallet-recon books',
+    types: { getTypeParser: () => (value: string) => value },
+  });
+  client.on('error', () => {
+    // A connection dropped between queries surfaces in the next query; this only keeps the process alive.
+  });
+  try {
+    await client.connect();
+    // Read only: whatever the query says, the merchant's ledger is never written.
+    await client.query('begin transaction isolation level repeatable read, read only');
+    await client.query(`set local statement_timeout = ${timeoutMs}`);
+    const result = await client.query<Record<string, unknown>>({ text, values: [businessDate, source.account].slice(0, used) });
+    await client.query('rollback');
+    const columns = result.fields.map((f) => f.name);
+    const missing = ['currency', 'balance'].filter((c) => !columns.includes(c));
+    if (missing.length > 0) {
+      throw new InputFileError(
+        `The books query ${path.basename(source.sqlFile)} returned the columns ${columns.join(', ') || '(none)'}; it must return currency and balance (missing ${missing.join(', ')}).`,
+        [`books query lacks ${missing.join(', ')}`],
+      );
+    }
+    return result.rows.map((row, index) => ({ line: index + 1, unit: 'row' as const, fields: { ...row, business_date: businessDate, account: source.account } }));
+  } catch (error) {
+    if (error instanceof InputFileError) throw error;
+    throw new DatabaseError(`The books query ${path.basename(source.sqlFile)} failed against RECON_BOOKS_DATABASE_URL for account "${source.account}", ${businessDate}: ${secretFree((error as Error).message, url.reveal())}`, { cause: error });
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+/**
+ * Pulls one account's books for one business date from its ledger query and stores them as a
+ * books import (source `sql:<file name>`), through the same validation and import as a file.
+ * Books identical to those stored are not imported again. Throws like a file import does.
+ */
+export async function pullBooks(
+  ctx: AppContext,
+  request: { account: string; businessDate: string; dryRun?: boolean; reconcile?: boolean },
+): Promise<{ outcome: 'imported' | 'unchanged' | 'no-rows' | 'not-configured'; result?: BooksImportResult }> {
+  const source = booksSqlSourceOf(ctx.config, request.account);
+  if (source === undefined) return { outcome: 'not-configured' };
+  const raw = await queryLedgerBooks(ctx, source, request.businessDate);
+  if (raw.length === 0) return { outcome: 'no-rows' };
+  const rows = validateRows(raw, source.source, { amounts: 'major', account: request.account, knownAccounts: ctx.config.accounts.map((a) => a.name), notAfter: todayOf(ctx) });
+  const preview = await storeBooks(ctx, rows, { source: source.source, format: 'sql', amounts: 'major', dryRun: true, reconcile: false });
+  // A pull repeats every few minutes until the books deadline: the same books are no new import.
+  if (request.dryRun === true || preview.changes.length === 0) return { outcome: preview.changes.length === 0 ? 'unchanged' : 'imported', result: preview };
+  const result = await storeBooks(ctx, rows, { source: source.source, format: 'sql', amounts: 'major', dryRun: false, reconcile: request.reconcile === true });
+  return { outcome: 'imported', result };
+}
+
+/**
+ * For the worker: pulls an account's books for a business date, never throwing (a failure is
+ * returned with its secret-free message). The caller decides when (after the cut-off, then every RECON_BOOKS_PULL_EVERY until
+ * books arrive); reconciling what changed is left to whatever marks the date as owed.
+ */
+export async function pullBooksIfDue(ctx: AppContext, request: { account: string; businessDate: string }): Promise<BooksPullOutcome> {
+  try {
+    const { outcome, result } = await pullBooks(ctx, request);
+    if (outcome === 'imported') ctx.logger.info({ account: request.account, businessDate: request.businessDate, source: result?.source, rows: result?.rows }, 'books pulled from the ledger database');
+    return outcome;
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    ctx.logger.warn({ account: request.account, businessDate: request.businessDate, error: message }, 'books pull failed');
+    return { failed: message };
+  }
+}
+
+/** A database message with the connection's password (and any URL's) taken out. */
+function secretFree(message: string, url: string): string {
+  let text = maskSecretValues(maskUrlPasswords(message));
+  const password = decodeURIComponent(new URL(url).password);
+  if (password !== '') text = text.split(password).join('***');
+  return text;
+}

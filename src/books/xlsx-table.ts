@@ -1,0 +1,83 @@
+import { LosslessNumber } from '../lossless-json.js';
+import type { Table } from './books-file.js';
+
+/** A spreadsheet cell formatted as a date: already a calendar day, whatever `--date-format` says. */
+export class CellDate {
+  constructor(readonly iso: string) {}
+}
+
+/**
+ * Reads the first worksheet of an .xlsx file: its first non-empty row is the header. Cells keep
+ * their kind: text stays text, a number becomes its exact decimal text (a LosslessNumber, never
+ * used as a float), a date cell a CellDate.
+ */
+export async function readXlsxTable(content: Buffer, name: string, problems: string[]): Promise<Table | undefined> {
+  // Loaded only for spreadsheets: the library is large and most imports are CSV.
+  const { default: ExcelJS } = await import('exceljs');
+  const workbook = new ExcelJS.Workbook();
+  try {
+    await workbook.xlsx.load(content as unknown as ArrayBuffer);
+  } catch (error) {
+    problems.push(`${name}: not a readable .xlsx workbook: ${(error as Error).message}`);
+    return undefined;
+  }
+  const sheet = workbook.worksheets[0];
+  if (sheet === undefined) {
+    problems.push(`${name}: the workbook has no worksheet`);
+    return undefined;
+  }
+  const rows: Array<{ line: number; cells: unknown[] }> = [];
+  sheet.eachRow({ includeEmpty: false }, (row, rowNumber) => {
+    const cells: unknown[] = [];
+    for (let column = 1; column <= row.cellCount; column++) cells.push(cellValue(row.getCell(column).value));
+    // Trailing empty cells (a column formatted but left blank) are not fields.
+    while (cells.length > 0 && cells[cells.length - 1] === '') cells.pop();
+    if (cells.length > 0) rows.push({ line: rowNumber, cells });
+  });
+  const [header, ...data] = rows;
+  if (header === undefined) return undefined;
+  const width = header.cells.length;
+  return {
+    header: { line: header.line, cells: header.cells.map((c) => (typeof c === 'string' ? c : String(c instanceof CellDate ? c.iso : c instanceof LosslessNumber ? c.value : c))) },
+    // A row shorter than the header has blank cells at its end.
+    rows: data.map((r) => ({ line: r.line, cells: r.cells.length < width ? [...r.cells, ...Array<string>(width - r.cells.length).fill('')] : r.cells })),
+  };
+}
+
+function cellValue(value: unknown): unknown {
+  if (value === null || value === undefined) return '';
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number') return numberCell(value);
+  if (value instanceof Date) return new CellDate(value.toISOString().slice(0, 10));
+  if (typeof value === 'object') {
+    const v = value as { richText?: Array<{ text: string }>; text?: unknown; result?: unknown; error?: string; formula?: string };
+    if (v.richText !== undefined) return v.richText.map((r) => r.text).join('');
+    if (v.error !== undefined) return v.error;
+    if ('formula' in v || 'sharedFormula' in v) return cellValue(v.result);
+    if (typeof v.text === 'string') return v.text;
+  }
+  return value;
+}
+
+/**
+ * A spreadsheet number as the decimal text Excel shows at full precision: Excel keeps 15
+ * significant digits, so a sum stored as 1234.5600000000002 is the 1234.56 the accountant sees,
+ * while a real third decimal (1234.565) survives and is refused later like any other.
+ */
+function numberCell(value: number): unknown {
+  if (!Number.isFinite(value)) return String(value);
+  const [mantissa = '0', exponentText = '0'] = value.toPrecision(15).split('e');
+  const negative = mantissa.startsWith('-');
+  const [whole = '0', fraction = ''] = mantissa.replace('-', '').split('.');
+  const exponent = Number(exponentText);
+  let digits = whole + fraction;
+  let point = whole.length + exponent;
+  if (point <= 0) {
+    digits = '0'.repeat(1 - point) + digits;
+    point = 1;
+  } else if (point > digits.length) digits = digits.padEnd(point, '0');
+  const wholePart = digits.slice(0, point).replace(/^0+(?=\d)/, '');
+  const fractionPart = digits.slice(point).replace(/0+$/, '');
+  const text = `${negative ? '-' : ''}${wholePart}${fractionPart === '' ? '' : `.${fractionPart}`}`;
+  return new LosslessNumber(text === '-0' ? '0' : text);
+}

@@ -1,0 +1,50 @@
+import type { Command } from 'commander';
+import { booksSqlSourceOf, pullBooks } from '../books/index.js';
+import { ConfigError } from '../errors.js';
+import { parseBusinessDate, todayOf } from '../reconciliation/business-dates.js';
+import { resolveAccountNames } from '../reconciliation/reconciliation-service.js';
+import type { CliRuntime } from './runtime.js';
+import { summaryOf } from './command-catalog.js';
+import { describeImport } from './ledger-command.js';
+
+/** `wallet-recon books pull`: reads the books of a date from the merchant's ledger database by hand. */
+export function registerBooksCommand(program: Command, runtime: CliRuntime): void {
+  const books = program.command('books').description(summaryOf('books'));
+  books
+    .command('pull')
+    .description("run each account's books query against the ledger database (RECON_BOOKS_DATABASE_URL) for a business date and import what it returns")
+    .requiredOption('--date <date>', 'business date YYYY-MM-DD, given to the query as $1')
+    .option('--account <name>', 'only this account, given to the query as $2 (default: every account with a books query)')
+    .option('--dry-run', 'print what would change and write nothing')
+    .addHelpText(
+      'after',
+      "\nThe query (RECON_BOOKS_SQL_FILE, or an account's books.sqlFile in the accounts file) runs in a read-only\ntransaction with RECON_BOOKS_STATEMENT_TIMEOUT, gets $1 the business date (text YYYY-MM-DD; write $1::date)\nand $2 the account name, and returns the columns currency and balance (numeric, major units). Its rows are\nchecked like a books file's and imported with source sql:<query file name>; books equal to those stored are\nnot imported again. See docs/books.md.\n\nExample:\n  wallet-recon books pull --date 2026-11-20 --account eu-main\n\nExit codes: 0 imported (or already up to date), 1 the query failed, returned no rows or bad rows, 2 usage or configuration error (also: no books query configured).",
+    )
+    .action(async (opts: { date: string; account?: string; dryRun?: boolean }) => {
+      const date = parseBusinessDate(opts.date, '--date');
+      await runtime.withContext('wallet-recon books pull', {}, async (ctx) => {
+        const businessDate = parseBusinessDate(date, '--date', todayOf(ctx));
+        const named = resolveAccountNames(ctx.config, opts.account);
+        const accounts = named.filter((a) => booksSqlSourceOf(ctx.config, a) !== undefined);
+        if (accounts.length === 0) {
+          throw new ConfigError(
+            `${opts.account === undefined ? 'No account has' : `Account "${opts.account}" has`} a books query: set RECON_BOOKS_SQL_FILE (and RECON_BOOKS_DATABASE_URL), or books.sqlFile in the accounts file.`,
+            ['no books query configured'],
+          );
+        }
+        let exitCode = 0;
+        for (const account of accounts) {
+          const { outcome, result } = await pullBooks(ctx, { account, businessDate, dryRun: opts.dryRun === true, reconcile: true });
+          if (outcome === 'no-rows') {
+            runtime.output.err(`The books query of account "${account}" returned no rows for ${businessDate}; nothing was imported.`);
+            exitCode = 1;
+          } else if (outcome === 'unchanged') {
+            runtime.output.out(`Books of account "${account}" for ${businessDate} from ${result!.source} are already up to date (${result!.rows} expected balance${result!.rows === 1 ? '' : 's'}); nothing was imported.`);
+          } else if (result !== undefined) {
+            runtime.output.out(describeImport(result));
+          }
+        }
+        return exitCode;
+      });
+    });
+}
