@@ -8,6 +8,7 @@ import { BusinessCalendar, MAX_CAPTURE_WINDOW_MS } from './business-date/busines
 import { DATA_DIR_MARKER } from './db/embedded-data-dir.js';
 import { parseDuration } from './business-date/duration.js';
 import { ConfigError } from './errors.js';
+import { currencyDecimals, parseMajorAmount } from './money/format-amount.js';
 import { AUTH_SCHEME_PATTERN, checkBaseUrl, parseOutgoingUrl } from './gateway/base-url.js';
 import { maskUrlPasswords } from './logger.js';
 import { checkCronExpression, checkScheduleFitsWindows, SlotSchedule } from './scheduler/slot-schedule.js';
@@ -66,6 +67,27 @@ export interface AccountConfig {
   /** Where the credentials come from, for messages ("GATEWAY_API_KEY"). */
   readonly apiKeyEnv: string;
   readonly apiSecretEnv: string;
+  /** The accounts file's `amountUnit` / `amountDecimals`, which win over the environment's for this account. */
+  readonly amounts?: Partial<AmountUnitSettings>;
+}
+
+/**
+ * What the gateway's integer `balance` means: `minor` (ISO 4217 minor units, the default) or
+ * `major` (whole units), and per-currency decimals that win over both (IDR: 0, whole rupiah).
+ */
+export interface AmountUnitSettings {
+  readonly unit: 'minor' | 'major';
+  readonly decimalsByCurrency: Readonly<Record<string, number>>;
+}
+
+/**
+ * Tolerances as configured, in major units (decimal text such as "0.01"), and a relative part in
+ * basis points of the balance. Turned into exact integers per currency by toleranceFor.
+ */
+export interface ToleranceSettings {
+  readonly default: string;
+  readonly byCurrency: Readonly<Record<string, string>>;
+  readonly bps: number;
 }
 
 export interface Config {
@@ -95,8 +117,10 @@ export interface Config {
   readonly maxConsecutiveFailures: number;
   readonly catchUp: boolean;
   readonly shutdownGraceMs: number;
-  /** Tolerance in minor units: the default and per-currency overrides (RECON_TOLERANCE_JPY). */
-  readonly tolerance: { readonly default: bigint; readonly byCurrency: Readonly<Record<string, bigint>> };
+  /** Tolerance in major units: the default, per-currency overrides (RECON_TOLERANCE_JPY) and RECON_TOLERANCE_BPS. */
+  readonly tolerance: ToleranceSettings;
+  /** The gateway's unit: GATEWAY_AMOUNT_UNIT and GATEWAY_AMOUNT_DECIMALS_<CODE>. */
+  readonly amounts: AmountUnitSettings;
   /** Who manual case actions are recorded as when --by is not given (RECON_ACTOR); else the OS user. */
   readonly actor: string | undefined;
   readonly notifications: NotificationSettings;
@@ -137,6 +161,9 @@ const wholeNumber = (unit: string, min: number, max: number) =>
   });
 const positiveInt = (max: number, unit: string) => wholeNumber(unit, 1, max);
 
+/** A non-negative decimal in major units, as tolerances are written: 0, 1, 0.01. */
+const MAJOR_AMOUNT = /^\d{1,30}(\.\d{1,18})?$/;
+
 const envSchema = z.object({
   DATABASE_URL: z
     .string()
@@ -161,6 +188,7 @@ const envSchema = z.object({
   GATEWAY_MAX_RETRY_AFTER_MS: positiveInt(3_600_000, 'milliseconds').default(60_000),
   GATEWAY_RETRY_BASE_DELAY_MS: positiveInt(60_000, 'milliseconds').default(500),
   GATEWAY_MAX_PAGES: positiveInt(1_000_000, 'pages').default(10_000),
+  GATEWAY_AMOUNT_UNIT: z.enum(['minor', 'major'], { error: 'must be one of: minor (ISO 4217 minor units, such as cents), major (whole units)' }).default('minor'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
     error: 'must be one of: fatal, error, warn, info, debug, trace, silent',
   }).default('info'),
@@ -209,7 +237,8 @@ const envSchema = z.object({
   RECON_TOLERANCE: z
     .string()
     .default('0')
-    .refine((v) => /^\d{1,30}$/.test(v), 'must be a whole number of minor units, 0 or more'),
+    .refine((v) => MAJOR_AMOUNT.test(v), 'must be an amount in major units, 0 or more, such as 0.01 or 1'),
+  RECON_TOLERANCE_BPS: wholeNumber('basis points (1 bps = 0.01% of the balance)', 0, 10_000).default(0),
   RECON_ACTOR: z.string().trim().min(1).max(200).optional(),
   // Notifications and metrics.
   RECON_WEBHOOK_URL: z.string().optional(),
@@ -256,6 +285,8 @@ const accountsFileSchema = z.object({
           apiKeyEnv: z.string().regex(/^[A-Z_][A-Z0-9_]*$/, 'must name an environment variable'),
           apiSecretEnv: z.string().regex(/^[A-Z_][A-Z0-9_]*$/, 'must name an environment variable'),
           baseUrl: z.string().optional(),
+          amountUnit: z.enum(['minor', 'major'], { error: 'must be one of: minor, major' }).optional(),
+          amountDecimals: z.record(z.string().regex(/^[A-Z]{3}$/, 'must be a three-letter currency code such as IDR'), z.number().int().min(0).max(18)).optional(),
         })
         .strict(),
     )
@@ -419,14 +450,30 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
 
   problems.push(...notificationProblems(env));
 
-  const toleranceByCurrency: Record<string, bigint> = {};
+  const toleranceByCurrency: Record<string, string> = {};
+  const amountDecimals: Record<string, number> = {};
   for (const [key, value] of Object.entries(env)) {
-    const match = /^RECON_TOLERANCE_(.+)$/.exec(key);
-    if (!match || value === undefined) continue;
-    const currency = match[1]!;
-    if (!/^[A-Z]{3}$/.test(currency)) problems.push(`${key} must end in a three-letter currency code such as RECON_TOLERANCE_JPY`);
-    else if (!/^\d{1,30}$/.test(value)) problems.push(describeIssue(key, value, 'must be a whole number of minor units, 0 or more'));
-    else toleranceByCurrency[currency] = BigInt(value);
+    if (value === undefined) continue;
+    const tolerance = /^RECON_TOLERANCE_(.+)$/.exec(key);
+    if (tolerance && key !== 'RECON_TOLERANCE_BPS') {
+      const currency = tolerance[1]!;
+      if (!/^[A-Z]{3}$/.test(currency)) problems.push(`${key} must end in a three-letter currency code such as RECON_TOLERANCE_JPY`);
+      else if (!MAJOR_AMOUNT.test(value)) problems.push(describeIssue(key, value, `must be an amount in major units of ${currency}, 0 or more, such as 0.01 or 1`));
+      else toleranceByCurrency[currency] = value;
+    }
+    const decimals = /^GATEWAY_AMOUNT_DECIMALS_(.+)$/.exec(key);
+    if (decimals) {
+      const currency = decimals[1]!;
+      const problem = checkGatewayDecimals(currency, value);
+      if (problem) problems.push(describeIssue(key, value, problem));
+      else amountDecimals[currency] = Number(value);
+    }
+  }
+  for (const [currency, value] of Object.entries(toleranceByCurrency)) {
+    const decimals = currencyDecimals(currency) ?? amountDecimals[currency];
+    if (decimals !== undefined && parseMajorAmount(value, decimals) === undefined) {
+      problems.push(describeIssue(`RECON_TOLERANCE_${currency}`, value, `has more decimals than ${currency} has (${decimals}); write it in whole ${decimals === 0 ? 'units' : `units with at most ${decimals} decimals`}`));
+    }
   }
 
   const accountsResult = parsed.success ? resolveAccounts(env, cwd, parsed.data.GATEWAY_ENV) : { accounts: [], problems: [] };
@@ -467,7 +514,8 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     maxConsecutiveFailures: v.RECON_MAX_CONSECUTIVE_FAILURES,
     catchUp: v.RECON_CATCH_UP,
     shutdownGraceMs: v.RECON_SHUTDOWN_GRACE_MS,
-    tolerance: { default: BigInt(v.RECON_TOLERANCE), byCurrency: toleranceByCurrency },
+    tolerance: { default: v.RECON_TOLERANCE, byCurrency: toleranceByCurrency, bps: v.RECON_TOLERANCE_BPS },
+    amounts: { unit: v.GATEWAY_AMOUNT_UNIT, decimalsByCurrency: amountDecimals },
     actor: v.RECON_ACTOR,
     notifications: {
       webhook: v.RECON_WEBHOOK_URL === undefined ? undefined : { url: new Secret(v.RECON_WEBHOOK_URL), secret: new Secret(v.RECON_WEBHOOK_SECRET!) },
@@ -610,6 +658,10 @@ function resolveAccounts(
   );
   const seen = new Set<string>();
   const accounts = parsed.data.accounts.map((a, index) => {
+    for (const [currency, decimals] of Object.entries(a.amountDecimals ?? {})) {
+      const problem = checkGatewayDecimals(currency, String(decimals));
+      if (problem) problems.push(`RECON_ACCOUNTS_FILE (${file}) at accounts.${index}.amountDecimals.${currency}: ${decimals} ${problem}`);
+    }
     if (seen.has(a.name)) problems.push(`RECON_ACCOUNTS_FILE (${file}) at accounts.${index}.name: "${a.name}" appears twice`);
     seen.add(a.name);
     if (a.baseUrl !== undefined) {
@@ -625,6 +677,9 @@ function resolveAccounts(
       apiSecret: secret === undefined ? undefined : new Secret(secret),
       apiKeyEnv: a.apiKeyEnv,
       apiSecretEnv: a.apiSecretEnv,
+      ...(a.amountUnit === undefined && a.amountDecimals === undefined
+        ? {}
+        : { amounts: { ...(a.amountUnit === undefined ? {} : { unit: a.amountUnit }), ...(a.amountDecimals === undefined ? {} : { decimalsByCurrency: a.amountDecimals }) } }),
     } satisfies AccountConfig;
   });
   return { accounts, problems };
@@ -683,9 +738,42 @@ export function businessCalendarOf(config: Pick<Config, 'timezone' | 'cutoff' | 
   return new BusinessCalendar({ timezone: config.timezone, cutoff: config.cutoff, captureWindowMs: config.captureWindowMs });
 }
 
-/** The tolerance, in minor units, for one currency. */
-export function toleranceFor(config: Config, currency: string): bigint {
-  return config.tolerance.byCurrency[currency] ?? config.tolerance.default;
+/**
+ * Why GATEWAY_AMOUNT_DECIMALS_<currency> (or an accounts file's amountDecimals) cannot be
+ * `value`, or undefined when it can. More decimals than ISO 4217 gives the currency is refused:
+ * books and reports are kept in the currency's ISO scale, and such amounts could only be
+ * compared with them after rounding.
+ */
+function checkGatewayDecimals(currency: string, value: string): string | undefined {
+  if (!/^[A-Z]{3}$/.test(currency)) return `must end in a three-letter currency code such as GATEWAY_AMOUNT_DECIMALS_IDR`;
+  if (!/^\d{1,2}$/.test(value) || Number(value) > 18) return 'must be a whole number of decimals from 0 to 18 (0: the gateway sends whole units)';
+  const iso = currencyDecimals(currency);
+  if (iso !== null && Number(value) > iso) return `is more decimals than ${currency} has in ISO 4217 (${iso}): such amounts could not be compared with the books without rounding`;
+  return undefined;
+}
+
+/**
+ * The tolerance for one currency as an integer at `decimals` places (the currency's scale), for
+ * a balance of `balance` at the same scale: the larger of the absolute tolerance
+ * (RECON_TOLERANCE_<CODE>, else RECON_TOLERANCE) and RECON_TOLERANCE_BPS of |balance|. The
+ * relative part is rounded down, so it never allows more than was stated. Throws a ConfigError
+ * naming the variable when the tolerance has more decimals than the currency.
+ *
+ * @example toleranceFor(config, 'EUR', 2) // RECON_TOLERANCE=0.01 → 1n
+ */
+export function toleranceFor(config: Pick<Config, 'tolerance'>, currency: string, decimals: number, balance = 0n): bigint {
+  const own = config.tolerance.byCurrency[currency];
+  const text = own ?? config.tolerance.default;
+  const absolute = parseMajorAmount(text, decimals);
+  if (absolute === undefined) {
+    const variable = own === undefined ? 'RECON_TOLERANCE' : `RECON_TOLERANCE_${currency}`;
+    throw configProblems([
+      `${variable}=${text} has more decimals than ${currency} has (${decimals})${own === undefined ? `; set RECON_TOLERANCE_${currency} to a tolerance in whole ${decimals === 0 ? 'units' : `units with at most ${decimals} decimals`}, such as RECON_TOLERANCE_${currency}=${decimals === 0 ? '1' : `0.${'0'.repeat(decimals - 1)}1`}` : ''}`,
+    ]);
+  }
+  const magnitude = balance < 0n ? -balance : balance;
+  const relative = (BigInt(config.tolerance.bps) * magnitude) / 10_000n;
+  return relative > absolute ? relative : absolute;
 }
 
 function deepFreeze<T>(value: T): T {

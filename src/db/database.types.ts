@@ -88,6 +88,8 @@ export interface BalanceSnapshotsTable {
   balance: Amount;
   single_balance: Amount | null;
   captured_at: Date;
+  /** Decimals of balance and single_balance as captured (IDR 2, or 0 for whole rupiah); null: a code without ISO decimals captured before scales were recorded. */
+  scale: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 export interface ExpectedBalancesTable {
@@ -98,6 +100,8 @@ export interface ExpectedBalancesTable {
   source: string;
   imported_at: ColumnType<Date, Date | undefined, Date>;
   import_id: number | null;
+  /** Decimals of balance (the currency's ISO 4217 decimals). */
+  scale: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 export interface ReconciliationResultsTable {
@@ -117,6 +121,8 @@ export interface ReconciliationResultsTable {
   computed_at: ColumnType<Date, Date | undefined, Date>;
   /** The case the result belongs to; null for matched results. */
   case_id: ColumnType<number | null, number | null | undefined, number | null>;
+  /** Decimals of every amount of the row: the currency's ISO 4217 scale, which snapshots and books are brought to before comparing. */
+  scale: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 export interface DailyBalancesView {
@@ -129,6 +135,9 @@ export interface DailyBalancesView {
   captured_at: Date;
   end_of_day: boolean;
   cutoff_drift_seconds: number | null;
+  scale: number | null;
+  /** balance in major units, exactly (numeric as a decimal string). */
+  balance_major: string | null;
 }
 
 export interface BalanceHistoryView {
@@ -140,6 +149,10 @@ export interface BalanceHistoryView {
   previous_business_date: DateString | null;
   movement: Amount | null;
   run_id: number;
+  scale: number | null;
+  balance_major: string | null;
+  previous_balance_major: string | null;
+  movement_major: string | null;
 }
 
 export type CaseKind = 'break' | 'missing_in_ledger' | 'missing_in_gateway' | 'endpoint_mismatch' | 'disappeared' | 'no_snapshot';

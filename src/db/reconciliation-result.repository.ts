@@ -65,6 +65,7 @@ function resultRecord(r: ReconciliationResultRow): StoredResultRecord {
     booksImportId: r.books_import_id,
     computedAt: r.computed_at,
     caseId: r.case_id,
+    scale: r.scale,
   };
 }
 

@@ -22,6 +22,12 @@ export interface ResultRecord {
   runId: number | null;
   /** The books import the expected side came from (null: no books for that day, or imported before imports were recorded). */
   booksImportId?: number | null;
+  /**
+   * Decimals of every amount above: the currency's ISO 4217 scale (or the one configured for a
+   * code ISO 4217 lacks), which both sides are brought to, exactly, before they are compared.
+   * Absent or null: the currency's ISO decimals, or minor units of an unknown code.
+   */
+  scale?: number | null;
 }
 
 /** A result as stored, with the time it was computed. */

@@ -1,6 +1,7 @@
 import type { ResultCase } from '../cases/case-model.js';
 import type { ReconciliationStatus } from '../db/database.types.js';
 import type { ResultRecord, StoredResultRecord } from '../db/result-records.js';
+import { currencyDecimals } from '../money/format-amount.js';
 
 export type { ReconciliationStatus } from '../db/database.types.js';
 
@@ -56,6 +57,7 @@ export function resultColumns(r: ReconciliationResult) {
     status: r.status,
     run_id: r.runId,
     books_import_id: r.booksImportId ?? null,
+    scale: r.scale ?? (r.currency === null ? null : currencyDecimals(r.currency)),
   };
 }
 

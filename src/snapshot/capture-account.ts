@@ -4,6 +4,7 @@ import type { CaptureTiming, CaptureWindow } from '../business-date/business-cal
 import { businessCalendarOf, type AccountConfig } from '../config.js';
 import type { RunTrigger } from '../db/database.types.js';
 import { insertSnapshotRows } from '../db/balance-snapshot.repository.js';
+import { gatewayScaleFor } from '../money/amount-scale.js';
 import {
   abandonRunningRuns,
   findRunningRun,
@@ -189,7 +190,14 @@ async function fetchAndRecord(
 
     options.onProgress?.({ account: account.name, phase: 'writing' });
     const capturedAt = ctx.clock.now();
-    const rows = listing.wallets.map((wallet, i) => ({ currency: wallet.currency, balance: wallet.balance, singleBalance: singles[i]!.balance }));
+    // Each row records the scale it was captured in, so a later change of the gateway's unit
+    // never reinterprets it; a currency whose decimals are unknown fails the run here, unwritten.
+    const rows = listing.wallets.map((wallet, i) => ({
+      currency: wallet.currency,
+      balance: wallet.balance,
+      singleBalance: singles[i]!.balance,
+      scale: gatewayScaleFor(ctx.config, account, wallet.currency),
+    }));
     await db.transaction().execute(async (trx) => {
       await lockRunningRun(trx, run.runId);
       await insertSnapshotRows(trx, run.runId, account.name, capturedAt, rows);
