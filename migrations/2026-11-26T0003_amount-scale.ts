@@ -24,8 +24,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   }
 
   // Views keep their columns and add the scale and exact major-unit amounts at the end (create
-  // or replace may only add columns). A movement between two scales is taken in the day's scale,
-  // exactly (numeric, never a float).
+  // or replace may only add columns). A movement between two scales is given in the day's scale,
+  // exactly: with decimals when the previous day had more (numeric, never a float).
   await sql`
     create or replace view daily_balances as
     select a.account, a.business_date, s.currency, s.balance, s.single_balance, s.run_id, s.captured_at,
@@ -48,7 +48,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       p.balance as previous_balance,
       c.previous_business_date,
       case when s.scale is null or p.scale is null or s.scale = p.scale then s.balance - p.balance
-        else s.balance - p.balance * 10::numeric ^ (s.scale - p.scale) end as movement,
+        when s.scale > p.scale then s.balance - p.balance * round(10::numeric ^ (s.scale - p.scale))
+        else round(s.balance - p.balance / round(10::numeric ^ (p.scale - s.scale)), p.scale - s.scale) end as movement,
       s.run_id,
       s.scale,
       round(s.balance / 10::numeric ^ s.scale, s.scale) as balance_major,
