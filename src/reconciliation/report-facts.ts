@@ -78,7 +78,7 @@ export async function loadReportFacts(
 
 /**
  * The tolerance that applied, in words for a report's header: "0.01 by default; JPY 1; or 5 bps
- * of the balance when larger", or "none (exact match)". Amounts are major units of each currency.
+ * of the balance when that is larger (in major units)", or "none (exact match)".
  */
 export function describeTolerance(tolerance: ToleranceSettings, currencies: readonly string[] = []): string {
   const isZero = (text: string) => /^0+(\.0+)?$/.test(text);
@@ -88,5 +88,5 @@ export function describeTolerance(tolerance: ToleranceSettings, currencies: read
     .map(([currency, value]) => `${currency} ${value}`);
   const relative = tolerance.bps === 0 ? [] : [`or ${tolerance.bps} bps of the balance when that is larger`];
   if (isZero(tolerance.default) && overrides.length === 0 && relative.length === 0) return 'none (exact match)';
-  return [`${isZero(tolerance.default) ? 'none (exact match)' : tolerance.default} by default (major units)`, ...overrides, ...relative].join('; ');
+  return `${[`${isZero(tolerance.default) ? 'none (exact match)' : tolerance.default} by default`, ...overrides, ...relative].join('; ')} (in major units)`;
 }
