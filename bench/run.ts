@@ -18,6 +18,7 @@ import { runSnapshotJob } from '../jobs/snapshot-job.js';
 import type { AppContext } from '../src/app-context.js';
 import { systemClock } from '../src/clock.js';
 import { loadConfig } from '../src/config/index.js';
+import { currencyDecimals } from '../src/money/format-amount.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { openDatabase } from '../src/db/open-database.js';
 import { createSilentLogger } from '../src/logger.js';
@@ -90,8 +91,13 @@ async function main(): Promise<void> {
   const small = await startSandbox({ port: 0, wallets: Math.max(1, Math.floor(WALLETS / ACCOUNTS)), seed: 12 });
   const database = await openDatabase({ databaseUrl: process.env.BENCH_DATABASE_URL, dataDir: path.join(dir, 'data'), command: 'bench' });
   await migrateToLatest(database.db);
+  // The emulator's synthetic codes (AAA, AAB…) are no ISO 4217 currency, so a capture refuses them
+  // unless configured: they are declared whole units, as an operator would declare an unknown code.
+  const synthetic = Object.fromEntries(
+    [...sandbox.wallets, ...small.wallets].filter((w) => currencyDecimals(w.currency) === null).map((w) => [`GATEWAY_AMOUNT_DECIMALS_${w.currency}`, '0']),
+  );
   const contextFor = (env: Record<string, string>): AppContext => ({
-    config: loadConfig({ env: { GATEWAY_PER_PAGE: '100', GATEWAY_CONCURRENCY: '16', RECON_ACCOUNT_CONCURRENCY: '2', ...env }, ignoreDotEnv: true }),
+    config: loadConfig({ env: { GATEWAY_PER_PAGE: '100', GATEWAY_CONCURRENCY: '16', RECON_ACCOUNT_CONCURRENCY: '2', ...synthetic, ...env }, ignoreDotEnv: true }),
     database,
     logger: createSilentLogger(),
     clock: systemClock,

@@ -111,7 +111,7 @@ export async function applyCaseAction(ctx: AppContext, request: CaseActionReques
       case 'accept':
         after = { ...before, state: 'accepted', resolution: 'accepted', acceptedUntil: request.until ?? null, acceptedDifference: before.latestDifference };
         action = 'accepted';
-        eventNote = `${note}${request.until === undefined ? '' : ` (until ${request.until})`}; accepted ${describeAmount(before.latestDifference)}`;
+        eventNote = `${note}${request.until === undefined ? '' : ` (until ${request.until})`}; accepted ${describeAmount(before.latestDifference, before.currency)}`;
         // The evidence as it is at acceptance, frozen in the append-only trail.
         evidence = {
           accepted_difference: before.latestDifference === null ? null : before.latestDifference.toString(),

@@ -1,3 +1,4 @@
+import { formatMoney } from '../money/format-amount.js';
 import type { CaseOccurrence, ReconciliationCase } from '../db/case-records.js';
 import type { CaseKind, CaseState, ReconciliationStatus } from '../db/database.types.js';
 import { amountText } from '../db/exact-amount.js';
@@ -81,9 +82,18 @@ export function ageBucketOf(ageDays: number): AgeBucket {
   return 'over 30 days';
 }
 
-/** `difference 100`, or `no amount` for account-level kinds. */
-export function describeAmount(amount: bigint | null): string {
-  return amount === null ? 'no amount' : `difference ${amount}`;
+/** `difference EUR 1.00` (major units; minor units stay as stored), or `no amount` for account-level kinds. */
+export function describeAmount(amount: bigint | null, currency?: string | null): string {
+  return amount === null ? 'no amount' : `difference ${caseAmountText(amount, currency)}`;
+}
+
+/**
+ * A case's amount as people read it: "EUR 1.00", "JPY -5,000". Cases hold amounts in the
+ * currency's ISO 4217 scale (reconciliation brings both sides there); a currency without one
+ * keeps its minor units ("1,500 minor units"), and an account-level amount its plain digits.
+ */
+export function caseAmountText(amount: bigint, currency: string | null | undefined): string {
+  return currency === null || currency === undefined ? amount.toString() : formatMoney(amount, currency);
 }
 
 /** How a case is named to people: `#7 eu-main EUR break`. */

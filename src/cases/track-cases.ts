@@ -17,6 +17,7 @@ import {
   caseAgeDays,
   caseKindOf,
   occurrenceRecord,
+  caseAmountText,
   describeAmount,
   describeCase,
   discrepancyAmount,
@@ -131,7 +132,7 @@ class AccountDayTracker {
     const occurrence = occurrenceOf(c.id, result);
     await upsertOccurrence(this.#trx, occurrence, this.#input.at);
     await updateCase(this.#trx, c.id, { occurrences: 1 }, this.#input.at);
-    await this.#event(c, 'opened', null, 'open', `${describeCase(c)} first seen on ${this.#date}: ${describeAmount(amount)}.`, occurrenceRecord(occurrence));
+    await this.#event(c, 'opened', null, 'open', `${describeCase(c)} first seen on ${this.#date}: ${describeAmount(amount, c.currency)}.`, occurrenceRecord(occurrence));
     return { ...c, occurrences: 1 };
   }
 
@@ -144,15 +145,15 @@ class AccountDayTracker {
     const current = isCurrentFor(c, this.#date);
     const seenNote =
       before === undefined
-        ? `Seen on ${this.#date}: ${describeAmount(occurrence.difference)}.`
-        : `${this.#date} reconciled again: ${describeAmount(occurrence.difference)} (was ${describeAmount(before.difference)}).`;
+        ? `Seen on ${this.#date}: ${describeAmount(occurrence.difference, c.currency)}.`
+        : `${this.#date} reconciled again: ${describeAmount(occurrence.difference, c.currency)} (was ${describeAmount(before.difference, c.currency)}).`;
     await this.#event(c, 'seen', c.state, c.state, current ? seenNote : `${seenNote} An earlier date than the case's latest (${latestDateOf(c)}): its state is unchanged.`, occurrenceRecord(occurrence));
 
     let next: ReconciliationCase = { ...c, occurrences: (await listOccurrences(this.#trx, c.id)).length };
     if (current) {
       if (c.state === 'resolved') {
         next = { ...next, state: 'open', resolution: null, resolvedOn: null, openedOn: this.#date };
-        await this.#event(c, 'reopened', 'resolved', 'open', `Seen again on ${this.#date} (${describeAmount(occurrence.difference)}) after it was resolved (${c.resolution}) from ${c.resolvedOn}.`);
+        await this.#event(c, 'reopened', 'resolved', 'open', `Seen again on ${this.#date} (${describeAmount(occurrence.difference, c.currency)}) after it was resolved (${c.resolution}) from ${c.resolvedOn}.`);
       } else if (c.state === 'accepted') {
         const reason = this.#lapseReason(c, occurrence.difference);
         if (reason !== undefined) {
@@ -171,7 +172,7 @@ class AccountDayTracker {
     if (before !== undefined) {
       await deleteOccurrence(this.#trx, c.id, this.#date);
       const remaining = await listOccurrences(this.#trx, c.id);
-      await this.#event(c, 'withdrawn', c.state, c.state, `${this.#date} was reconciled again without this discrepancy (books or snapshot corrected): its occurrence (${describeAmount(before.difference)}) is withdrawn.`, occurrenceRecord(before));
+      await this.#event(c, 'withdrawn', c.state, c.state, `${this.#date} was reconciled again without this discrepancy (books or snapshot corrected): its occurrence (${describeAmount(before.difference, c.currency)}) is withdrawn.`, occurrenceRecord(before));
       next = { ...next, occurrences: remaining.length };
       const latest = remaining.at(-1);
       if (this.#date === c.lastSeenOn && latest !== undefined) next = { ...next, lastSeenOn: latest.businessDate, latestDifference: latest.difference };
@@ -189,7 +190,8 @@ class AccountDayTracker {
     const tolerance = c.currency === null ? 0n : this.#input.toleranceFor(c.currency);
     const accepted = c.acceptedDifference;
     const moved = accepted === null || amount === null ? accepted !== amount : abs(amount - accepted) > tolerance;
-    if (moved) return `the difference moved from ${accepted ?? 'none'} to ${amount ?? 'none'}, beyond the tolerance of ${tolerance}`;
+    const shown = (v: bigint | null) => (v === null ? 'none' : caseAmountText(v, c.currency));
+    if (moved) return `the difference moved from ${shown(accepted)} to ${shown(amount)}, beyond the tolerance of ${shown(tolerance)}`;
     return undefined;
   }
 

@@ -1,9 +1,10 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { applyCaseAction, type CaseActionRequest, type ManualCaseAction } from '../cases/case-actions.js';
 import { resolveActor } from '../cases/case-actor.js';
-import { ACTIVE_STATES, caseAgeDays, CASE_KINDS, CASE_STATE_FILTERS, describeCase, occurrenceRecord, type CaseEvent, type ReconciliationCase } from '../cases/case-model.js';
+import { ACTIVE_STATES, caseAgeDays, caseAmountText, CASE_KINDS, CASE_STATE_FILTERS, describeCase, occurrenceRecord, type CaseEvent, type ReconciliationCase } from '../cases/case-model.js';
 import { findCase, hasCasesOfAccount, listCases, listEvents, listOccurrences } from '../db/reconciliation-case.repository.js';
 import { UsageError } from '../errors.js';
+import { currencyDecimals, formatAmount } from '../money/format-amount.js';
 import { todayOf } from '../reconciliation/business-dates.js';
 import { formatTable } from '../text-table.js';
 import { checkHistoryAccount } from './history-account.js';
@@ -16,6 +17,10 @@ function parseCaseId(value: string): number {
 }
 
 const text = (v: bigint | null) => (v === null ? null : v.toString());
+/** An amount of a case for people, in major units: "EUR 1.00"; null stays null. */
+const money = (v: bigint | null, currency: string | null) => (v === null ? null : caseAmountText(v, currency));
+/** An amount of a case for people without the code (table cells under a currency column): "1.00". */
+const cell = (v: bigint | null, currency: string | null) => (v === null ? '' : currency === null ? v.toString() : formatAmount(v, currency));
 
 /** A case in the column names of `reconciliation_cases`, amounts as digit strings, plus its age. */
 function caseJson(c: ReconciliationCase, today: string) {
@@ -31,10 +36,13 @@ function caseJson(c: ReconciliationCase, today: string) {
     age_days: caseAgeDays(c, today),
     occurrences: c.occurrences,
     latest_difference: text(c.latestDifference),
+    latest_difference_formatted: money(c.latestDifference, c.currency),
     assignee: c.assignee,
     due_on: c.dueOn,
     accepted_until: c.acceptedUntil,
     accepted_difference: text(c.acceptedDifference),
+    accepted_difference_formatted: money(c.acceptedDifference, c.currency),
+    currency_decimals: currencyDecimals(c.currency),
     resolved_on: c.resolvedOn,
   };
 }
@@ -104,7 +112,7 @@ Exit codes: 0 done, 1 error, 2 usage error (also a transition the case's state d
           describeState(c),
           String(caseAgeDays(c, today)),
           String(c.occurrences),
-          text(c.latestDifference) ?? '',
+          cell(c.latestDifference, c.currency),
           c.assignee ?? '',
         ]);
         runtime.output.out(formatTable(['case', 'account', 'currency', 'kind', 'state', 'age (days)', 'occurrences', 'latest difference', 'assignee'], rows));
@@ -128,17 +136,29 @@ Exit codes: 0 done, 1 error, 2 usage error (also a transition the case's state d
         const events = await listEvents(db, id);
         const today = todayOf(ctx).date;
         if (opts.json) {
-          runtime.output.out(JSON.stringify({ case: caseJson(c, today), occurrences: occurrences.map(occurrenceRecord), events: events.map(eventJson) }, null, 2));
+          const occurrenceJson = occurrences.map((o) => ({
+            ...occurrenceRecord(o),
+            formatted: { difference: money(o.difference, c.currency), gateway_balance: money(o.gatewayBalance, c.currency), single_balance: money(o.singleBalance, c.currency), expected_balance: money(o.expectedBalance, c.currency) },
+          }));
+          runtime.output.out(JSON.stringify({ case: caseJson(c, today), occurrences: occurrenceJson, events: events.map(eventJson) }, null, 2));
           return 0;
         }
         const head = [
           `Case ${describeCase(c)}: ${describeState(c)}`,
-          `opened on ${c.openedOn}, last seen on ${c.lastSeenOn}, age ${caseAgeDays(c, today)} days, ${c.occurrences} occurrence(s), latest difference ${text(c.latestDifference) ?? '-'}`,
+          `opened on ${c.openedOn}, last seen on ${c.lastSeenOn}, age ${caseAgeDays(c, today)} days, ${c.occurrences} occurrence(s), latest difference ${money(c.latestDifference, c.currency) ?? '-'}`,
           `assignee ${c.assignee ?? '-'}${c.dueOn === null ? '' : `, due ${c.dueOn}`}`,
         ].join('\n');
         const occurrenceTable = formatTable(
           ['business date', 'status', 'difference', 'gateway', 'single wallet', 'books', 'run'],
-          occurrences.map((o) => [o.businessDate, o.status, text(o.difference) ?? '', text(o.gatewayBalance) ?? '', text(o.singleBalance) ?? '', text(o.expectedBalance) ?? '', o.runId === null ? '' : String(o.runId)]),
+          occurrences.map((o) => [
+            o.businessDate,
+            o.status,
+            cell(o.difference, c.currency),
+            cell(o.gatewayBalance, c.currency),
+            cell(o.singleBalance, c.currency),
+            cell(o.expectedBalance, c.currency),
+            o.runId === null ? '' : String(o.runId),
+          ]),
         );
         const eventTable = formatTable(
           ['at (UTC)', 'actor', 'action', 'state', 'note'],

@@ -24,7 +24,7 @@ export function registerReconcileCommand(program: Command, runtime: CliRuntime):
         const today = todayOf(ctx);
         const businessDate = date === undefined ? latestClosedDateOf(ctx) : parseBusinessDate(date, '--date', today);
         const result = await runReconcileJob(ctx, { date: businessDate, account: opts.account });
-        runtime.output.out(renderTable(summarizeResults({ from: businessDate, to: businessDate, account: opts.account }, result.results)));
+        runtime.output.out(renderTable(summarizeResults({ from: businessDate, to: businessDate, account: opts.account }, result.results), { tolerance: ctx.config.tolerance }));
         return result.exitCode;
       });
     });

@@ -71,10 +71,10 @@ export function registerReportCommand(program: Command, runtime: CliRuntime): vo
           opts.format === 'csv'
             ? renderCsv(report)
             : opts.format === 'json'
-              ? renderJson(report)
+              ? renderJson(report, { tolerance: ctx.config.tolerance })
               : opts.format === 'html'
                 ? renderHtml(report, await loadCurrencyHistories(db, range), ctx.clock.now(), await loadReportFacts(db, report.results, ctx.config, ctx.clock.now()))
-                : renderTable(report);
+                : renderTable(report, { tolerance: ctx.config.tolerance });
         if (opts.out === undefined) {
           runtime.output.out(text);
           return 0;

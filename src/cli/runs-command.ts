@@ -1,15 +1,24 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import { describeCaptureTiming } from '../business-date/business-calendar.js';
-import { hasRunsOfAccount, listAuthorityOfRuns, listRecentRuns } from '../db/snapshot-run.repository.js';
+import { listSnapshotRows } from '../db/balance-snapshot.repository.js';
+import { hasRunsOfAccount, listAuthorityOfRuns, listRecentRuns, listRunsByIds } from '../db/snapshot-run.repository.js';
+import { UsageError } from '../errors.js';
+import { formatOptionalAmount } from '../money/format-amount.js';
 import { formatTable } from '../text-table.js';
 import type { CliRuntime } from './runtime.js';
 import { checkHistoryAccount } from './history-account.js';
-import { formatDuration } from './snapshot-command.js';
+import { formatCapturedBalances, formatDuration } from './snapshot-command.js';
 import { summaryOf } from './command-catalog.js';
 
 function parseLimit(value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 1 || n > 10_000) throw new InvalidArgumentError('must be a whole number from 1 to 10000');
+  return n;
+}
+
+function parseRunId(value: string): number {
+  const n = Number(value);
+  if (!/^\d{1,9}$/.test(value) || n < 1) throw new InvalidArgumentError('must be a run id, a whole number from 1 (see "wallet-recon runs")');
   return n;
 }
 
@@ -21,9 +30,28 @@ export function registerRunsCommand(program: Command, runtime: CliRuntime): void
     .option('--account <name>', 'only this account')
     .option('--limit <n>', 'how many runs', parseLimit, 20)
     .option('--json', 'print JSON')
-    .addHelpText('after', '\nExample:\n  wallet-recon runs --account eu-main --limit 5')
-    .action(async (opts: { account?: string; limit: number; json?: boolean }) => {
+    .option('--run <id>', 'print the balances this run captured, each in the scale it was captured in', parseRunId)
+    .addHelpText('after', '\nExample:\n  wallet-recon runs --account eu-main --limit 5\n  wallet-recon runs --run 42')
+    .action(async (opts: { account?: string; limit: number; json?: boolean; run?: number }) => {
       await runtime.withContext('wallet-recon runs', {}, async (ctx) => {
+        if (opts.run !== undefined) {
+          const [run] = await listRunsByIds(ctx.database.db, [opts.run]);
+          if (run === undefined) throw new UsageError(`There is no run ${opts.run}. "wallet-recon runs" lists the recent ones.`);
+          const rows = await listSnapshotRows(ctx.database.db, run.id);
+          if (opts.json) {
+            runtime.output.out(
+              JSON.stringify(
+                rows.map((r) => ({ currency: r.currency, balance: r.balance.toString(), single_balance: r.singleBalance?.toString() ?? null, scale: r.scale, formatted: formatOptionalAmount(r.balance, r.currency, r.scale) })),
+                null,
+                2,
+              ),
+            );
+            return 0;
+          }
+          const text = await formatCapturedBalances(ctx, { account: run.account, status: run.status === 'succeeded' ? 'succeeded' : 'failed', runId: run.id, businessDate: run.business_date, durationMs: 0 });
+          runtime.output.out(text ?? `Run ${run.id} of ${run.account} ${run.status}: it captured no balances.`);
+          return 0;
+        }
         // A mistyped account would otherwise read as an account without runs; exit 2 as elsewhere.
         const { note } = opts.account === undefined ? {} : await checkHistoryAccount(ctx.config, opts.account, 'runs', () => hasRunsOfAccount(ctx.database.db, opts.account!));
         if (note !== undefined) runtime.output.err(note);

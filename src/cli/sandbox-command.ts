@@ -1,4 +1,4 @@
-import { Option, type Command } from 'commander';
+import { InvalidArgumentError, Option, type Command } from 'commander';
 import { parseDuration } from '../business-date/duration.js';
 import { loadSandboxSecret, SANDBOX_SECRET_VARIABLE } from '../config/index.js';
 import { ReconError, UsageError } from '../errors.js';
@@ -33,6 +33,16 @@ export interface SandboxFlags {
   rateLimit: string;
   dropRate: string;
   outage: string;
+  /** --wallet CODE=BALANCE, repeatable: a wallet given its exact balance (set, or added). */
+  wallet?: string[];
+}
+
+/** `--wallet IDR=150000000`: a currency code and an exact integer balance, as the gateway sends it. */
+export function parseWalletFlag(value: string, previous: string[] = []): string[] {
+  if (!/^[A-Z]{3}=-?\d{1,38}$/.test(value)) {
+    throw new InvalidArgumentError(`must be CODE=BALANCE with a three-letter currency code and a whole number, such as IDR=150000000 (got "${value}")`);
+  }
+  return [...previous, value];
 }
 
 const NUMERIC_FLAGS: ReadonlyArray<{ flag: string; key: keyof SandboxFlags; option: NumericSandboxOption }> = [
@@ -127,6 +137,7 @@ export function registerSandboxCommand(program: Command, io: SandboxCommandIo = 
     .option('--api-key <key>', 'API key clients must send', d.apiKey)
     .addOption(new Option('--api-secret <secret>').hideHelp())
     .option('--wallets <count>', 'number of wallets: ISO 4217 codes first, then synthetic AAA, AAB…', String(d.wallets))
+    .option('--wallet <CODE=BALANCE>', 'a wallet with this exact integer balance, set or added (repeatable), e.g. IDR=150000000', parseWalletFlag)
     .option('--seed <seed>', 'seed of the balances and of the fault decisions', String(d.seed))
     .option('--posts-per-page <n>', `page size when per_page is omitted (per_page is at most ${MAX_PER_PAGE})`, String(d.postsPerPage))
     .option('--token-ttl <seconds>', 'access token lifetime in seconds', String(d.tokenTtlSeconds))
@@ -139,7 +150,8 @@ export function registerSandboxCommand(program: Command, io: SandboxCommandIo = 
       'after',
       '\nExample:\n  wallet-recon sandbox --port 4010 --wallets 40 --fail-rate 0.1\n' +
         '  SANDBOX_API_SECRET_FILE=./sandbox-secret wallet-recon sandbox --port 0 --rate-limit 5 --latency-ms 200\n' +
-        '  wallet-recon sandbox --outage 40s        a gateway that is down for the first 40 seconds\n\n' +
+        '  wallet-recon sandbox --outage 40s        a gateway that is down for the first 40 seconds\n' +
+        '  wallet-recon sandbox --wallets 0 --wallet IDR=150000000   one rupiah wallet with this balance\n\n' +
         `The API secret clients must send in Secret-Key comes from ${SANDBOX_SECRET_VARIABLE} or ${SANDBOX_SECRET_VARIABLE}_FILE\n` +
         `(a file holding it), never from the command line; default: "${d.apiSecret}" (public).`,
     )
@@ -153,13 +165,18 @@ export function registerSandboxCommand(program: Command, io: SandboxCommandIo = 
       } catch (error) {
         throw describeStartError(error, options);
       }
+      for (const wallet of flags.wallet ?? []) {
+        const [currency, balance] = wallet.split('=') as [string, string];
+        if (sandbox.wallets.some((w) => w.currency === currency)) sandbox.setBalance(currency, BigInt(balance));
+        else sandbox.addWallet(currency, BigInt(balance));
+      }
       const secretEnv = secretIsDefault ? shellQuote(sandbox.apiSecret) : `<the value of ${SANDBOX_SECRET_VARIABLE}>`;
       write(
         [
           `Sandbox gateway listening on ${sandbox.url}`,
           `  API key:     ${sandbox.apiKey}`,
           `  API secret:  ${secretIsDefault ? `${sandbox.apiSecret} (the public default)` : `set by ${SANDBOX_SECRET_VARIABLE} or ${SANDBOX_SECRET_VARIABLE}_FILE (not printed)`}`,
-          `  Wallets:     ${options.wallets} (seed ${options.seed})`,
+          `  Wallets:     ${sandbox.wallets.length} (seed ${options.seed}${flags.wallet === undefined ? '' : `; given: ${flags.wallet.join(', ')}`})`,
           `  Page size:   ${options.postsPerPage} by default, per_page up to ${MAX_PER_PAGE}`,
           `  Tokens:      valid for ${options.tokenTtlSeconds} s`,
           `  Faults:      ${describeFaults(options)}`,

@@ -48,7 +48,8 @@ export async function formatCapturedBalances(ctx: Pick<AppContext, 'database'>, 
   const rows = await listSnapshotRows(ctx.database.db, run.runId);
   const table = formatTable(
     ['currency', 'balance', 'single-wallet read'],
-    rows.map((r) => [r.currency, formatAmount(r.balance, r.currency), r.singleBalance === r.balance ? 'same' : formatOptionalAmount(r.singleBalance, r.currency)]),
+    // Each row in the scale it was captured in: whole rupiah stay whole rupiah after a settings change.
+    rows.map((r) => [r.currency, formatAmount(r.balance, r.currency, r.scale), r.singleBalance === r.balance ? 'same' : formatOptionalAmount(r.singleBalance, r.currency, r.scale)]),
   );
   return `Balances of ${run.account} captured in run ${run.runId} (business date ${run.businessDate ?? '?'}):\n${rows.length === 0 ? '(no wallets)' : table}`;
 }

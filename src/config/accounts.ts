@@ -9,6 +9,7 @@ import { accountBooksSchema } from './books-settings.js';
 import { configProblems } from './config-problems.js';
 import type { AccountConfig, Config, Environment } from './config-types.js';
 import { resolveSecretFiles } from './secret-files.js';
+import { checkGatewayDecimals } from './business-settings.js';
 
 const accountsFileSchema = z.object({
   accounts: z
@@ -21,6 +22,8 @@ const accountsFileSchema = z.object({
           apiSecretEnv: z.string().regex(/^[A-Z_][A-Z0-9_]*$/, 'must name an environment variable'),
           baseUrl: z.string().optional(),
           books: accountBooksSchema.optional(),
+          amountUnit: z.enum(['minor', 'major'], { error: 'must be one of: minor, major' }).optional(),
+          amountDecimals: z.record(z.string().regex(/^[A-Z]{3}$/, 'must be a three-letter currency code such as IDR'), z.number().int().min(0).max(18)).optional(),
         })
         .strict(),
     )
@@ -80,6 +83,10 @@ export function resolveAccounts(
   );
   const seen = new Set<string>();
   const accounts = parsed.data.accounts.map((a, index) => {
+    for (const [currency, decimals] of Object.entries(a.amountDecimals ?? {})) {
+      const problem = checkGatewayDecimals(currency, String(decimals));
+      if (problem) problems.push(`RECON_ACCOUNTS_FILE (${file}) at accounts.${index}.amountDecimals.${currency}: ${decimals} ${problem}`);
+    }
     if (seen.has(a.name)) problems.push(`RECON_ACCOUNTS_FILE (${file}) at accounts.${index}.name: "${a.name}" appears twice`);
     seen.add(a.name);
     if (a.baseUrl !== undefined) {
@@ -96,6 +103,9 @@ export function resolveAccounts(
       apiKeyEnv: a.apiKeyEnv,
       apiSecretEnv: a.apiSecretEnv,
       // A query file is found beside the accounts file that names it, wherever the command starts.
+      ...(a.amountUnit === undefined && a.amountDecimals === undefined
+        ? {}
+        : { amounts: { ...(a.amountUnit === undefined ? {} : { unit: a.amountUnit }), ...(a.amountDecimals === undefined ? {} : { decimalsByCurrency: a.amountDecimals }) } }),
       ...(a.books === undefined ? {} : { books: { ...a.books, ...(a.books.sqlFile === undefined ? {} : { sqlFile: path.resolve(path.dirname(fullPath), a.books.sqlFile) }) } }),
     } satisfies AccountConfig;
   });

@@ -1,5 +1,6 @@
 import { BusinessCalendar } from '../business-date/business-calendar.js';
 import { checkScheduleFitsWindows, SlotSchedule } from '../scheduler/slot-schedule.js';
+import { currencyDecimals, parseMajorAmount } from '../money/format-amount.js';
 import { configProblems, describeIssue } from './config-problems.js';
 import type { Config } from './config-types.js';
 
@@ -18,21 +19,79 @@ export function businessCalendarOf(config: Pick<Config, 'timezone' | 'cutoff' | 
   return new BusinessCalendar({ timezone: config.timezone, cutoff: config.cutoff, captureWindowMs: config.captureWindowMs });
 }
 
-/** The tolerance, in minor units, for one currency. */
-export function toleranceFor(config: Config, currency: string): bigint {
-  return config.tolerance.byCurrency[currency] ?? config.tolerance.default;
+/** A non-negative decimal in major units, as tolerances are written: 0, 1, 0.01. */
+export const MAJOR_AMOUNT = /^\d{1,30}(\.\d{1,18})?$/;
+
+/**
+ * The per-currency tolerances (RECON_TOLERANCE_JPY=1, in major units) and gateway decimals
+ * (GATEWAY_AMOUNT_DECIMALS_IDR=0), adding a problem for each bad one.
+ */
+export function currencySettingsOf(
+  env: Record<string, string | undefined>,
+  problems: string[],
+): { toleranceByCurrency: Record<string, string>; amountDecimals: Record<string, number> } {
+  const toleranceByCurrency: Record<string, string> = {};
+  const amountDecimals: Record<string, number> = {};
+  for (const [key, value] of Object.entries(env)) {
+    if (value === undefined) continue;
+    const tolerance = /^RECON_TOLERANCE_(.+)$/.exec(key);
+    if (tolerance && key !== 'RECON_TOLERANCE_BPS') {
+      const currency = tolerance[1]!;
+      if (!/^[A-Z]{3}$/.test(currency)) problems.push(`${key} must end in a three-letter currency code such as RECON_TOLERANCE_JPY`);
+      else if (!MAJOR_AMOUNT.test(value)) problems.push(describeIssue(key, value, `must be an amount in major units of ${currency}, 0 or more, such as 0.01 or 1`));
+      else toleranceByCurrency[currency] = value;
+    }
+    const decimals = /^GATEWAY_AMOUNT_DECIMALS_(.+)$/.exec(key);
+    if (decimals) {
+      const currency = decimals[1]!;
+      const problem = checkGatewayDecimals(currency, value);
+      if (problem) problems.push(describeIssue(key, value, problem));
+      else amountDecimals[currency] = Number(value);
+    }
+  }
+  for (const [currency, value] of Object.entries(toleranceByCurrency)) {
+    const decimals = currencyDecimals(currency) ?? amountDecimals[currency];
+    if (decimals !== undefined && parseMajorAmount(value, decimals) === undefined) {
+      problems.push(describeIssue(`RECON_TOLERANCE_${currency}`, value, `has more decimals than ${currency} has (${decimals}); write it in whole ${decimals === 0 ? 'units' : `units with at most ${decimals} decimals`}`));
+    }
+  }
+  return { toleranceByCurrency, amountDecimals };
 }
 
-/** The per-currency tolerances (RECON_TOLERANCE_JPY=0), adding a problem for each bad one. */
-export function toleranceByCurrencyOf(env: Record<string, string | undefined>, problems: string[]): Record<string, bigint> {
-  const toleranceByCurrency: Record<string, bigint> = {};
-  for (const [key, value] of Object.entries(env)) {
-    const match = /^RECON_TOLERANCE_(.+)$/.exec(key);
-    if (!match || value === undefined) continue;
-    const currency = match[1]!;
-    if (!/^[A-Z]{3}$/.test(currency)) problems.push(`${key} must end in a three-letter currency code such as RECON_TOLERANCE_JPY`);
-    else if (!/^\d{1,30}$/.test(value)) problems.push(describeIssue(key, value, 'must be a whole number of minor units, 0 or more'));
-    else toleranceByCurrency[currency] = BigInt(value);
+/**
+ * Why GATEWAY_AMOUNT_DECIMALS_<currency> (or an accounts file's amountDecimals) cannot be
+ * `value`, or undefined when it can. More decimals than ISO 4217 gives the currency is refused:
+ * books and reports are kept in the currency's ISO scale, and such amounts could only be
+ * compared with them after rounding.
+ */
+export function checkGatewayDecimals(currency: string, value: string): string | undefined {
+  if (!/^[A-Z]{3}$/.test(currency)) return `must end in a three-letter currency code such as GATEWAY_AMOUNT_DECIMALS_IDR`;
+  if (!/^\d{1,2}$/.test(value) || Number(value) > 18) return 'must be a whole number of decimals from 0 to 18 (0: the gateway sends whole units)';
+  const iso = currencyDecimals(currency);
+  if (iso !== null && Number(value) > iso) return `is more decimals than ${currency} has in ISO 4217 (${iso}): such amounts could not be compared with the books without rounding`;
+  return undefined;
+}
+
+/**
+ * The tolerance for one currency as an integer at `decimals` places (the currency's scale), for
+ * a balance of `balance` at the same scale: the larger of the absolute tolerance
+ * (RECON_TOLERANCE_<CODE>, else RECON_TOLERANCE) and RECON_TOLERANCE_BPS of |balance|. The
+ * relative part is rounded down, so it never allows more than was stated. Throws a ConfigError
+ * naming the variable when the tolerance has more decimals than the currency.
+ *
+ * @example toleranceFor(config, 'EUR', 2) // RECON_TOLERANCE=0.01 → 1n
+ */
+export function toleranceFor(config: Pick<Config, 'tolerance'>, currency: string, decimals: number, balance = 0n): bigint {
+  const own = config.tolerance.byCurrency[currency];
+  const text = own ?? config.tolerance.default;
+  const absolute = parseMajorAmount(text, decimals);
+  if (absolute === undefined) {
+    const variable = own === undefined ? 'RECON_TOLERANCE' : `RECON_TOLERANCE_${currency}`;
+    throw configProblems([
+      `${variable}=${text} has more decimals than ${currency} has (${decimals})${own === undefined ? `; set RECON_TOLERANCE_${currency} to a tolerance in whole ${decimals === 0 ? 'units' : `units with at most ${decimals} decimals`}, such as RECON_TOLERANCE_${currency}=${decimals === 0 ? '1' : `0.${'0'.repeat(decimals - 1)}1`}` : ''}`,
+    ]);
   }
-  return toleranceByCurrency;
+  const magnitude = balance < 0n ? -balance : balance;
+  const relative = (BigInt(config.tolerance.bps) * magnitude) / 10_000n;
+  return relative > absolute ? relative : absolute;
 }

@@ -28,6 +28,8 @@ export interface AccountConfig {
   /** Where the credentials come from, for messages ("GATEWAY_API_KEY"). */
   readonly apiKeyEnv: string;
   readonly apiSecretEnv: string;
+  /** The accounts file's `amountUnit` / `amountDecimals`, which win over the environment's for this account. */
+  readonly amounts?: Partial<AmountUnitSettings>;
   /** How this account's books are written and where they are pulled from (the accounts file's `books`). */
   readonly books?: AccountBooksSettings;
 }
@@ -82,8 +84,10 @@ export interface Config {
   readonly maxConsecutiveFailures: number;
   readonly catchUp: boolean;
   readonly shutdownGraceMs: number;
-  /** Tolerance in minor units: the default and per-currency overrides (RECON_TOLERANCE_JPY). */
-  readonly tolerance: { readonly default: bigint; readonly byCurrency: Readonly<Record<string, bigint>> };
+  /** Tolerance in major units: the default, per-currency overrides (RECON_TOLERANCE_JPY) and RECON_TOLERANCE_BPS. */
+  readonly tolerance: ToleranceSettings;
+  /** The gateway's unit: GATEWAY_AMOUNT_UNIT and GATEWAY_AMOUNT_DECIMALS_<CODE>. */
+  readonly amounts: AmountUnitSettings;
   /** Who manual case actions are recorded as when --by is not given (RECON_ACTOR); else the OS user. */
   readonly actor: string | undefined;
   readonly notifications: NotificationSettings;
@@ -110,4 +114,23 @@ export interface MetricsSettings {
   readonly perAccount: boolean;
   /** Where one-shot commands push their metrics; undefined: not pushed. */
   readonly pushgatewayUrl: Secret | undefined;
+}
+
+/**
+ * What the gateway's integer `balance` means: `minor` (ISO 4217 minor units, the default) or
+ * `major` (whole units), and per-currency decimals that win over both (IDR: 0, whole rupiah).
+ */
+export interface AmountUnitSettings {
+  readonly unit: 'minor' | 'major';
+  readonly decimalsByCurrency: Readonly<Record<string, number>>;
+}
+
+/**
+ * Tolerances as configured, in major units (decimal text such as "0.01"), and a relative part in
+ * basis points of the balance. Turned into exact integers per currency by toleranceFor.
+ */
+export interface ToleranceSettings {
+  readonly default: string;
+  readonly byCurrency: Readonly<Record<string, string>>;
+  readonly bps: number;
 }

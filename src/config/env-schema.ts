@@ -34,6 +34,7 @@ export const envSchema = z.object({
   GATEWAY_MAX_RETRY_AFTER_MS: positiveInt(3_600_000, 'milliseconds').default(60_000),
   GATEWAY_RETRY_BASE_DELAY_MS: positiveInt(60_000, 'milliseconds').default(500),
   GATEWAY_MAX_PAGES: positiveInt(1_000_000, 'pages').default(10_000),
+  GATEWAY_AMOUNT_UNIT: z.enum(['minor', 'major'], { error: 'must be one of: minor (ISO 4217 minor units, such as cents), major (whole units)' }).default('minor'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
     error: 'must be one of: fatal, error, warn, info, debug, trace, silent',
   }).default('info'),
@@ -90,7 +91,8 @@ export const envSchema = z.object({
   RECON_TOLERANCE: z
     .string()
     .default('0')
-    .refine((v) => /^\d{1,30}$/.test(v), 'must be a whole number of minor units, 0 or more'),
+    .refine((v) => /^\d{1,30}(\.\d{1,18})?$/.test(v), 'must be an amount in major units, 0 or more, such as 0.01 or 1'),
+  RECON_TOLERANCE_BPS: wholeNumber('basis points (1 bps = 0.01% of the balance)', 0, 10_000).default(0),
   RECON_ACTOR: z.string().trim().min(1).max(200).optional(),
   ...notificationVariables,
   ...metricsVariables,

@@ -6,6 +6,8 @@ export {
   ENVIRONMENTS,
   type AccountBooksSettings,
   type AccountConfig,
+  type AmountUnitSettings,
+  type ToleranceSettings,
   type BooksSourceSettings,
   type Config,
   type Environment,

@@ -3,7 +3,7 @@ import { checkBaseUrl } from '../gateway/base-url.js';
 import { Secret } from '../secret.js';
 import { resolveAccounts } from './accounts.js';
 import { booksSettingsOf } from './books-settings.js';
-import { toleranceByCurrencyOf } from './business-settings.js';
+import { currencySettingsOf } from './business-settings.js';
 import { configProblems, describeIssue } from './config-problems.js';
 import { DEFAULT_SANDBOX_URL, type AccountConfig, type Config } from './config-types.js';
 import { ignoredAccountVariableWarnings, unknownVariableWarnings, type VariableSource } from './config-warnings.js';
@@ -61,7 +61,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
 
   problems.push(...notificationProblems(env));
 
-  const toleranceByCurrency = toleranceByCurrencyOf(env, problems);
+  const { toleranceByCurrency, amountDecimals } = currencySettingsOf(env, problems);
 
   const accountsResult = parsed.success ? resolveAccounts(env, cwd, parsed.data.GATEWAY_ENV) : { accounts: [], problems: [] };
   problems.push(...accountsResult.problems);
@@ -104,7 +104,8 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     maxConsecutiveFailures: v.RECON_MAX_CONSECUTIVE_FAILURES,
     catchUp: v.RECON_CATCH_UP,
     shutdownGraceMs: v.RECON_SHUTDOWN_GRACE_MS,
-    tolerance: { default: BigInt(v.RECON_TOLERANCE), byCurrency: toleranceByCurrency },
+    tolerance: { default: v.RECON_TOLERANCE, byCurrency: toleranceByCurrency, bps: v.RECON_TOLERANCE_BPS },
+    amounts: { unit: v.GATEWAY_AMOUNT_UNIT, decimalsByCurrency: amountDecimals },
     actor: v.RECON_ACTOR,
     notifications: notificationSettingsOf(v),
     metrics: metricsSettingsOf(v),
@@ -131,7 +132,7 @@ function accountVariables(account: AccountConfig): string[] {
 
 function isKnownVariable(name: string, accounts: readonly AccountConfig[]): boolean {
   // Per-currency tolerances are checked where they are read (RECON_TOLERANCE_JPY).
-  return KNOWN_VARIABLES.includes(name) || name.startsWith('RECON_TOLERANCE_') || accounts.some((a) => accountVariables(a).includes(name));
+  return KNOWN_VARIABLES.includes(name) || name.startsWith('RECON_TOLERANCE_') || name.startsWith('GATEWAY_AMOUNT_DECIMALS_') || accounts.some((a) => accountVariables(a).includes(name));
 }
 
 function deepFreeze<T>(value: T): T {

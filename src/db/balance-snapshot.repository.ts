@@ -1,4 +1,5 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
+import { currencyDecimals } from '../money/format-amount.js';
 import type { Database } from './database.types.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
@@ -9,6 +10,12 @@ export interface SnapshotRow {
   singleBalance: bigint | null;
   /** Why the single-wallet read could not confirm the listed balance (absent or null: it did). */
   unconfirmedReason?: string | null;
+  /**
+   * Decimals of both balances as captured (IDR 2, or 0 when the gateway sends whole rupiah).
+   * Written as given; left out, the currency's ISO 4217 decimals. Read back, null only for a
+   * code without ISO decimals stored before scales were recorded.
+   */
+  scale?: number | null;
 }
 
 // One parameter per column (unnest), not per value: a fleet's 10,000 wallets are one statement,
@@ -20,11 +27,11 @@ export async function insertSnapshotRows(db: Db, runId: number, account: string,
   for (let start = 0; start < rows.length; start += BATCH_ROWS) {
     const batch = rows.slice(start, start + BATCH_ROWS);
     await sql`
-      insert into balance_snapshots (run_id, account, currency, balance, single_balance, captured_at, unconfirmed_reason)
-      select ${runId}, ${account}, u.currency, u.balance, u.single_balance, ${capturedAt}, u.unconfirmed_reason
+      insert into balance_snapshots (run_id, account, currency, balance, single_balance, captured_at, scale, unconfirmed_reason)
+      select ${runId}, ${account}, u.currency, u.balance, u.single_balance, ${capturedAt}, u.scale, u.unconfirmed_reason
       from unnest(${batch.map((r) => r.currency)}::text[], ${batch.map((r) => r.balance.toString())}::numeric[], ${batch.map((r) =>
         r.singleBalance === null ? null : r.singleBalance.toString(),
-      )}::numeric[], ${batch.map((r) => r.unconfirmedReason ?? null)}::text[]) as u(currency, balance, single_balance, unconfirmed_reason)`.execute(db);
+      )}::numeric[], ${batch.map((r) => (r.scale === undefined ? currencyDecimals(r.currency) : r.scale))}::smallint[], ${batch.map((r) => r.unconfirmedReason ?? null)}::text[]) as u(currency, balance, single_balance, scale, unconfirmed_reason)`.execute(db);
   }
 }
 
@@ -32,7 +39,7 @@ export async function insertSnapshotRows(db: Db, runId: number, account: string,
 export async function listSnapshotRows(db: Db, runId: number): Promise<SnapshotRow[]> {
   const rows = await db
     .selectFrom('balance_snapshots')
-    .select(['currency', 'balance', 'single_balance', 'unconfirmed_reason'])
+    .select(['currency', 'balance', 'single_balance', 'scale', 'unconfirmed_reason'])
     .where('run_id', '=', runId)
     .orderBy('currency')
     .execute();
@@ -40,6 +47,7 @@ export async function listSnapshotRows(db: Db, runId: number): Promise<SnapshotR
     currency: r.currency,
     balance: BigInt(r.balance),
     singleBalance: r.single_balance === null ? null : BigInt(r.single_balance),
+    scale: r.scale,
     unconfirmedReason: r.unconfirmed_reason,
   }));
 }

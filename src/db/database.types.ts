@@ -133,6 +133,8 @@ export interface BalanceSnapshotsTable {
   captured_at: Date;
   /** Why the single-wallet read could not confirm the listed balance (null: confirmed). */
   unconfirmed_reason: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Decimals of balance and single_balance as captured (IDR 2, or 0 for whole rupiah); null: a code without ISO decimals captured before scales were recorded. */
+  scale: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 export interface ExpectedBalancesTable {
@@ -143,6 +145,8 @@ export interface ExpectedBalancesTable {
   source: string;
   imported_at: ColumnType<Date, Date | undefined, Date>;
   import_id: number | null;
+  /** Decimals of balance (the currency's ISO 4217 decimals). */
+  scale: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 export interface ReconciliationResultsTable {
@@ -164,6 +168,8 @@ export interface ReconciliationResultsTable {
   case_id: ColumnType<number | null, number | null | undefined, number | null>;
   /** Why, in words, where the amounts alone do not say it (an unconfirmed wallet). */
   note: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Decimals of every amount of the row: the currency's ISO 4217 scale, which snapshots and books are brought to before comparing. */
+  scale: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 export interface DailyBalancesView {
@@ -178,6 +184,9 @@ export interface DailyBalancesView {
   cutoff_drift_seconds: number | null;
   after_cutoff: boolean;
   unconfirmed_reason: string | null;
+  scale: number | null;
+  /** balance in major units, exactly (numeric as a decimal string). */
+  balance_major: string | null;
 }
 
 export interface BalanceHistoryView {
@@ -189,6 +198,10 @@ export interface BalanceHistoryView {
   previous_business_date: DateString | null;
   movement: Amount | null;
   run_id: number;
+  scale: number | null;
+  balance_major: string | null;
+  previous_balance_major: string | null;
+  movement_major: string | null;
 }
 
 export type CaseKind = 'break' | 'missing_in_ledger' | 'missing_in_gateway' | 'endpoint_mismatch' | 'disappeared' | 'no_snapshot' | 'no_books';

@@ -1,4 +1,5 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
+import { currencyDecimals } from '../money/format-amount.js';
 import type { BooksFormatName, Database } from './database.types.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
@@ -18,6 +19,8 @@ export interface ExpectedBalance {
   source: string;
   /** The books import the row came from (null for rows imported before imports were recorded). */
   importId: number | null;
+  /** Decimals of balance: the currency's ISO 4217 decimals (null: a code without them). */
+  scale: number | null;
 }
 
 // One parameter per column (unnest), as for snapshot rows: a year of books is a few statements.
@@ -67,16 +70,17 @@ export async function replaceExpectedBalanceDays(
           ${batch.map((r) => r.account)}::text[],
           ${batch.map((r) => r.businessDate)}::date[],
           ${batch.map((r) => r.currency)}::text[],
-          ${batch.map((r) => r.balance.toString())}::numeric[]
-        ) as u(account, business_date, currency, balance)
+          ${batch.map((r) => r.balance.toString())}::numeric[],
+          ${batch.map((r) => currencyDecimals(r.currency))}::smallint[]
+        ) as u(account, business_date, currency, balance, scale)
       ), previous as (
         select e.account, e.business_date, e.currency, e.balance from expected_balances e
         join u on u.account = e.account and u.business_date = e.business_date and u.currency = e.currency
       )
-      insert into expected_balances (account, business_date, currency, balance, source, imported_at, import_id)
-      select u.account, u.business_date, u.currency, u.balance, ${source}, ${importedAt}, ${importId}::integer from u
+      insert into expected_balances (account, business_date, currency, balance, source, imported_at, import_id, scale)
+      select u.account, u.business_date, u.currency, u.balance, ${source}, ${importedAt}, ${importId}::integer, u.scale from u
       on conflict (account, business_date, currency)
-      do update set balance = excluded.balance, source = excluded.source, imported_at = excluded.imported_at, import_id = excluded.import_id
+      do update set balance = excluded.balance, source = excluded.source, imported_at = excluded.imported_at, import_id = excluded.import_id, scale = excluded.scale
       returning (xmax = 0) as inserted, exists (
         select 1 from previous p
         where p.account = expected_balances.account and p.business_date = expected_balances.business_date
@@ -155,7 +159,7 @@ export async function listExpectedBalances(db: Db, account: string, businessDate
 export async function listExpectedBalancesBetween(db: Db, range: { from: string; to: string; account?: string }): Promise<ExpectedBalance[]> {
   let query = db
     .selectFrom('expected_balances')
-    .select(['account', 'business_date', 'currency', 'balance', 'source', 'import_id'])
+    .select(['account', 'business_date', 'currency', 'balance', 'source', 'import_id', 'scale'])
     .where('business_date', '>=', range.from)
     .where('business_date', '<=', range.to)
     .orderBy('account')
@@ -163,7 +167,7 @@ export async function listExpectedBalancesBetween(db: Db, range: { from: string;
     .orderBy('business_date');
   if (range.account !== undefined) query = query.where('account', '=', range.account);
   const rows = await query.execute();
-  return rows.map((r) => ({ account: r.account, businessDate: r.business_date, currency: r.currency, balance: BigInt(r.balance), source: r.source, importId: r.import_id }));
+  return rows.map((r) => ({ account: r.account, businessDate: r.business_date, currency: r.currency, balance: BigInt(r.balance), source: r.source, importId: r.import_id, scale: r.scale }));
 }
 
 /** The books imports with these ids (source file and time), for reports that say what was compared. */

@@ -1,6 +1,7 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Insertable } from 'kysely';
 import type { Database, ReconciliationResultRow, ReconciliationResultsTable } from './database.types.js';
+import { currencyDecimals, rescaleAmount } from '../money/format-amount.js';
 import { exactAmount } from './exact-amount.js';
 import type { StoredResultRecord } from './result-records.js';
 
@@ -66,6 +67,7 @@ function resultRecord(r: ReconciliationResultRow): StoredResultRecord {
     computedAt: r.computed_at,
     caseId: r.case_id,
     note: r.note,
+    scale: r.scale,
   };
 }
 
@@ -125,14 +127,18 @@ export async function findPreviousSnapshotDate(db: Db, account: string, business
   return row?.business_date;
 }
 
-/** Daily balances with movement from the `balance_history` view over a range (one account or all). */
+/**
+ * Daily balances with movement from the `balance_history` view over a range (one account or all),
+ * in each currency's ISO 4217 scale: a day captured in whole units (scale 0) is scaled up,
+ * exactly, so every point of a chart is in the same unit. Codes without ISO decimals stay as stored.
+ */
 export async function listBalanceHistory(
   db: Db,
   range: { from: string; to: string; account?: string },
 ): Promise<Array<{ account: string; businessDate: string; currency: string; balance: bigint; movement: bigint | null }>> {
   let query = db
     .selectFrom('balance_history')
-    .select(['account', 'business_date', 'currency', 'balance', 'movement'])
+    .select(['account', 'business_date', 'currency', 'balance', 'movement', 'scale', 'movement_major'])
     .where('business_date', '>=', range.from)
     .where('business_date', '<=', range.to)
     .orderBy('currency')
@@ -140,5 +146,23 @@ export async function listBalanceHistory(
     .orderBy('business_date');
   if (range.account !== undefined) query = query.where('account', '=', range.account);
   const rows = await query.execute();
-  return rows.map((r) => ({ account: r.account, businessDate: r.business_date, currency: r.currency, balance: BigInt(r.balance), movement: exactAmount(r.movement) }));
+  return rows.map((r) => {
+    const iso = currencyDecimals(r.currency);
+    if (iso === null || r.scale === null || r.scale > iso) return { account: r.account, businessDate: r.business_date, currency: r.currency, balance: BigInt(r.balance), movement: exactAmount(r.movement) };
+    return {
+      account: r.account,
+      businessDate: r.business_date,
+      currency: r.currency,
+      balance: rescaleAmount(BigInt(r.balance), r.scale, iso),
+      movement: r.movement_major === null ? null : majorTextToScale(r.movement_major, iso),
+    };
+  });
+}
+
+/** A numeric's text ("-12.5") as an integer at `decimals` places (-1250n for 2); it has no more decimals than that. */
+function majorTextToScale(text: string, decimals: number): bigint {
+  const negative = text.startsWith('-');
+  const [whole, fraction = ''] = (negative ? text.slice(1) : text).split('.');
+  const value = BigInt(whole!) * 10n ** BigInt(decimals) + BigInt(fraction.replace(/0+$/, '').padEnd(decimals, '0') || '0');
+  return negative ? -value : value;
 }

@@ -40,6 +40,12 @@ export interface ResultRecord {
   booksImportId?: number | null;
   /** Why, in words, where the amounts alone do not say it (a wallet the single read could not confirm). */
   note?: string | null;
+  /**
+   * Decimals of every amount above: the currency's ISO 4217 scale (or the one configured for a
+   * code ISO 4217 lacks), which both sides are brought to, exactly, before they are compared.
+   * Absent or null: the currency's ISO decimals, or minor units of an unknown code.
+   */
+  scale?: number | null;
 }
 
 /** A result as stored, with the time it was computed. */

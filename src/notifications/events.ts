@@ -47,10 +47,17 @@ export interface NightAccountDigest {
 export interface Discrepancy {
   account: string;
   status: string;
-  /** Gateway minus books (a missing side counts as zero); its absolute value orders the list. */
+  /** Gateway minus books (a missing side counts as zero), exact, in the currency's ISO 4217 minor units. */
   difference: Money;
   gatewayBalance: string | null;
   expectedBalance: string | null;
+  /** The difference in major units as people read it: "EUR 1.00", "JPY -5". */
+  differenceFormatted?: string;
+  /**
+   * |difference| in basis points of the balance (the larger side), rounded down: what orders the
+   * list, so currencies compare without exchange rates. Null when the balance is zero (ranked first).
+   */
+  relativeBps?: string | null;
 }
 
 /** Discrepancy cases of the date: newly open (opened or reopened that day), still open from before, resolved by the day's clean results. */

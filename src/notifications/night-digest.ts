@@ -4,6 +4,7 @@ import type { Database } from '../db/database.types.js';
 import { countCasesOfDate, listCasesByIds } from '../db/reconciliation-case.repository.js';
 import { listResults } from '../db/reconciliation-result.repository.js';
 import { countByStatus, type StoredReconciliationResult } from '../reconciliation/reconciliation-result.js';
+import { formatMoney } from '../money/format-amount.js';
 import type { Discrepancy, NightAccountDigest, NightCompletedData } from './events.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
@@ -51,8 +52,8 @@ export async function buildNightDigest(db: Db, night: SettledNight): Promise<Nig
 
   const discrepancies = own
     .map(toDiscrepancy)
-    .filter((d): d is { entry: Discrepancy; size: bigint } => d !== undefined)
-    .sort((a, b) => (a.size === b.size ? a.entry.account.localeCompare(b.entry.account) : a.size > b.size ? -1 : 1));
+    .filter((d): d is RankedDiscrepancy => d !== undefined)
+    .sort((a, b) => compareRelativeSize(b, a) || a.entry.account.localeCompare(b.entry.account));
 
   // Results that cannot be final yet say so instead of passing for a verdict.
   const states = await db.selectFrom('reconciliation_status').select(['account', 'state']).where('business_date', '=', night.businessDate).where('account', 'in', names).execute();
@@ -84,14 +85,43 @@ export async function buildNightDigest(db: Db, night: SettledNight): Promise<Nig
   };
 }
 
+interface RankedDiscrepancy {
+  entry: Discrepancy;
+  /** |difference| and the balance it is measured against, both in the currency's minor units. */
+  size: bigint;
+  balance: bigint;
+}
+
+const abs = (v: bigint): bigint => (v < 0n ? -v : v);
+
+/**
+ * Orders discrepancies by size relative to their balance (|difference| / |balance|), exactly by
+ * cross-multiplying, so a JPY -5,000 on a 100-million-yen wallet ranks below EUR 1.00 on EUR 5.00
+ * without any exchange rate. A difference against a zero balance is the largest; then the larger
+ * absolute difference first.
+ */
+export function compareRelativeSize(a: Pick<RankedDiscrepancy, 'size' | 'balance'>, b: Pick<RankedDiscrepancy, 'size' | 'balance'>): number {
+  if (a.balance === 0n || b.balance === 0n) {
+    if (a.balance !== b.balance) return a.balance === 0n ? 1 : -1;
+    return a.size === b.size ? 0 : a.size > b.size ? 1 : -1;
+  }
+  const left = a.size * b.balance;
+  const right = b.size * a.balance;
+  if (left !== right) return left > right ? 1 : -1;
+  return a.size === b.size ? 0 : a.size > b.size ? 1 : -1;
+}
+
 /** A result that is not matched and has a currency, with its amount: gateway minus books (a missing side as zero), or list minus single-wallet balance for an endpoint mismatch without books. */
-function toDiscrepancy(r: StoredReconciliationResult): { entry: Discrepancy; size: bigint } | undefined {
+function toDiscrepancy(r: StoredReconciliationResult): RankedDiscrepancy | undefined {
   if (r.status === 'matched' || r.status === 'awaiting_books' || r.currency === null) return undefined;
   const difference =
     r.difference ??
     (r.status === 'endpoint_mismatch' && r.gatewayBalance !== null && r.singleBalance !== null
       ? r.gatewayBalance - r.singleBalance
       : (r.gatewayBalance ?? 0n) - (r.expectedBalance ?? 0n));
+  // Relative to the larger side: a wallet that fell to zero is measured against what it held.
+  const balance = [r.gatewayBalance, r.expectedBalance, r.singleBalance].reduce<bigint>((max, v) => (v !== null && abs(v) > max ? abs(v) : max), 0n);
+  const size = abs(difference);
   return {
     entry: {
       account: r.account,
@@ -99,7 +129,10 @@ function toDiscrepancy(r: StoredReconciliationResult): { entry: Discrepancy; siz
       difference: { amount: difference.toString(), currency: r.currency },
       gatewayBalance: r.gatewayBalance?.toString() ?? null,
       expectedBalance: r.expectedBalance?.toString() ?? null,
+      differenceFormatted: formatMoney(difference, r.currency, r.scale),
+      relativeBps: balance === 0n ? null : ((size * 10_000n) / balance).toString(),
     },
-    size: difference < 0n ? -difference : difference,
+    size,
+    balance,
   };
 }

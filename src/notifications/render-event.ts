@@ -1,4 +1,4 @@
-import { formatMoney } from '../money/format-amount.js';
+import { formatMoney, groupDigits } from '../money/format-amount.js';
 import { escapeHtml } from '../reconciliation/escape-html.js';
 import type { StatusCounts } from '../reconciliation/reconciliation-result.js';
 import { headlineOf, type BooksMissingData, type DateMissedData, type NightAccountDigest, type NightCompletedData, type NotificationEvent, type TestEventData } from './events.js';
@@ -33,13 +33,23 @@ export function casesLine(d: NightCompletedData): string {
   return `Cases: ${c.new} new, ${c.persisting} still open, ${c.autoResolved} resolved by this date's results${accepted}.`;
 }
 
+/** ", 12 bps of the balance": how large a break is beside its balance, what the list is ordered by. */
+function relativeText(bps: string | null | undefined): string {
+  if (bps === undefined) return '';
+  if (bps === null) return ', balance zero';
+  return `, ${groupDigits(BigInt(bps))} bps of the balance`;
+}
+
 function nightLines(d: NightCompletedData): { accounts: string[]; breaks: string[]; alarms: string[]; cases: string; pending: string[] } {
   return {
     cases: casesLine(d),
     pending: (d.pending ?? []).map((p) => `${p.account}: ${p.message}`),
     accounts: d.accounts.map(accountLine),
     // In the currency's own units for people; the event's JSON keeps the exact minor units.
-    breaks: d.topDiscrepancies.map((b) => `${b.account} ${formatMoney(BigInt(b.difference.amount), b.difference.currency)} (${b.status.replaceAll('_', ' ')})`),
+    breaks: d.topDiscrepancies.map(
+      (b) =>
+        `${b.account} ${b.differenceFormatted ?? formatMoney(BigInt(b.difference.amount), b.difference.currency)} (${b.status.replaceAll('_', ' ')}${relativeText(b.relativeBps)})`,
+    ),
     alarms: d.consecutiveFailures.map((f) => `${f.account}: ${f.missedDates} business date(s) missed in a row`),
   };
 }
@@ -52,7 +62,7 @@ export function renderEventText(event: NotificationEvent): string {
     const { accounts, breaks, alarms, cases, pending } = nightLines(d);
     lines.push(`Business date ${d.businessDate} (cut-off ${d.cutoffAt}).`, '', 'Accounts:', ...accounts.map((l) => `  ${l}`), '', `Results: ${countsText(d.reconciliation)}.`, cases);
     if (pending.length > 0) lines.push('', 'Not final yet:', ...pending.map((l) => `  ${l}`));
-    if (breaks.length > 0) lines.push('', `Largest discrepancies (gateway minus books):`, ...breaks.map((l) => `  ${l}`));
+    if (breaks.length > 0) lines.push('', `Largest discrepancies beside their balance (gateway minus books):`, ...breaks.map((l) => `  ${l}`));
     if (d.moreDiscrepancies > 0) lines.push(`  … and ${d.moreDiscrepancies} more (see the attached report).`);
     if (alarms.length > 0) lines.push('', 'Consecutive failures:', ...alarms.map((l) => `  ${l}`));
   } else if (event.type === 'books.missing') {
@@ -85,7 +95,7 @@ export function renderEventHtml(event: NotificationEvent): string {
     parts.push(`<p>Business date ${escapeHtml(d.businessDate)} (cut-off ${escapeHtml(d.cutoffAt)}).</p>`, '<h2>Accounts</h2>', list(accounts));
     parts.push(`<p>Results: ${escapeHtml(countsText(d.reconciliation))}.</p>`, `<p>${escapeHtml(cases)}</p>`);
     if (pending.length > 0) parts.push('<h2>Not final yet</h2>', list(pending));
-    if (breaks.length > 0) parts.push('<h2>Largest discrepancies</h2><p>Gateway minus books.</p>', list(breaks));
+    if (breaks.length > 0) parts.push('<h2>Largest discrepancies</h2><p>Gateway minus books, largest beside their balance first.</p>', list(breaks));
     if (alarms.length > 0) parts.push('<h2>Consecutive failures</h2>', list(alarms));
     parts.push('<p>The full report is attached.</p>');
   } else {
@@ -113,7 +123,7 @@ export function renderSlackMessage(event: NotificationEvent): { text: string; bl
     if (pending.length > 0) section(`*Not final yet*\n${pending.map((l) => `• ${slackEscape(l)}`).join('\n')}`);
     if (breaks.length > 0) {
       const more = breaks.length - SLACK_BREAK_LINES + d.moreDiscrepancies;
-      section(`*Largest discrepancies* (gateway minus books)\n${breaks.slice(0, SLACK_BREAK_LINES).map((l) => `• ${slackEscape(l)}`).join('\n')}${more > 0 ? `\n… and ${more} more` : ''}`);
+      section(`*Largest discrepancies* (gateway minus books, largest beside their balance first)\n${breaks.slice(0, SLACK_BREAK_LINES).map((l) => `• ${slackEscape(l)}`).join('\n')}${more > 0 ? `\n… and ${more} more` : ''}`);
     }
     if (alarms.length > 0) section(`*Consecutive failures*\n${alarms.map((l) => `• ${slackEscape(l)}`).join('\n')}`);
   } else {

@@ -1,5 +1,5 @@
 import { escapeHtml } from './escape-html.js';
-import { currencyDecimals, formatAmount } from '../money/format-amount.js';
+import { currencyDecimals, formatAmount, groupDigits, toMajorUnits } from '../money/format-amount.js';
 import type { CurrencyHistory } from './report-data.js';
 
 /** The chart's size in pixels: a full-width chart by default, smaller for small multiples. */
@@ -11,7 +11,7 @@ export interface ChartSize {
 const DEFAULT_WIDTH = 760;
 const DEFAULT_HEIGHT = 300;
 const MARGIN = { right: 44, top: 36, bottom: 56 };
-// 11px labels are about 6.6px per character; beyond this width labels switch to scientific notation.
+// 11px labels are about 6.6px per character; beyond this width labels are given in thousands, millions…
 const CHAR_PX = 6.6;
 const MAX_LABEL_PX = 210;
 // A legend entry: a 24px line sample and a 6px space before its label; entries 16px apart, rows 16px high.
@@ -29,26 +29,74 @@ export function scaleBigInt(value: bigint, min: bigint, max: bigint): number {
   return Number(((value - min) * STEPS) / (max - min)) / Number(STEPS);
 }
 
+// Names of powers of 1,000, for an axis whose labels would not fit otherwise ("in millions").
+const THOUSANDS = ['', 'thousands', 'millions', 'billions', 'trillions', 'quadrillions', 'quintillions', 'sextillions', 'septillions', 'octillions', 'nonillions', 'decillions', 'undecillions'];
+
+const floorDiv = (a: bigint, b: bigint): bigint => (a % b === 0n || a >= 0n ? a / b : a / b - 1n);
+const ceilDiv = (a: bigint, b: bigint): bigint => -floorDiv(-a, b);
+
 /**
- * An axis label: grouped digits, or scientific notation with `significant` digits for numbers
- * too long to fit (tooltips always keep the exact value). With `decimals`, the value is in minor
- * units and the scientific form is in major units (10^37 cents → 1.00e35).
+ * Round axis ticks covering [min, max] (minor units), exactly in BigInt: a step of 1, 2 or 5
+ * times a power of ten, never finer than the currency's smallest unit, about four intervals.
  */
-export function formatAxisAmount(value: bigint, significant?: number, decimals = 0): string {
-  const sign = value < 0n ? '-' : '';
-  const digits = (value < 0n ? -value : value).toString();
-  if (significant === undefined || digits.length <= significant) return `${sign}${digits.replace(/\B(?=(\d{3})+(?!\d))/g, ',')}`;
-  return `${sign}${digits[0]}.${digits.slice(1, significant)}e${digits.length - 1 - decimals}`;
+export function niceTicks(min: bigint, max: bigint): bigint[] {
+  const rough = (max - min) / 4n || 1n;
+  const steps = function* () {
+    for (let magnitude = 10n ** BigInt(rough.toString().length - 1); ; magnitude *= 10n) yield* [1n, 2n, 5n].map((m) => m * magnitude);
+  };
+  // The first 1-2-5 step at least a quarter of the range; flooring and ceiling to whole steps
+  // may add an interval, so a step giving more than six ticks gives way to the next one.
+  for (const step of steps()) {
+    if (step < rough) continue;
+    const ticks: bigint[] = [];
+    for (let v = floorDiv(min, step) * step; v <= ceilDiv(max, step) * step; v += step) ticks.push(v);
+    if (ticks.length <= 6) return ticks;
+  }
+  return [min, max];
 }
 
-/** Tick labels that fit the margin and still differ from one another, in the currency's major units. */
-function tickLabels(ticks: readonly bigint[], step: bigint, currency: string, maxLabelPx: number): string[] {
-  const exact = ticks.map((v) => formatAmount(v, currency).replace(/ minor units$/, ''));
-  if (Math.max(...exact.map((l) => l.length)) * CHAR_PX <= maxLabelPx) return exact;
-  // Enough significant digits to tell neighbouring ticks apart.
-  const longest = Math.max(...ticks.map((v) => (v < 0n ? -v : v).toString().length));
-  const significant = Math.max(3, longest - step.toString().length + 2);
-  return ticks.map((v) => formatAxisAmount(v, significant, currencyDecimals(currency) ?? 0));
+/**
+ * Axis labels in the currency's major units, grouped ("2,674,944,142,140,000"), never in
+ * scientific notation. Decimals are shown only when the step needs them; labels too wide for
+ * the margin are given in thousands, millions… (`unit` then names it for the chart's title).
+ */
+export function axisLabels(ticks: readonly bigint[], decimals: number, maxLabelPx: number): { labels: string[]; unit: string } {
+  const step = ticks.length > 1 ? ticks[1]! - ticks[0]! : 1n;
+  const one = 10n ** BigInt(decimals);
+  const whole = step % one === 0n;
+  const asMajor = (v: bigint, divisor: bigint, places: number) => {
+    const scaled = v / divisor;
+    if (places === 0) return groupDigits(scaled);
+    const text = toMajorUnits(scaled, places);
+    const [int, fraction] = text.replace('-', '').split('.');
+    return `${v < 0n ? '-' : ''}${groupDigits(BigInt(int!))}.${fraction}`;
+  };
+  const plain = ticks.map((v) => (whole ? asMajor(v, one, 0) : asMajor(v, 1n, decimals)));
+  if (!whole || Math.max(...plain.map((l) => l.length)) * CHAR_PX <= maxLabelPx) return { labels: plain, unit: '' };
+  // In powers of 1,000 of the major unit that divide the step, so every label stays exact.
+  let k = 0;
+  let labels = plain;
+  while (k + 1 < THOUSANDS.length && (step / one) % 1000n ** BigInt(k + 1) === 0n && Math.max(...labels.map((l) => l.length)) * CHAR_PX > maxLabelPx) {
+    k++;
+    const divisor = one * 1000n ** BigInt(k);
+    labels = ticks.map((v) => asMajor(v, divisor, 0));
+  }
+  return { labels, unit: THOUSANDS[k]! };
+}
+
+/**
+ * The dates that get an x-axis label: every `every`-th from the first, and the last; when the
+ * last is closer than `every` to the label before it, that one gives way, so labels never overlap.
+ */
+export function labelledDateIndexes(count: number, every: number): number[] {
+  const indexes: number[] = [];
+  for (let i = 0; i < count; i += every) indexes.push(i);
+  const last = count - 1;
+  if (indexes.at(-1) !== last) {
+    if (indexes.length > 1 && last - indexes.at(-1)! < every) indexes.pop();
+    indexes.push(last);
+  }
+  return indexes;
 }
 
 const px = (n: number): string => n.toFixed(1);
@@ -62,18 +110,21 @@ export function renderBalanceChartSvg(history: CurrencyHistory, size: ChartSize 
   const { currency, dates, series } = history;
   const { width: WIDTH, height: HEIGHT } = size;
   const PLOT_H = HEIGHT - MARGIN.top - MARGIN.bottom;
-  // A small multiple leaves its labels less room; beyond it they switch to scientific notation.
+  // A small multiple leaves its labels less room; beyond it they are given in thousands, millions…
   const maxLabelPx = Math.min(MAX_LABEL_PX, Math.round(WIDTH / 4));
   const values = series.flatMap((s) => s.points.map((p) => p.balance));
   if (values.length === 0 || dates.length === 0) return '';
-  let min = values.reduce((a, b) => (b < a ? b : a));
-  let max = values.reduce((a, b) => (b > a ? b : a));
-  if (min === max) {
-    min -= 1n;
-    max += 1n;
+  let low = values.reduce((a, b) => (b < a ? b : a));
+  let high = values.reduce((a, b) => (b > a ? b : a));
+  if (low === high) {
+    low -= 1n;
+    high += 1n;
   }
-  const ticks = [0n, 1n, 2n, 3n, 4n].map((k) => min + ((max - min) * k) / 4n);
-  const labels = tickLabels(ticks, (max - min) / 4n || 1n, currency, maxLabelPx);
+  const decimals = currencyDecimals(currency);
+  const ticks = niceTicks(low, high);
+  const min = ticks[0]!;
+  const max = ticks.at(-1)!;
+  const { labels, unit } = axisLabels(ticks, decimals ?? 0, maxLabelPx);
   // The left margin grows with the longest label so big balances are not cut off.
   const left = Math.ceil(Math.max(60, ...labels.map((l) => l.length * CHAR_PX + 16)));
   const plotW = WIDTH - left - MARGIN.right;
@@ -86,7 +137,7 @@ export function renderBalanceChartSvg(history: CurrencyHistory, size: ChartSize 
   // Filled in last, when the legend knows how many rows it needs.
   parts.push('');
   parts.push(`<title>${escapeHtml(title)}</title>`);
-  parts.push(`<text x="${left}" y="20" class="chart-title">${escapeHtml(currencyDecimals(currency) === null ? `${currency} (minor units)` : currency)}</text>`);
+  parts.push(`<text x="${left}" y="20" class="chart-title">${escapeHtml(`${currency}${decimals === null ? ' (minor units)' : ''}${unit === '' ? '' : ` (in ${unit})`}`)}</text>`);
 
   // Axes, with five horizontal grid lines labelled from the exact BigInt range.
   const bottom = MARGIN.top + PLOT_H;
@@ -98,8 +149,8 @@ export function renderBalanceChartSvg(history: CurrencyHistory, size: ChartSize 
     parts.push(`<text class="y-label" x="${left - 8}" y="${ty}" text-anchor="end" dominant-baseline="middle">${escapeHtml(labels[k]!)}</text>`);
   });
   const labelEvery = Math.max(1, Math.ceil(dates.length / Math.max(2, Math.floor((WIDTH - left) / 110))));
-  dates.forEach((date, i) => {
-    if (i % labelEvery !== 0 && i !== dates.length - 1) return;
+  labelledDateIndexes(dates.length, labelEvery).forEach((i) => {
+    const date = dates[i]!;
     const tx = px(x(date));
     parts.push(`<line x1="${tx}" y1="${bottom}" x2="${tx}" y2="${bottom + 5}" stroke="#333"/>`);
     parts.push(`<text class="x-label" x="${tx}" y="${bottom + 20}" text-anchor="middle">${escapeHtml(date)}</text>`);

@@ -29,11 +29,16 @@ export interface ReconcileInput {
    * verdict yet) until the books deadline (the default), then `miss` them (one account-level `no_books`).
    */
   withoutBooks?: 'await' | 'miss';
-  /** Allowed absolute difference, in minor units, per currency. */
-  toleranceFor: (currency: string) => bigint;
+  /**
+   * Allowed absolute difference, in minor units, per currency, for a balance of that size (a
+   * relative tolerance grows with it; an absolute one ignores it).
+   */
+  toleranceFor: (currency: string, balance: bigint) => bigint;
 }
 
 const abs = (v: bigint): bigint => (v < 0n ? -v : v);
+// A relative tolerance is taken of the smaller side, so a wrong balance never widens its own tolerance.
+const smallerMagnitude = (a: bigint, b: bigint): bigint => (abs(a) < abs(b) ? abs(a) : abs(b));
 
 /**
  * The reconciliation rules: a pure function from one account-day's inputs to its results,
@@ -100,7 +105,7 @@ export function reconcileAccountDay(input: ReconcileInput): ReconciliationResult
           ? 'awaiting_books'
           : difference === null
             ? 'missing_in_ledger'
-            : abs(difference) <= input.toleranceFor(currency)
+            : abs(difference) <= input.toleranceFor(currency, smallerMagnitude(wallet.balance, booksSide!))
               ? 'matched'
               : 'break';
     results.push(

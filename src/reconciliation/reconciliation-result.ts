@@ -2,6 +2,7 @@ import type { ResultCase } from '../db/case-records.js';
 import type { ReconciliationStatus } from '../db/database.types.js';
 import { amountText } from '../db/exact-amount.js';
 import { RECONCILIATION_STATUSES, WAITING_STATUSES, type ResultRecord, type StoredResultRecord } from '../db/result-records.js';
+import { currencyDecimals } from '../money/format-amount.js';
 
 export type { ReconciliationStatus } from '../db/database.types.js';
 // Defined in the database layer so cases and metrics, below reconciliation, can use them too.
@@ -46,6 +47,7 @@ export function resultColumns(r: ReconciliationResult) {
     run_id: r.runId,
     books_import_id: r.booksImportId ?? null,
     note: r.note ?? null,
+    scale: r.scale ?? (r.currency === null ? null : currencyDecimals(r.currency)),
   };
 }
 

@@ -1,15 +1,17 @@
 import type { AppContext } from '../app-context.js';
 import { resultCaseKey, trackCases } from '../cases/track-cases.js';
 import type { Transaction } from 'kysely';
-import { businessCalendarOf, toleranceFor, type Config } from '../config/index.js';
+import { businessCalendarOf, toleranceFor, type AccountConfig, type Config } from '../config/index.js';
 import type { Database } from '../db/database.types.js';
 import { clearOwedMarks, clearOwedWithoutSnapshot, listDatesAwaitingBooks, listOwedDates, markOwed, readOwedMarks } from '../db/reconciliation-owed.repository.js';
-import { listSnapshotRows } from '../db/balance-snapshot.repository.js';
+import { listSnapshotRows, type SnapshotRow } from '../db/balance-snapshot.repository.js';
 import { listExpectedBalances } from '../db/expected-balance.repository.js';
 import { findDailyRun, findPreviousSnapshotDate, lockReconciliationDay, replaceResultsForDate } from '../db/reconciliation-result.repository.js';
 import { UsageError } from '../errors.js';
 import { latestClosedDateOf, todayOf } from './business-dates.js';
-import { reconcileAccountDay } from './reconcile-rules.js';
+import { referenceScaleFor } from '../money/amount-scale.js';
+import { rescaleAmount } from '../money/format-amount.js';
+import { reconcileAccountDay, type SnapshotBalance } from './reconcile-rules.js';
 import { resultColumns, type ReconciliationResult } from './reconciliation-result.js';
 
 /** The account names a command works on: all configured, or the one named (which must be configured). */
@@ -60,19 +62,21 @@ export async function reconcileBusinessDate(
       const run = await findDailyRun(trx, account, businessDate);
       const previousDate = run === undefined ? undefined : await findPreviousSnapshotDate(trx, account, businessDate);
       const previousRun = previousDate === undefined ? undefined : await findDailyRun(trx, account, previousDate);
-      const books = await listExpectedBalances(trx, account, businessDate);
+      const accountConfig = ctx.config.accounts.find((a) => a.name === account);
+      const scales = new ComparisonScales(ctx.config, accountConfig);
+      const books = (await listExpectedBalances(trx, account, businessDate)).map((b) => ({ ...b, balance: scales.toComparison(b.currency, b.balance, b.scale) }));
       // A day's books come whole from one import; the newest id names it should older rows linger.
       const booksImportId = books.reduce<number | null>((id, row) => (row.importId !== null && (id === null || row.importId > id) ? row.importId : id), null);
       const results = reconcileAccountDay({
         account,
         businessDate,
-        snapshot: run === undefined ? null : { runId: run.runId, balances: await listSnapshotRows(trx, run.runId) },
-        previous: previousRun === undefined ? null : { balances: await listSnapshotRows(trx, previousRun.runId) },
+        snapshot: run === undefined ? null : { runId: run.runId, balances: scales.snapshotRows(await listSnapshotRows(trx, run.runId)) },
+        previous: previousRun === undefined ? null : { balances: scales.snapshotRows(await listSnapshotRows(trx, previousRun.runId)) },
         books,
         withoutBooks,
-        toleranceFor: (currency) => toleranceFor(ctx.config, currency),
+        toleranceFor: (currency, balance) => toleranceFor(ctx.config, currency, scales.of(currency) ?? 0, balance),
       });
-      all.push(...results.map((r) => ({ ...r, booksImportId })));
+      all.push(...results.map((r) => ({ ...r, booksImportId, scale: r.currency === null ? null : scales.of(r.currency) })));
     }
     await replaceResultsForDate(trx, accounts, businessDate, all.map((r) => ({ ...resultColumns(r), computed_at: computedAt })));
     // Discrepancy cases: each result that did not match joins (or opens) its case, in the same transaction.
@@ -82,13 +86,56 @@ export async function reconcileBusinessDate(
       results: all,
       at: computedAt,
       today: todayOf(ctx).date,
-      toleranceFor: (currency) => toleranceFor(ctx.config, currency),
+      toleranceFor: (currency) => toleranceFor(ctx.config, currency, new ComparisonScales(ctx.config, undefined).of(currency) ?? 0),
     });
     const withCases = all.map((r) => ({ ...r, case: cases.get(resultCaseKey(r)) ?? null }));
     await options.afterWrite?.(trx, withCases);
     await clearOwedMarks(trx, businessDate, owed);
     return withCases;
   });
+}
+
+/**
+ * Brings one account's stored amounts to the scale they are compared in: the currency's ISO
+ * 4217 decimals (or those configured for a code ISO lacks). Stored rows keep the scale they were
+ * captured in (whole rupiah: 0); scaling up is exact, so 1,500,000 whole rupiah (scale 0) equals
+ * 150,000,000 sen of books kept in ISO scale 2. A row stored before scales were recorded (null)
+ * is read in the comparison scale, as it always was.
+ */
+class ComparisonScales {
+  readonly #config: Config;
+  readonly #account: AccountConfig | undefined;
+  // Decided by the first row seen when the currency has no reference scale (an unknown code
+  // stored before scales were recorded): its rows are then compared as stored.
+  readonly #fallback = new Map<string, number | null>();
+
+  constructor(config: Config, account: AccountConfig | undefined) {
+    this.#config = config;
+    this.#account = account;
+  }
+
+  /** The comparison scale of a currency, null when neither ISO 4217 nor configuration gives one. */
+  of(currency: string): number | null {
+    return referenceScaleFor(this.#config, this.#account, currency) ?? this.#fallback.get(currency) ?? null;
+  }
+
+  toComparison(currency: string, amount: bigint, scale: number | null | undefined): bigint {
+    const target = this.of(currency);
+    if (target === null) {
+      if (scale !== null && scale !== undefined && !this.#fallback.has(currency)) this.#fallback.set(currency, scale);
+      const fallback = this.#fallback.get(currency) ?? null;
+      return scale === null || scale === undefined || fallback === null ? amount : rescaleAmount(amount, scale, fallback);
+    }
+    return scale === null || scale === undefined ? amount : rescaleAmount(amount, scale, target);
+  }
+
+  snapshotRows(rows: readonly SnapshotRow[]): SnapshotBalance[] {
+    return rows.map((r) => ({
+      currency: r.currency,
+      balance: this.toComparison(r.currency, r.balance, r.scale),
+      singleBalance: r.singleBalance === null ? null : this.toComparison(r.currency, r.singleBalance, r.scale),
+    }));
+  }
 }
 
 /**

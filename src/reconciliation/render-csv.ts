@@ -45,7 +45,7 @@ export function neutralizeFormula(value: string): string {
 
 function resultCells(r: StoredReconciliationResult): string[] {
   const amounts = [r.gatewayBalance, r.singleBalance, r.expectedBalance, r.previousBalance, r.movement, r.difference];
-  const decimals = currencyDecimals(r.currency);
+  const decimals = r.scale ?? currencyDecimals(r.currency);
   return [
     r.account,
     r.businessDate,
@@ -55,7 +55,7 @@ function resultCells(r: StoredReconciliationResult): string[] {
     r.runId === null ? '' : String(r.runId),
     r.computedAt.toISOString(),
     decimals === null ? '' : String(decimals),
-    ...amounts.map((v) => (v === null ? '' : formatAmount(v, r.currency))),
+    ...amounts.map((v) => (v === null ? '' : formatAmount(v, r.currency, r.scale))),
     ...caseCells(r),
   ];
 }

@@ -1,11 +1,11 @@
 import { describeCaptureTiming } from '../business-date/business-calendar.js';
 import { wallClockOf } from '../business-date/zoned-time.js';
-import { formatAmount, formatOptionalAmount } from '../money/format-amount.js';
+import { currencyDecimals, formatAmount, formatOptionalAmount } from '../money/format-amount.js';
 import { renderBalanceChartSvg } from './balance-chart-svg.js';
 import { escapeHtml } from './escape-html.js';
 import type { StoredReconciliationResult } from './reconciliation-result.js';
 import type { CurrencyHistory, Report } from './report-data.js';
-import type { ReportFacts } from './report-facts.js';
+import { describeTolerance, type ReportFacts } from './report-facts.js';
 import { buildReportView, type CurrencySection } from './report-view.js';
 import { caseCells, describeCases, describeUnreconciled, SUMMARY_COLUMNS } from './render-table.js';
 
@@ -57,12 +57,13 @@ function localTime(instant: Date, timezone: string): string {
   return `${new Date(wallClockOf(instant.getTime(), timezone)).toISOString().slice(0, 16).replace('T', ' ')} ${timezone}`;
 }
 
-function describeTolerance(facts: ReportFacts, currencies: readonly string[]): string {
-  const overrides = Object.entries(facts.tolerance.byCurrency).sort(([a], [b]) => a.localeCompare(b));
-  const base = `${facts.tolerance.default === 0n ? 'none (exact match)' : `${facts.tolerance.default.toString()} minor unit(s)`} by default`;
-  const per = overrides.map(([currency, value]) => `${currency} ${formatAmount(value, currency)}`);
-  const inForce = facts.tolerance.default === 0n ? [] : currencies.filter((c) => facts.tolerance.byCurrency[c] === undefined).map((c) => `${c} ${formatAmount(facts.tolerance.default, c)}`);
-  return [base, ...per, ...inForce].join('; ');
+/** "EUR 2 decimals, JPY none, KWD 3": the decimals of the currencies the report shows. */
+function describeDecimals(currencies: readonly string[]): string {
+  const shown = [...new Set(currencies)].sort().map((c) => {
+    const decimals = currencyDecimals(c);
+    return decimals === null ? `${c} minor units` : `${c} ${decimals === 0 ? 'no decimals' : `${decimals} decimal${decimals === 1 ? '' : 's'}`}`;
+  });
+  return shown.length === 0 ? '' : ` (${shown.join(', ')})`;
 }
 
 function resultRow(r: StoredReconciliationResult, withCurrency: boolean): string {
@@ -158,7 +159,7 @@ export function renderHtml(
   report: Report<StoredReconciliationResult>,
   histories: readonly CurrencyHistory[],
   generatedAt: Date,
-  facts: ReportFacts = { generatedAt, timezone: 'UTC', cutoff: '00:00', tolerance: { default: 0n, byCurrency: {} }, captures: [], books: [] },
+  facts: ReportFacts = { generatedAt, timezone: 'UTC', cutoff: '00:00', tolerance: { default: '0', byCurrency: {}, bps: 0 }, captures: [], books: [] },
 ): string {
   const { summary, results } = report;
   const view = buildReportView(report, histories);
@@ -192,8 +193,8 @@ export function renderHtml(
 <dt>Accounts</dt><dd>${escapeHtml(accounts.join(', ') || 'none')}</dd>
 <dt>Business dates</dt><dd>${escapeHtml(period)} (each ends at ${escapeHtml(facts.cutoff)} ${escapeHtml(facts.timezone)})</dd>
 <dt>Compared</dt><dd>the gateway's end-of-day balances with the merchant's books (per date below)</dd>
-<dt>Tolerance</dt><dd>${escapeHtml(describeTolerance(facts, view.sections.map((s) => s.currency)))}</dd>
-<dt>Amounts</dt><dd>in each currency's major units (EUR 2 decimals, JPY none, KWD 3); differences are gateway minus books</dd>
+<dt>Tolerance</dt><dd>${escapeHtml(describeTolerance(facts.tolerance, view.sections.map((s) => s.currency)))}</dd>
+<dt>Amounts</dt><dd>in each currency's major units${escapeHtml(describeDecimals(view.sections.map((s) => s.currency)))}; differences are gateway minus books</dd>
 <dt>Generated</dt><dd>${escapeHtml(localTime(facts.generatedAt, facts.timezone))} (${escapeHtml(facts.generatedAt.toISOString())})</dd>
 </dl>
 <h2>What was compared</h2>

@@ -1,3 +1,5 @@
+import type { ToleranceSettings } from '../config/index.js';
+import { describeTolerance } from './report-facts.js';
 import { AGE_BUCKETS } from '../cases/case-model.js';
 import { formatTable } from '../text-table.js';
 import { describeDates } from './business-dates.js';
@@ -56,10 +58,11 @@ export function describeUnreconciled(summary: ReportSummary): string[] {
 }
 
 /** The plain-text report: a summary per account, the dates never reconciled, then every result that did not match (largest absolute difference first), amounts in each currency's major units. */
-export function renderTable(report: Report<ReconciliationResult>): string {
+export function renderTable(report: Report<ReconciliationResult>, options: { tolerance?: ToleranceSettings } = {}): string {
   const { summary, results } = report;
   const period = summary.from === summary.to ? summary.from : `${summary.from} to ${summary.to}`;
-  const title = `Reconciliation ${period}${summary.account === null ? '' : ` for account ${summary.account}`}`;
+  const toleranceLine = options.tolerance === undefined ? '' : `\nTolerance: ${describeTolerance(options.tolerance, [...new Set(results.flatMap((r) => (r.currency === null ? [] : [r.currency])))])}`;
+  const title = `Reconciliation ${period}${summary.account === null ? '' : ` for account ${summary.account}`}${results.length === 0 ? '' : toleranceLine}`;
   if (results.length === 0) {
     return `${title}: no results stored. Run "wallet-recon reconcile --date ${summary.from}" (or "wallet-recon backfill") first.`;
   }
@@ -80,11 +83,11 @@ export function renderTable(report: Report<ReconciliationResult>): string {
       r.account,
       r.currency ?? '',
       r.status,
-      formatOptionalAmount(r.gatewayBalance, r.currency),
-      formatOptionalAmount(r.singleBalance, r.currency),
-      formatOptionalAmount(r.expectedBalance, r.currency),
-      formatOptionalAmount(r.difference, r.currency),
-      formatOptionalAmount(r.movement, r.currency),
+      formatOptionalAmount(r.gatewayBalance, r.currency, r.scale),
+      formatOptionalAmount(r.singleBalance, r.currency, r.scale),
+      formatOptionalAmount(r.expectedBalance, r.currency, r.scale),
+      formatOptionalAmount(r.difference, r.currency, r.scale),
+      formatOptionalAmount(r.movement, r.currency, r.scale),
       r.runId === null ? '' : String(r.runId),
       ...caseCells(r),
     ]),

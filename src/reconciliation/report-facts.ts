@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { Config } from '../config/index.js';
+import type { Config, ToleranceSettings } from '../config/index.js';
 import type { Database } from '../db/database.types.js';
 import { listBooksImportsByIds } from '../db/expected-balance.repository.js';
 import { listRunsByIds } from '../db/snapshot-run.repository.js';
@@ -35,7 +35,7 @@ export interface ReportFacts {
   generatedAt: Date;
   timezone: string;
   cutoff: string;
-  tolerance: { default: bigint; byCurrency: Readonly<Record<string, bigint>> };
+  tolerance: ToleranceSettings;
   captures: CaptureFact[];
   books: BooksFact[];
 }
@@ -74,4 +74,19 @@ export async function loadReportFacts(
     })
     .sort((a, b) => a.businessDate.localeCompare(b.businessDate) || a.account.localeCompare(b.account));
   return { generatedAt, timezone: config.timezone, cutoff: config.cutoff, tolerance: config.tolerance, captures, books };
+}
+
+/**
+ * The tolerance that applied, in words for a report's header: "0.01 by default; JPY 1; or 5 bps
+ * of the balance when that is larger (in major units)", or "none (exact match)".
+ */
+export function describeTolerance(tolerance: ToleranceSettings, currencies: readonly string[] = []): string {
+  const isZero = (text: string) => /^0+(\.0+)?$/.test(text);
+  const overrides = Object.entries(tolerance.byCurrency)
+    .filter(([currency]) => currencies.length === 0 || currencies.includes(currency))
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([currency, value]) => `${currency} ${value}`);
+  const relative = tolerance.bps === 0 ? [] : [`or ${tolerance.bps} bps of the balance when that is larger`];
+  if (isZero(tolerance.default) && overrides.length === 0 && relative.length === 0) return 'none (exact match)';
+  return `${[`${isZero(tolerance.default) ? 'none (exact match)' : tolerance.default} by default`, ...overrides, ...relative].join('; ')} (in major units)`;
 }

@@ -4,6 +4,7 @@ import { describeCaptureTiming, type CaptureTiming, type CaptureWindow } from '.
 import { businessCalendarOf, type AccountConfig } from '../config/index.js';
 import type { RunTrigger } from '../db/database.types.js';
 import { insertSnapshotRows } from '../db/balance-snapshot.repository.js';
+import { gatewayScaleFor } from '../money/amount-scale.js';
 import {
   abandonRunningRuns,
   findRunningRun,
@@ -206,11 +207,14 @@ async function fetchAndRecord(
     // says which day's closing balance they are (a run paused for hours reads the next morning).
     const capturedAt = ctx.clock.now();
     const timing = timingAtReadsEnd(ctx, options.serve?.window, capturedAt);
+    // Each row records the scale it was captured in, so a later change of the gateway's unit
+    // never reinterprets it; a currency whose decimals are unknown fails the run here, unwritten.
     const rows = listing.wallets.map((wallet, i) => {
       const single = singles[i]!;
+      const scale = gatewayScaleFor(ctx.config, account, wallet.currency);
       return 'unconfirmed' in single
-        ? { currency: wallet.currency, balance: wallet.balance, singleBalance: null, unconfirmedReason: single.unconfirmed }
-        : { currency: wallet.currency, balance: wallet.balance, singleBalance: single.balance };
+        ? { currency: wallet.currency, balance: wallet.balance, singleBalance: null, scale, unconfirmedReason: single.unconfirmed }
+        : { currency: wallet.currency, balance: wallet.balance, singleBalance: single.balance, scale };
     });
     const unconfirmed = rows.filter((r) => 'unconfirmedReason' in r);
     const warning =

@@ -33,7 +33,9 @@ export function sandboxEnv(sandbox: { url: string; apiKey: string; apiSecret: st
 }
 
 /** Writes a RECON_ACCOUNTS_FILE into a fresh temp folder and returns its path. */
-export function writeAccountsFile(accounts: ReadonlyArray<{ name: string; apiKeyEnv: string; apiSecretEnv: string; environment?: 'live' | 'sandbox' }>): string {
+export function writeAccountsFile(
+  accounts: ReadonlyArray<{ name: string; apiKeyEnv: string; apiSecretEnv: string; environment?: 'live' | 'sandbox'; amountUnit?: 'minor' | 'major'; amountDecimals?: Record<string, number> }>,
+): string {
   const file = path.join(mkdtempSync(path.join(tmpdir(), 'wr-accounts-')), 'accounts.json');
   writeFileSync(file, JSON.stringify({ accounts: accounts.map((a) => ({ environment: 'sandbox', ...a })) }));
   return file;

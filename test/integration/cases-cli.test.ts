@@ -75,7 +75,7 @@ describe(`wallet-recon cases, the whole story from the command line (${backend})
     const listed = await cli('cases', '--json');
     expect(listed.code, listed.stderr).toBe(0);
     const cases = JSON.parse(listed.stdout) as CaseJson[];
-    expect(cases).toEqual([expect.objectContaining({ state: 'open', occurrences: 3, latest_difference: '100', age_days: 2, currency: 'EUR', kind: 'break' })]);
+    expect(cases).toEqual([expect.objectContaining({ state: 'open', occurrences: 3, latest_difference: '100', latest_difference_formatted: 'EUR 1.00', currency_decimals: 2, age_days: 2, currency: 'EUR', kind: 'break' })]);
     const id = String(cases[0]!.id);
 
     const accepted = await cli('cases', 'accept', id, '--note', 'booking on Monday', '--until', '2026-11-23', '--by', 'anna');
@@ -124,8 +124,8 @@ describe(`wallet-recon cases, the whole story from the command line (${backend})
       [expect.any(String), 'noted', 'resolved', 'resolved'],
       ['controlling-bot', 'noted', 'resolved', 'resolved'],
     ]);
-    expect(story.events[3]!.note).toBe('booking on Monday (until 2026-11-23); accepted difference 100');
-    expect(story.events[6]!.note).toBe('The acceptance lapsed on 2026-11-20: the difference moved from 100 to 250, beyond the tolerance of 0. The case is open again.');
+    expect(story.events[3]!.note).toBe('booking on Monday (until 2026-11-23); accepted difference EUR 1.00');
+    expect(story.events[6]!.note).toBe('The acceptance lapsed on 2026-11-20: the difference moved from EUR 1.00 to EUR 2.50, beyond the tolerance of EUR 0.00. The case is open again.');
 
     const text = await cli('cases', 'show', id);
     expect(text.code, text.stderr).toBe(0);
@@ -149,13 +149,25 @@ describe(`wallet-recon cases, the whole story from the command line (${backend})
       const count = await db.selectFrom('case_events').select((eb) => eb.fn.countAll<string>().as('n')).where('case_id', '=', Number(id)).executeTakeFirstOrThrow();
       expect(Number(count.n)).toBe(10);
     });
+  }, 120_000); // a long story of CLI runs: under a loaded machine it took longer than the default 30 s
+
+  it('shows a case in major units: EUR 2.50, not "latest difference 250"', async () => {
+    const [c] = JSON.parse((await cli('cases', '--json')).stdout) as CaseJson[];
+    const shown = await cli('cases', 'show', String(c!.id));
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(shown.stdout).toContain('5 occurrence(s), latest difference EUR 2.50');
+    expect(shown.stdout).toMatch(/^2026-11-16\s+break\s+1\.00\s+1,001\.00\s+1,001\.00\s+1,000\.00\s/m);
+    expect(shown.stdout).toContain('first seen on 2026-11-16: difference EUR 1.00.');
+    const json = JSON.parse((await cli('cases', 'show', String(c!.id), '--json')).stdout) as { case: Record<string, unknown>; occurrences: Array<Record<string, unknown>> };
+    expect(json.case).toMatchObject({ latest_difference: '250', latest_difference_formatted: 'EUR 2.50', currency_decimals: 2 });
+    expect(json.occurrences[0]).toMatchObject({ difference: '100', formatted: { difference: 'EUR 1.00', gateway_balance: 'EUR 1,001.00', expected_balance: 'EUR 1,000.00' } });
   });
 
   it('lists cases as a table and filters them by state', async () => {
     const all = await cli('cases');
     expect(all.code, all.stderr).toBe(0);
     expect(all.stdout).toMatch(/^case\s+account\s+currency\s+kind\s+state\s+age \(days\)\s+occurrences\s+latest difference\s+assignee/);
-    expect(all.stdout).toMatch(/default\s+EUR\s+break\s+resolved \(auto\)\s+5\s+5\s+250/);
+    expect(all.stdout).toMatch(/default\s+EUR\s+break\s+resolved \(auto\)\s+5\s+5\s+2\.50/);
     const active = await cli('cases', '--state', 'active');
     expect(active.stdout).toBe('No cases match. Cases open when "wallet-recon reconcile" finds a discrepancy.');
     const wrong = await cli('cases', '--state', 'closed');

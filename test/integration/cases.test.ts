@@ -119,7 +119,7 @@ describe(`discrepancy cases on ${backend}`, () => {
     expect(await findCase(ctx.database.db, eur!.id)).toMatchObject({ state: 'open', resolution: null, latestDifference: 250n, acceptedUntil: null });
     const lapsed = (await listEvents(ctx.database.db, eur!.id)).find((e) => e.action === 'lapsed');
     expect(lapsed).toMatchObject({ fromState: 'accepted', toState: 'open', actor: 'wallet-recon' });
-    expect(lapsed!.note).toBe('The acceptance lapsed on 2026-11-22: the difference moved from 100 to 250, beyond the tolerance of 0. The case is open again.');
+    expect(lapsed!.note).toBe('The acceptance lapsed on 2026-11-22: the difference moved from EUR 1.00 to EUR 2.50, beyond the tolerance of EUR 0.00. The case is open again.');
     // The acceptance froze the result rows as they were, amounts as digit strings, with the books import.
     const accepted = (await listEvents(ctx.database.db, eur!.id)).find((e) => e.action === 'accepted')!;
     expect(accepted).toMatchObject({ actor: 'anna', fromState: 'open', toState: 'accepted' });
@@ -239,15 +239,15 @@ describe(`discrepancy cases on ${backend}`, () => {
     await act({ caseId: c!.id, action: 'reopen', note: 'the booking was reversed' });
     const events = (await listEvents(ctx.database.db, c!.id)).map((e) => [e.actor, e.action, e.fromState, e.toState, e.note]);
     expect(events).toEqual([
-      ['wallet-recon', 'opened', null, 'open', `#${c!.id} manual EUR break first seen on 2026-11-28: difference 100.`],
+      ['wallet-recon', 'opened', null, 'open', `#${c!.id} manual EUR break first seen on 2026-11-28: difference EUR 1.00.`],
       ['anna', 'acknowledged', 'open', 'acknowledged', 'looking into it'],
       ['anna', 'assigned', 'acknowledged', 'acknowledged', 'assigned to bob, due 2026-12-02'],
       ['anna', 'noted', 'acknowledged', 'acknowledged', 'bank confirms a fee'],
       ['anna', 'resolved', 'acknowledged', 'resolved', 'booked as 2026-11-30/118'],
-      ['wallet-recon', 'seen', 'resolved', 'resolved', "Seen on 2026-11-29: difference 100. An earlier date than the case's latest (2026-11-30): its state is unchanged."],
-      ['wallet-recon', 'seen', 'resolved', 'resolved', 'Seen on 2026-11-30: difference 100.'],
-      ['wallet-recon', 'reopened', 'resolved', 'open', 'Seen again on 2026-11-30 (difference 100) after it was resolved (fixed) from 2026-11-30.'],
-      ['anna', 'accepted', 'open', 'accepted', 'booking on Monday; accepted difference 100'],
+      ['wallet-recon', 'seen', 'resolved', 'resolved', "Seen on 2026-11-29: difference EUR 1.00. An earlier date than the case's latest (2026-11-30): its state is unchanged."],
+      ['wallet-recon', 'seen', 'resolved', 'resolved', 'Seen on 2026-11-30: difference EUR 1.00.'],
+      ['wallet-recon', 'reopened', 'resolved', 'open', 'Seen again on 2026-11-30 (difference EUR 1.00) after it was resolved (fixed) from 2026-11-30.'],
+      ['anna', 'accepted', 'open', 'accepted', 'booking on Monday; accepted difference EUR 1.00'],
       ['anna', 'reopened', 'accepted', 'open', 'the booking was reversed'],
     ]);
   });
@@ -300,6 +300,6 @@ describe(`discrepancy cases on ${backend}`, () => {
     await expect(sql`update case_events set note = 'rewritten' where case_id = ${c!.id}`.execute(db)).rejects.toThrow(/case_events is append-only: UPDATE is refused/);
     await expect(sql`delete from case_events where case_id = ${c!.id}`.execute(db)).rejects.toThrow(/case_events is append-only: DELETE is refused/);
     await expect(sql`truncate case_events`.execute(db)).rejects.toThrow(/case_events is append-only: TRUNCATE is refused/);
-    expect(await listEvents(db, c!.id)).toEqual([expect.objectContaining({ action: 'opened', note: '#' + c!.id + ' audit EUR break first seen on 2026-11-20: difference 100.' })]);
+    expect(await listEvents(db, c!.id)).toEqual([expect.objectContaining({ action: 'opened', note: '#' + c!.id + ' audit EUR break first seen on 2026-11-20: difference EUR 1.00.' })]);
   });
 });

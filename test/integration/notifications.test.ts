@@ -167,7 +167,8 @@ describe(`notifications through the outbox on the ${backend} database`, () => {
     expect(message.blocks.map((b) => b.type)).toEqual(['header', 'section', 'section', 'section', 'context']);
     expect(message.blocks[1]!.text!.text).toContain(`default: run ${runId}, 5 wallets, 5 min before cut-off; 3 matched, 2 break`);
     expect(message.blocks[2]!.text!.text).toBe("Cases: 2 new, 0 still open, 0 resolved by this date's results.");
-    expect(message.blocks[3]!.text!.text).toContain(`${formatMoney(1_000_000n, usd)} (break)`);
+    // In major units, with the size beside the balance that orders the list.
+    expect(message.blocks[3]!.text!.text).toMatch(new RegExp(`${formatMoney(1_000_000n, usd).replace('.', '\\.')} \\(break, \\d+ bps of the balance\\)`));
 
     // E-mail: one message to both recipients, text and HTML bodies, the day's report attached.
     expect(smtp.mails).toHaveLength(1);
@@ -178,7 +179,7 @@ describe(`notifications through the outbox on the ${backend} database`, () => {
     const text = mail.parts.find((p) => p.headers['content-type']?.startsWith('text/plain'));
     const html = mail.parts.find((p) => p.headers['content-type']?.startsWith('text/html') && !p.headers['content-disposition']);
     const attachment = mail.parts.find((p) => p.headers['content-disposition']?.startsWith('attachment'));
-    expect(text?.body).toContain(`${formatMoney(1_000_000n, usd)} (break)`);
+    expect(text?.body).toContain(`${formatMoney(1_000_000n, usd)} (break, `);
     expect(html?.body).toContain('<h2>Largest discrepancies</h2>');
     expect(attachment?.headers['content-disposition']).toContain('filename=reconciliation-2026-11-20.html');
     expect(attachment?.body).toMatch(/^<!DOCTYPE html>/);

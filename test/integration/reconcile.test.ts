@@ -14,10 +14,11 @@ const INTRADAY = { cutoffAt: new Date('2026-12-01T00:00:00Z'), driftSeconds: -86
 
 let t: TestDatabase;
 let ctx: AppContext;
+let accountsFile: string;
 
 beforeAll(async () => {
   t = await createTestDatabase();
-  const accountsFile = writeAccountsFile([
+  accountsFile = writeAccountsFile([
     { name: 'eu-main', apiKeyEnv: 'EU_KEY', apiSecretEnv: 'EU_SECRET' },
     { name: 'us-main', apiKeyEnv: 'US_KEY', apiSecretEnv: 'US_SECRET' },
   ]);
@@ -167,6 +168,44 @@ describe(`reconciliation on ${backend}`, () => {
     await reconcileAfterSnapshot(ctx, ['eu-main']);
     const rows = await ctx.database.db.selectFrom('reconciliation_results').select(['account', 'status']).execute();
     expect(rows).toEqual([{ account: 'eu-main', status: 'matched' }]);
+  });
+
+  it('compares a wallet captured in whole rupiah (scale 0) with books in ISO sen (scale 2) exactly, by scaling up', async () => {
+    await snapshot('eu-main', '2026-11-19', { IDR: 150_000_000n });
+    const runId = await insertRunningRun(ctx.database.db, { account: 'eu-main', environment: 'sandbox', trigger: 'manual', businessDate: '2026-11-20', startedAt: new Date('2026-11-20T23:55:00Z'), timing: INTRADAY });
+    await insertSnapshotRows(ctx.database.db, runId, 'eu-main', new Date('2026-11-20T23:55:00Z'), [
+      { currency: 'IDR', balance: 1_500_001n, singleBalance: 1_500_001n, scale: 0 },
+      { currency: 'KWD', balance: 7n, singleBalance: 7n, scale: 0 },
+    ]);
+    await markRunSucceeded(ctx.database.db, runId, new Date('2026-11-20T23:55:00Z'), { walletsReported: 2, walletsFetched: 2, pagesFetched: 1, requests: 3 });
+    // Books in ISO minor units: IDR 1,500,001.00 and KWD 7.001.
+    await books('eu-main', '2026-11-20', { IDR: 150_000_100n, KWD: 7_001n });
+    const result = await runReconcileJob(ctx, { date: '2026-11-20', account: 'eu-main' });
+    expect(statusByCurrency(result.results)).toEqual({ IDR: 'matched', KWD: 'break' });
+    const rows = await ctx.database.db.selectFrom('reconciliation_results').selectAll().where('business_date', '=', '2026-11-20').orderBy('currency').execute();
+    expect(rows.map((r) => [r.currency, r.gateway_balance, r.expected_balance, r.difference, r.movement, r.scale])).toEqual([
+      ['IDR', '150000100', '150000100', '0', '100', 2],
+      ['KWD', '7000', '7001', '-1', null, 3],
+    ]);
+    // Each stored snapshot keeps the scale it was captured in; the views add exact major units.
+    const daily = await ctx.database.db.selectFrom('daily_balances').select(['business_date', 'currency', 'balance', 'scale', 'balance_major']).where('account', '=', 'eu-main').orderBy('business_date').orderBy('currency').execute();
+    expect(daily).toEqual([
+      { business_date: '2026-11-19', currency: 'IDR', balance: '150000000', scale: 2, balance_major: '1500000.00' },
+      { business_date: '2026-11-20', currency: 'IDR', balance: '1500001', scale: 0, balance_major: '1500001' },
+      { business_date: '2026-11-20', currency: 'KWD', balance: '7', scale: 0, balance_major: '7' },
+    ]);
+    const history = await ctx.database.db.selectFrom('balance_history').select(['currency', 'movement', 'movement_major']).where('business_date', '=', '2026-11-20').where('currency', '=', 'IDR').execute();
+    // The movement in the day's scale (whole rupiah, so the previous day's sen become decimals), and in major units.
+    expect(history).toEqual([{ currency: 'IDR', movement: '1.00', movement_major: '1.00' }]);
+  });
+
+  it('matches within RECON_TOLERANCE_BPS of the balance, rounded down, when that is larger than the absolute tolerance', async () => {
+    const relative = createTestContext(t, { RECON_ACCOUNTS_FILE: accountsFile, RECON_TOLERANCE: '0.01', RECON_TOLERANCE_BPS: '10' });
+    // 10 bps of EUR 1,000.00 is EUR 1.00: a difference of 1.00 matches, 1.01 does not; USD 0.01 on USD 5.00 matches by the absolute tolerance.
+    await snapshot('eu-main', '2026-11-20', { EUR: 100_100n, GBP: 100_101n, USD: 501n });
+    await books('eu-main', '2026-11-20', { EUR: 100_000n, GBP: 100_000n, USD: 500n });
+    const result = await runReconcileJob(relative, { date: '2026-11-20', account: 'eu-main' });
+    expect(statusByCurrency(result.results)).toEqual({ EUR: 'matched', GBP: 'break', USD: 'matched' });
   });
 
   describe('SQL views for accounting queries', () => {

@@ -75,7 +75,9 @@ describe(`the HTML report of a month with breaks (${backend})`, () => {
     const facts = /<dl id="facts">([\s\S]*?)<\/dl>/.exec(html)![1]!;
     expect(facts).toContain('<dt>Accounts</dt><dd>default</dd>');
     expect(facts).toContain('2026-10-01 to 2026-10-31 (each ends at 00:00 UTC)');
-    expect(facts).toMatch(/<dt>Tolerance<\/dt><dd>none \(exact match\) by default; JPY 100<\/dd>/);
+    expect(facts).toMatch(/<dt>Tolerance<\/dt><dd>none \(exact match\) by default; JPY 100 \(in major units\)<\/dd>/);
+    // The decimals note names the currencies shown, not a fixed example.
+    expect(facts).toContain("<dt>Amounts</dt><dd>in each currency's major units (CHF 2 decimals, EUR 2 decimals, JPY no decimals, KWD 3 decimals, USD 2 decimals); differences are gateway minus books</dd>");
     expect(facts).toContain('<dt>Generated</dt><dd>2026-11-22 06:00 UTC');
     const sources = /<table id="sources">([\s\S]*?)<\/table>/.exec(html)![1]!;
     expect(sources.match(/<tr>/g)).toHaveLength(32);

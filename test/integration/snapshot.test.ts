@@ -74,6 +74,42 @@ describe(`snapshot run (${backend} database, emulator)`, () => {
     expect(rows.map((r) => [r.currency, r.balance])).toEqual(sandbox.wallets.map((w) => [w.currency, w.balance]));
   });
 
+  it('records the scale of each balance as the gateway unit is configured, and refuses a code whose decimals are unknown', async () => {
+    sandbox.addWallet('IDR', 1_500_000n);
+    try {
+      const whole = await runSnapshotJob(createTestContext(t, sandboxEnv(sandbox, { GATEWAY_AMOUNT_DECIMALS_IDR: '0' })), { trigger: 'manual' });
+      expect(whole.accounts[0]?.error).toBeUndefined();
+      const rows = await listSnapshotRows(t.handle.db, whole.accounts[0]!.runId!);
+      expect(rows.find((r) => r.currency === 'IDR')).toMatchObject({ balance: 1_500_000n, scale: 0 });
+      expect(rows.find((r) => r.currency === 'JPY')).toMatchObject({ scale: 0 });
+      expect(rows.find((r) => r.currency === 'EUR')).toMatchObject({ scale: 2 });
+      // The default unit: ISO 4217 minor units, IDR with 2 decimals (Intl said 0).
+      const iso = await runSnapshotJob(createTestContext(t, sandboxEnv(sandbox)), { trigger: 'manual' });
+      expect((await listSnapshotRows(t.handle.db, iso.accounts[0]!.runId!)).find((r) => r.currency === 'IDR')).toMatchObject({ scale: 2 });
+      // Per account in the accounts file: major units for all, IDR still its own.
+      const accountsFile = writeAccountsFile([{ name: 'whole', apiKeyEnv: 'W_KEY', apiSecretEnv: 'W_SECRET', amountUnit: 'major', amountDecimals: { KWD: 3 } }]);
+      const perAccount = await runSnapshotJob(
+        createTestContext(t, { GATEWAY_ENV: 'sandbox', GATEWAY_SANDBOX_URL: sandbox.url, RECON_ACCOUNTS_FILE: accountsFile, W_KEY: sandbox.apiKey, W_SECRET: sandbox.apiSecret }),
+        { trigger: 'manual' },
+      );
+      const scales = Object.fromEntries((await listSnapshotRows(t.handle.db, perAccount.accounts[0]!.runId!)).map((r) => [r.currency, r.scale]));
+      expect([scales.EUR, scales.IDR, scales.JPY]).toEqual([0, 0, 0]);
+    } finally {
+      sandbox.removeWallet('IDR');
+    }
+    sandbox.addWallet('QQQ', 5n);
+    try {
+      const refused = await runSnapshotJob(createTestContext(t, sandboxEnv(sandbox)), { trigger: 'manual' });
+      expect(refused.accounts[0]).toMatchObject({ status: 'failed' });
+      expect(refused.accounts[0]!.error).toMatch(/Account "default" has a wallet in "QQQ".*Set GATEWAY_AMOUNT_DECIMALS_QQQ/);
+      expect(await listSnapshotRows(t.handle.db, refused.accounts[0]!.runId!)).toEqual([]);
+      const configured = await runSnapshotJob(createTestContext(t, sandboxEnv(sandbox, { GATEWAY_AMOUNT_DECIMALS_QQQ: '0' })), { trigger: 'manual' });
+      expect((await listSnapshotRows(t.handle.db, configured.accounts[0]!.runId!)).find((r) => r.currency === 'QQQ')).toMatchObject({ balance: 5n, scale: 0 });
+    } finally {
+      sandbox.removeWallet('QQQ');
+    }
+  });
+
   it('still captures exactly under 5xx bursts, dropped connections and rate limiting', async () => {
     sandbox.setFaults({ failRate: 0.2, dropRate: 0.05, rateLimit: 200 });
     const ctx = createTestContext(t, sandboxEnv(sandbox, { GATEWAY_PER_PAGE: '4', GATEWAY_RETRY_ATTEMPTS: '8', GATEWAY_MAX_RETRY_AFTER_MS: '2000' }));

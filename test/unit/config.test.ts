@@ -118,11 +118,32 @@ describe('loadConfig', () => {
     expect(checkBaseUrl('ftp://gateway.example.com')).toMatch(/https/);
   });
 
-  it('reads per-currency tolerances', () => {
-    const config = load({ RECON_TOLERANCE: '2', RECON_TOLERANCE_JPY: '100' });
-    expect(toleranceFor(config, 'JPY')).toBe(100n);
-    expect(toleranceFor(config, 'EUR')).toBe(2n);
-    expect(problemsOf({ RECON_TOLERANCE_JPY: '1.5' })[0]).toMatch(/RECON_TOLERANCE_JPY/);
+  it('reads tolerances in major units, per currency, and a relative part rounded down', () => {
+    const config = load({ RECON_TOLERANCE: '0.01', RECON_TOLERANCE_JPY: '100', RECON_TOLERANCE_BPS: '5' });
+    expect(toleranceFor(config, 'JPY', 0)).toBe(100n);
+    expect(toleranceFor(config, 'EUR', 2)).toBe(1n);
+    expect(toleranceFor(config, 'KWD', 3)).toBe(10n);
+    // 5 bps of EUR 1,000.00 is EUR 0.50; of 19.99 minor units 0.009995, rounded down to 0: the absolute 1 wins.
+    expect(toleranceFor(config, 'EUR', 2, 100_000n)).toBe(50n);
+    expect(toleranceFor(config, 'EUR', 2, -100_000n)).toBe(50n);
+    expect(toleranceFor(config, 'EUR', 2, 1_999n)).toBe(1n);
+    expect(toleranceFor(config, 'EUR', 2, 3_999n)).toBe(1n);
+    // RECON_TOLERANCE=0.01 cannot be stated in a currency without decimals: the error names the variable to set.
+    expect(() => toleranceFor(load({ RECON_TOLERANCE: '0.01' }), 'JPY', 0)).toThrow(/RECON_TOLERANCE=0\.01 has more decimals than JPY has \(0\); set RECON_TOLERANCE_JPY/);
+    expect(problemsOf({ RECON_TOLERANCE_JPY: '1.5' })[0]).toMatch(/^RECON_TOLERANCE_JPY has more decimals than JPY has \(0\)/);
+    expect(problemsOf({ RECON_TOLERANCE_EUR: '0.005' })[0]).toMatch(/^RECON_TOLERANCE_EUR has more decimals than EUR has \(2\)/);
+    expect(problemsOf({ RECON_TOLERANCE: '1e-2' })[0]).toMatch(/^RECON_TOLERANCE must be an amount in major units/);
+    expect(problemsOf({ RECON_TOLERANCE_BPS: '-1' })[0]).toMatch(/^RECON_TOLERANCE_BPS must be a whole number of basis points/);
+  });
+
+  it('reads the gateway\'s amount unit and per-currency decimals, refusing more decimals than ISO 4217 gives', () => {
+    expect(load({}).amounts).toEqual({ unit: 'minor', decimalsByCurrency: {} });
+    expect(load({ GATEWAY_AMOUNT_UNIT: 'major', GATEWAY_AMOUNT_DECIMALS_IDR: '0' }).amounts).toEqual({ unit: 'major', decimalsByCurrency: { IDR: 0 } });
+    expect(problemsOf({ GATEWAY_AMOUNT_UNIT: 'cents' })[0]).toMatch(/^GATEWAY_AMOUNT_UNIT must be one of: minor/);
+    expect(problemsOf({ GATEWAY_AMOUNT_DECIMALS_JPY: '2' })[0]).toMatch(/^GATEWAY_AMOUNT_DECIMALS_JPY is more decimals than JPY has in ISO 4217 \(0\)/);
+    expect(problemsOf({ GATEWAY_AMOUNT_DECIMALS_IDR: 'two' })[0]).toMatch(/^GATEWAY_AMOUNT_DECIMALS_IDR must be a whole number of decimals/);
+    // A code ISO 4217 lacks may be configured: that is how an unknown wallet is read at all.
+    expect(load({ GATEWAY_AMOUNT_DECIMALS_AAB: '4' }).amounts.decimalsByCurrency).toEqual({ AAB: 4 });
   });
 
   it('reads accounts from a YAML file and checks their credentials only when used', () => {

@@ -3,6 +3,7 @@ import { countByStatus } from '../../src/reconciliation/reconciliation-result.js
 import { createEvent, headlineOf, type NightCompletedData } from '../../src/notifications/events.js';
 import { renderEventHtml, renderEventText, renderSlackMessage } from '../../src/notifications/render-event.js';
 import { retryDelayMs } from '../../src/notifications/deliverer.js';
+import { compareRelativeSize } from '../../src/notifications/night-digest.js';
 import { endpointKind, statusClass } from '../../src/metrics/metrics.js';
 
 const counts = (partial: Partial<ReturnType<typeof countByStatus>>) => ({ ...countByStatus([]), ...partial });
@@ -58,5 +59,27 @@ describe('rendering events for people', () => {
     expect([1, 2, 3, 4, 8, 20].map(retryDelayMs)).toEqual([30_000, 60_000, 120_000, 240_000, 3_600_000, 3_600_000]);
     expect(['/v1/auth/token', '/v1/data/wallets/balances', '/v1/data/wallets/JPY/balance', '/v1/other/123'].map(endpointKind)).toEqual(['token', 'balances', 'balances', 'other']);
     expect([200, 304, 429, 503, undefined].map(statusClass)).toEqual(['2xx', '3xx', '4xx', '5xx', 'network']);
+  });
+});
+
+describe('ranking the night\'s breaks without exchange rates', () => {
+  it('orders breaks by size beside their balance, exactly: JPY -5,000 on ¥100 million below EUR 1.00 on EUR 5.00', () => {
+    const breaks = [
+      { name: 'JPY -5,000 of 100,000,000', size: 5_000n, balance: 100_000_000n },
+      { name: 'EUR 1.00 of 5.00', size: 100n, balance: 500n },
+      { name: 'USD 0.01 on a zero balance', size: 1n, balance: 0n },
+      { name: 'KWD 0.020 of 40.000', size: 20n, balance: 40_000n },
+    ];
+    const ranked = [...breaks].sort((a, b) => compareRelativeSize(b, a)).map((b) => b.name);
+    expect(ranked).toEqual(['USD 0.01 on a zero balance', 'EUR 1.00 of 5.00', 'KWD 0.020 of 40.000', 'JPY -5,000 of 100,000,000']);
+    // Equal ratios beyond 2^53 still compare exactly; then the larger amount first.
+    expect(compareRelativeSize({ size: 2n ** 60n, balance: 2n ** 61n }, { size: 1n, balance: 2n })).toBe(1);
+    expect(compareRelativeSize({ size: 2n ** 60n + 1n, balance: 2n ** 61n }, { size: 2n ** 60n, balance: 2n ** 61n })).toBe(1);
+  });
+
+  it('shows each break in major units with its size in basis points of the balance', () => {
+    const data = { ...night, topDiscrepancies: [{ account: 'eu-main', status: 'break', difference: { amount: '100', currency: 'EUR' }, gatewayBalance: '600', expectedBalance: '500', differenceFormatted: 'EUR 1.00', relativeBps: '1666' }] };
+    const text = renderEventText(createEvent('night.completed', new Date('2026-11-21T00:05:00Z'), data));
+    expect(text).toContain('  eu-main EUR 1.00 (break, 1,666 bps of the balance)');
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatAxisAmount, renderBalanceChartSvg, scaleBigInt } from '../../src/reconciliation/balance-chart-svg.js';
+import { axisLabels, labelledDateIndexes, niceTicks, renderBalanceChartSvg, scaleBigInt } from '../../src/reconciliation/balance-chart-svg.js';
 import { parse as parseCsv } from 'csv-parse/sync';
 import { CSV_COLUMNS, neutralizeFormula, renderCsv } from '../../src/reconciliation/render-csv.js';
 import { renderHtml } from '../../src/reconciliation/render-html.js';
@@ -175,6 +175,7 @@ describe('json', () => {
       run_id: 3,
       books_import_id: null,
       note: null,
+      scale: 2,
       computed_at: '2026-11-21T06:00:00.000Z',
       case_id: null,
       case_state: null,
@@ -237,13 +238,36 @@ describe('chart', () => {
     expect(scaleBigInt(5n, 5n, 5n)).toBe(0.5);
   });
 
-  it('labels axes with grouped digits, or scientific notation for numbers too long for the margin', () => {
-    expect(formatAxisAmount(-1234567n)).toBe('-1,234,567');
-    expect(formatAxisAmount(12345678901234567890n, 4)).toBe('1.234e19');
-    const svg = renderBalanceChartSvg({ currency: 'XAU', dates: ['2026-11-20', '2026-11-21'], series: [{ account: 'a', kind: 'gateway', points: [{ date: '2026-11-20', balance: 10n ** 37n }, { date: '2026-11-21', balance: 10n ** 37n + 4n * 10n ** 30n }] }] });
-    // Ticks 10^30 apart at 10^37 need enough significant digits to differ.
-    expect(svg).toContain('>1.00000000e37</text>');
-    expect(svg).toContain('>1.00000010e37</text>');
+  it('labels axes with round, grouped major units, never scientific notation', () => {
+    // The issue's case: EUR 2,674,944,142,140,371.99 was labelled 2.674944142140372e15.
+    const eur = renderBalanceChartSvg({ currency: 'EUR', dates: ['2026-11-20', '2026-11-21'], series: [{ account: 'a', kind: 'gateway', points: [{ date: '2026-11-20', balance: 267494414214037199n }, { date: '2026-11-21', balance: 267494414214037199n + 40_000_000n }] }] });
+    const labels = (svg: string) => [...svg.matchAll(/<text class="y-label"[^>]*>([^<]*)<\/text>/g)].map((m) => m[1]);
+    expect(eur).not.toMatch(/\de\d/);
+    expect(labels(eur)).toEqual(['2,674,944,142,100,000', '2,674,944,142,200,000', '2,674,944,142,300,000', '2,674,944,142,400,000', '2,674,944,142,500,000', '2,674,944,142,600,000']);
+    // Small amounts keep the currency's decimals when the step needs them; whole steps drop them.
+    expect(niceTicks(5n, 15n)).toEqual([5n, 10n, 15n]);
+    expect(axisLabels(niceTicks(5n, 15n), 2, 210).labels).toEqual(['0.05', '0.10', '0.15']);
+    expect(axisLabels([0n, 250n, 500n], 2, 210).labels).toEqual(['0.00', '2.50', '5.00']);
+    expect(axisLabels([-200n, 0n, 200n], 2, 210).labels).toEqual(['-2', '0', '2']);
+    expect(axisLabels([-150000n, 0n, 150000n], 0, 210).labels).toEqual(['-150,000', '0', '150,000']);
+    expect(niceTicks(-5n, 95n)).toEqual([-50n, 0n, 50n, 100n]);
+    // Too wide for the margin: given in a power of a thousand that keeps every label exact, named in the title.
+    const huge = renderBalanceChartSvg({ currency: 'EUR', dates: ['2026-11-20', '2026-11-21'], series: [{ account: 'a', kind: 'gateway', points: [{ date: '2026-11-20', balance: 10n ** 37n }, { date: '2026-11-21', balance: 10n ** 37n + 4n * 10n ** 30n }] }] });
+    expect(labels(huge)).toEqual(['100,000,000,000,000,000,000', '100,000,010,000,000,000,000', '100,000,020,000,000,000,000', '100,000,030,000,000,000,000', '100,000,040,000,000,000,000']);
+    expect(huge).toContain('>EUR (in quadrillions)</text>');
+  });
+
+  it('never lets the last date label overlap the one before it', () => {
+    expect(labelledDateIndexes(10, 3)).toEqual([0, 3, 6, 9]);
+    expect(labelledDateIndexes(11, 3)).toEqual([0, 3, 6, 10]);
+    expect(labelledDateIndexes(8, 3)).toEqual([0, 3, 7]);
+    expect(labelledDateIndexes(1, 1)).toEqual([0]);
+    const dates = Array.from({ length: 27 }, (_, i) => `2026-10-${String(i + 1).padStart(2, '0')}`);
+    const svg = renderBalanceChartSvg({ currency: 'EUR', dates, series: [{ account: 'a', kind: 'gateway', points: dates.map((date, i) => ({ date, balance: BigInt(i) * 100n })) }] });
+    const xs = [...svg.matchAll(/<text class="x-label" x="([\d.]+)"/g)].map((m) => Number(m[1]));
+    // A date label is about 66 px wide: neighbours at least that far apart.
+    for (let i = 1; i < xs.length; i++) expect(xs[i]! - xs[i - 1]!).toBeGreaterThanOrEqual(70);
+    expect(svg).toContain('>2026-10-27</text>');
   });
 
   it('wraps the legend onto rows so every entry of six accounts stays inside the chart, growing it downwards', () => {
