@@ -3,6 +3,7 @@ import { MAX_CAPTURE_WINDOW_MS } from '../business-date/business-calendar.js';
 import { parseDuration } from '../business-date/duration.js';
 import { AUTH_SCHEME_PATTERN } from '../gateway/base-url.js';
 import { checkCronExpression } from '../scheduler/slot-schedule.js';
+import { consoleVariables } from './console-settings.js';
 import { metricsVariables } from './metrics-settings.js';
 import { notificationVariables } from './notification-settings.js';
 import { positiveInt, trueOrFalse, wholeNumber } from './schema-helpers.js';
@@ -81,6 +82,7 @@ export const envSchema = z.object({
   RECON_ACTOR: z.string().trim().min(1).max(200).optional(),
   ...notificationVariables,
   ...metricsVariables,
+  ...consoleVariables,
 });
 
 export type EnvValues = z.output<typeof envSchema>;

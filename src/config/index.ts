@@ -6,6 +6,7 @@ export {
   ENVIRONMENTS,
   type AccountConfig,
   type Config,
+  type ConsoleSettings,
   type Environment,
   type GatewaySettings,
   type MetricsSettings,

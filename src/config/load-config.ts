@@ -8,6 +8,7 @@ import { resolveDatabaseUrl } from './database-url.js';
 import { resolveDataDir } from './data-dir.js';
 import { readDotEnv } from './dot-env.js';
 import { envSchema } from './env-schema.js';
+import { consoleProblems, consoleSettingsOf } from './console-settings.js';
 import { metricsSettingsOf } from './metrics-settings.js';
 import { notificationProblems, notificationSettingsOf } from './notification-settings.js';
 import { resolveSecretFiles, SECRET_VARIABLES } from './secret-files.js';
@@ -51,6 +52,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
   }
 
   problems.push(...notificationProblems(env));
+  problems.push(...consoleProblems(env));
 
   const toleranceByCurrency = toleranceByCurrencyOf(env, problems);
 
@@ -96,6 +98,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     actor: v.RECON_ACTOR,
     notifications: notificationSettingsOf(v),
     metrics: metricsSettingsOf(v),
+    console: consoleSettingsOf(v),
   });
 }
 

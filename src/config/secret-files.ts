@@ -19,6 +19,8 @@ export const SECRET_VARIABLES: readonly string[] = [
   'RECON_SLACK_WEBHOOK_URL',
   'RECON_SMTP_URL',
   'RECON_PUSHGATEWAY_URL',
+  // The console's single sign-on client secret.
+  'RECON_OIDC_CLIENT_SECRET',
 ];
 
 /** A secret file holds one value; anything larger is the wrong file. */
