@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { detectSignoffChanges } from '../console/signoff-service.js';
 import { importBooksFile } from '../reconciliation/books-import-service.js';
 import type { CliRuntime } from './runtime.js';
 import { summaryOf } from './command-catalog.js';
@@ -23,6 +24,10 @@ export function registerLedgerCommand(program: Command, runtime: CliRuntime): vo
           `Imported ${result.rows} expected balance${result.rows === 1 ? '' : 's'} from ${result.source} for ${result.accounts.join(', ')}, ${period}: ${result.inserted} new, ${result.changed} changed, ${result.unchanged} unchanged, ${result.removed} removed.` +
             (result.reReconciledDates > 0 ? ` Re-reconciled ${result.reReconciledDates} date${result.reReconciledDates === 1 ? '' : 's'} whose books changed.` : ''),
         );
+        // New books of a signed date void its sign-off: said now, not at the worker's next check.
+        for (const { signoff } of await detectSignoffChanges(ctx)) {
+          runtime.output.err(`${signoff.businessDate} was signed off (#${signoff.id}) and changed after sign-off: it must be signed again.`);
+        }
         return 0;
       });
     });
