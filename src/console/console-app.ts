@@ -282,7 +282,8 @@ export async function buildConsoleApp(options: ConsoleAppOptions): Promise<Fasti
         return reply.code(400).type('text/html; charset=utf-8').send(await renderCase(request, id, { kind: 'error', text }));
       }
       await audit(request, `case.${action}`, 'ok', `case #${id}`, { note: blank(note) ?? null });
-      if (action === 'reopen') await detectSignoffChanges(ctx);
+      // A reopened case voids the sign-off of the dates it was seen on: said at once, not at the worker's next check.
+      await detectSignoffChanges(ctx);
       return reply.redirect(`/cases/${id}?done=${action}`, 303);
     },
   );
