@@ -38,7 +38,8 @@ function cliWithStdin(input: string, ...args: string[]): Promise<CliResult> {
   return collect(child);
 }
 
-describe(`wallet-recon users and signoff (${backend})`, () => {
+// Each step is a process of the built CLI, and each password check a deliberately costly scrypt.
+describe(`wallet-recon users and signoff (${backend})`, { timeout: 180_000 }, () => {
   it('adds users from standard input or with a generated password shown once, lists, re-roles and disables them', async () => {
     for (const [name, role] of [['vic', 'viewer'], ['anna', 'preparer'], ['ben', 'approver']]) {
       const added = await cliWithStdin(`${name}-password-123\n`, 'users', 'add', name!, '--role', role!, '--password-stdin');

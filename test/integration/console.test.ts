@@ -52,7 +52,8 @@ async function signedIn(name: keyof typeof PASSWORD): Promise<ConsoleClient> {
   return client;
 }
 
-describe(`the review console (${backend})`, () => {
+// Sign-ins are deliberately costly (scrypt): a test of several of them needs more than the default time.
+describe(`the review console (${backend})`, { timeout: 120_000 }, () => {
   it('serves a sign-in page with "User name", "Password" and "Sign in", under a CSP without inline scripts', async () => {
     const response = await new ConsoleClient(app).get('/login');
     expect(response.statusCode).toBe(200);
@@ -238,7 +239,7 @@ describe(`the review console (${backend})`, () => {
   });
 });
 
-describe(`the console behind a TLS proxy (${backend})`, () => {
+describe(`the console behind a TLS proxy (${backend})`, { timeout: 120_000 }, () => {
   it('marks the cookie Secure and accepts forms only from RECON_CONSOLE_URL', async () => {
     const secure = await buildConsoleApp({ ctx, publicUrl: new URL('https://recon.example.com/') });
     try {
