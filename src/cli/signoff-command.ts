@@ -31,7 +31,7 @@ A preparer (or admin) prepares a date once none of its cases is open; an approve
 did not prepare it approves it. The HTML report is sealed at preparation (its SHA-256 is printed);
 when the date's books, snapshot or cases change afterwards it must be signed again.
 
-Exit codes: 0 done, 1 refused (role, open cases, the preparer approving) or error, 2 usage error.`,
+Exit codes: 0 done, 1 refused (role, open cases, the preparer approving) or error, 2 usage error, 130 stopped by Ctrl-C (SIGINT), 143 stopped by SIGTERM.`,
     );
 
   const step = (name: 'prepare' | 'approve', description: string) =>

@@ -26,7 +26,7 @@ Examples:
   wallet-recon users set-role anna approver
   wallet-recon users disable anna                                 also ends her sessions
 
-Exit codes: 0 done, 1 error, 2 usage error (unknown user or role, a name taken, a password too short).`,
+Exit codes: 0 done, 1 error, 2 usage error (unknown user or role, a name taken, a password too short), 130 stopped by Ctrl-C (SIGINT), 143 stopped by SIGTERM.`,
     );
 
   users
