@@ -63,8 +63,9 @@ export interface Config {
   readonly actor: string | undefined;
   readonly notifications: NotificationSettings;
   readonly metrics: MetricsSettings;
-<<<<<<< HEAD
   readonly console: ConsoleSettings;
+  /** Sentences about what is not wrong enough to stop but likely a mistake (an unknown variable, an ignored one); said once at start. */
+  readonly warnings: readonly string[];
 }
 
 /** The review console: its public address, which proxies to trust, and single sign-on. */
@@ -76,10 +77,6 @@ export interface ConsoleSettings {
   readonly oidc:
     | { readonly issuer: string; readonly clientId: string; readonly clientSecret: Secret; readonly roleClaim: string; readonly roleMap: Readonly<Record<string, 'viewer' | 'preparer' | 'approver' | 'admin'>> }
     | undefined;
-=======
-  /** Sentences about what is not wrong enough to stop but likely a mistake (an unknown variable, an ignored one); said once at start. */
-  readonly warnings: readonly string[];
->>>>>>> config-split
 }
 
 /** Where events are sent; each channel is optional (absent: not configured). */
