@@ -101,7 +101,7 @@ export async function buildConsoleApp(options: ConsoleAppOptions): Promise<Fasti
     }
     const body = (request.body ?? {}) as Record<string, unknown>;
     const token = typeof body._csrf === 'string' ? body._csrf : undefined;
-    if (request.routeOptions.config.public) {
+    if (isPublic(request)) {
       if (!tokensEqual(token, request.cookies[LOGIN_CSRF_COOKIE] ?? '') || token === '') {
         throw new ConsoleRefusal(403, 'Refused: the sign-in form had expired or did not come from this console. Reload the page and sign in again.');
       }
@@ -115,7 +115,7 @@ export async function buildConsoleApp(options: ConsoleAppOptions): Promise<Fasti
   });
   // Pages need a session; without one a reader is sent to the sign-in page.
   app.addHook('preHandler', async (request, reply) => {
-    if (request.routeOptions.config.public || request.session !== undefined || request.url.startsWith('/assets/')) return;
+    if (isPublic(request) || request.session !== undefined || request.url.startsWith('/assets/')) return;
     return reply.redirect(`/login`, 303);
   });
 
@@ -318,6 +318,11 @@ export async function buildConsoleApp(options: ConsoleAppOptions): Promise<Fasti
   });
 
   return app;
+}
+
+/** Routes served without a session; the not-found handler's context may have no config at all. */
+function isPublic(request: FastifyRequest): boolean {
+  return (request.routeOptions.config as { public?: boolean } | undefined)?.public === true;
 }
 
 function safeOrigin(url: string): string | undefined {

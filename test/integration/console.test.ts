@@ -71,6 +71,7 @@ describe(`the review console (${backend})`, { timeout: 120_000 }, () => {
     const response = await new ConsoleClient(app).get('/day');
     expect(response.statusCode).toBe(303);
     expect(response.headers.location).toBe('/login');
+    expect((await new ConsoleClient(app).get('/no-such-page')).statusCode).toBe(303);
   });
 
   it('sets an HttpOnly, SameSite=Lax session cookie whose id is stored only as its SHA-256', async () => {
@@ -113,6 +114,8 @@ describe(`the review console (${backend})`, { timeout: 120_000 }, () => {
     const none = await client.get('/cases?state=resolved');
     expect(none.body).toContain('No cases match.');
     expect((await client.get('/cases?kind=nonsense')).statusCode).toBe(400);
+    expect((await client.get('/no-such-page')).statusCode).toBe(404);
+    expect((await client.get('/cases/999999')).statusCode).toBe(404);
   });
 
   it('refuses a POST without the CSRF token, and one from another origin, with 403 and changes nothing', async () => {
