@@ -55,4 +55,11 @@ export const VARIABLE_DESCRIPTIONS: Readonly<Record<SchemaVariable, { readonly m
   RECON_METRICS_HOST: { meaning: 'Address those endpoints bind to (`0.0.0.0` in a container that Prometheus scrapes).' },
   RECON_METRICS_PER_ACCOUNT: { meaning: 'Label per-account series with `account`; `false` for large fleets (see [notifications and metrics](notifications-and-metrics.md#metrics-and-health)).' },
   RECON_PUSHGATEWAY_URL: { meaning: 'secret when it carries a password. `snapshot`, `reconcile` and `backfill` push their metrics there (`pushAdd`).' },
+  RECON_CONSOLE_URL: { meaning: 'The address people open the review console at (`https://recon.example.com/`): only its origin may post forms, and `https://` makes the session cookie `Secure` (see [the console](console.md#behind-a-tls-reverse-proxy)).' },
+  RECON_CONSOLE_TRUST_PROXY: { defaultText: 'false', meaning: 'Whose `X-Forwarded-For/-Proto/-Host` headers the console believes: `true`, a number of hops, or proxy addresses/CIDR ranges (`127.0.0.1,10.0.0.0/8`).' },
+  RECON_OIDC_ISSUER: { meaning: 'Single sign-on for the console: the OpenID provider\'s issuer URL; needs `RECON_OIDC_CLIENT_ID` and `RECON_OIDC_CLIENT_SECRET`.' },
+  RECON_OIDC_CLIENT_ID: { meaning: 'The console\'s client id at the OpenID provider.' },
+  RECON_OIDC_CLIENT_SECRET: { meaning: 'secret. The console\'s client secret at the OpenID provider.' },
+  RECON_OIDC_ROLE_CLAIM: { meaning: 'The claim that holds a person\'s console roles.' },
+  RECON_OIDC_ROLE_MAP: { meaning: '`VALUE=ROLE,...` from claim values to console roles (`viewer`, `preparer`, `approver`, `admin`); unset: the values must be the role names.' },
 };
