@@ -7,6 +7,7 @@ import * as notifications from './2026-11-22T0003_notifications.js';
 import * as reconciliationState from './2026-11-26T0001_reconciliation-state.js';
 import * as amountScale from './2026-11-26T0003_amount-scale.js';
 import * as booksSources from './2026-11-26T0004_books-sources.js';
+import * as console_ from './2026-11-26T0005_console.js';
 
 /**
  * Every migration by its name (the file name without extension), in the order they apply.
@@ -22,4 +23,5 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '2026-11-26T0001_reconciliation-state': reconciliationState,
   '2026-11-26T0003_amount-scale': amountScale,
   '2026-11-26T0004_books-sources': booksSources,
+  '2026-11-26T0005_console': console_,
 };

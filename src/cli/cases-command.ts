@@ -1,4 +1,5 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
+import { detectSignoffChanges } from '../console/signoff-service.js';
 import { applyCaseAction, type CaseActionRequest, type ManualCaseAction } from '../cases/case-actions.js';
 import { resolveActor } from '../cases/case-actor.js';
 import { ACTIVE_STATES, caseAgeDays, caseAmountText, CASE_KINDS, CASE_STATE_FILTERS, describeCase, occurrenceRecord, type CaseEvent, type ReconciliationCase } from '../cases/case-model.js';
@@ -183,6 +184,11 @@ Exit codes: 0 done, 1 error, 2 usage error (also a transition the case's state d
           const { before, after } = await applyCaseAction(ctx, request);
           const change = before.state === after.state ? describeState(after) : `${describeState(before)} -> ${describeState(after)}`;
           runtime.output.out(`Case ${describeCase(after)}: ${change} (${name} by ${request.actor}).`);
+          if (name === 'reopen') {
+            for (const { signoff } of await detectSignoffChanges(ctx)) {
+              runtime.output.err(`${signoff.businessDate} was signed off (#${signoff.id}) and changed after sign-off: it must be signed again.`);
+            }
+          }
           return 0;
         });
       },

@@ -74,6 +74,21 @@ export const COMMANDS: readonly CatalogEntry[] = [
     load: async () => (await import('./schedule-command.js')).registerScheduleCommand,
   },
   {
+    name: 'console',
+    summary: 'serve the review console: the day, the cases and the maker-checker sign-off in a browser',
+    load: async () => (await import('./console-command.js')).registerConsoleCommand,
+  },
+  {
+    name: 'users',
+    summary: "the review console's users: add (with a role), list, disable, set-role",
+    load: async () => (await import('./users-command.js')).registerUsersCommand,
+  },
+  {
+    name: 'signoff',
+    summary: 'the maker-checker sign-off of a business date: prepare, approve, show',
+    load: async () => (await import('./signoff-command.js')).registerSignoffCommand,
+  },
+  {
     name: 'notify',
     summary: 'notifications: send a test event to every configured channel, or list the outbox',
     load: async () => (await import('./notify-command.js')).registerNotifyCommand,

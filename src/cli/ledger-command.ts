@@ -2,6 +2,7 @@ import { Option, type Command } from 'commander';
 import { DATE_FORMATS, importBooksFile, parseColumnMap, parseDateFormat, type BooksImportResult, type ColumnMap, type DateFormat } from '../books/index.js';
 import { UsageError } from '../errors.js';
 import { formatAmount } from '../money/format-amount.js';
+import { detectSignoffChanges } from '../console/signoff-service.js';
 import type { CliRuntime } from './runtime.js';
 import { summaryOf } from './command-catalog.js';
 
@@ -38,6 +39,12 @@ export function registerLedgerCommand(program: Command, runtime: CliRuntime): vo
       await runtime.withContext('wallet-recon ledger import', {}, async (ctx) => {
         const result = await importBooksFile(ctx, file, { account: opts.account, amounts: opts.amounts, decimalComma: opts.decimalComma, dateFormat, map, dryRun: opts.dryRun === true });
         runtime.output.out(describeImport(result));
+        // New books of a signed date void its sign-off: said now, not at the worker's next check.
+        if (opts.dryRun !== true) {
+          for (const { signoff } of await detectSignoffChanges(ctx)) {
+            runtime.output.err(`${signoff.businessDate} was signed off (#${signoff.id}) and changed after sign-off: it must be signed again.`);
+          }
+        }
         return 0;
       });
     });

@@ -93,8 +93,20 @@ export interface Config {
   readonly notifications: NotificationSettings;
   readonly metrics: MetricsSettings;
   readonly books: BooksSourceSettings;
+  readonly console: ConsoleSettings;
   /** Sentences about what is not wrong enough to stop but likely a mistake (an unknown variable, an ignored one); said once at start. */
   readonly warnings: readonly string[];
+}
+
+/** The review console: its public address, which proxies to trust, and single sign-on. */
+export interface ConsoleSettings {
+  /** RECON_CONSOLE_URL: where people open it; its origin is the only one whose forms are accepted. */
+  readonly publicUrl: string | undefined;
+  /** RECON_CONSOLE_TRUST_PROXY, as Fastify's trustProxy takes it. */
+  readonly trustProxy: boolean | number | string;
+  readonly oidc:
+    | { readonly issuer: string; readonly clientId: string; readonly clientSecret: Secret; readonly roleClaim: string; readonly roleMap: Readonly<Record<string, 'viewer' | 'preparer' | 'approver' | 'admin'>> }
+    | undefined;
 }
 
 /** Where events are sent; each channel is optional (absent: not configured). */

@@ -4,6 +4,7 @@ import { parseDuration } from '../business-date/duration.js';
 import { AUTH_SCHEME_PATTERN } from '../gateway/base-url.js';
 import { checkCronExpression } from '../scheduler/slot-schedule.js';
 import { booksVariables } from './books-settings.js';
+import { consoleVariables } from './console-settings.js';
 import { metricsVariables } from './metrics-settings.js';
 import { notificationVariables } from './notification-settings.js';
 import { positiveInt, trueOrFalse, wholeNumber } from './schema-helpers.js';
@@ -97,6 +98,7 @@ export const envSchema = z.object({
   ...notificationVariables,
   ...metricsVariables,
   ...booksVariables,
+  ...consoleVariables,
 });
 
 export type EnvValues = z.output<typeof envSchema>;

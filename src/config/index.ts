@@ -10,6 +10,7 @@ export {
   type ToleranceSettings,
   type BooksSourceSettings,
   type Config,
+  type ConsoleSettings,
   type Environment,
   type GatewaySettings,
   type MetricsSettings,

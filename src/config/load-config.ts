@@ -11,6 +11,7 @@ import { resolveDatabaseUrl } from './database-url.js';
 import { isInMemoryDataDir, resolveDataDir } from './data-dir.js';
 import { readDotEnv } from './dot-env.js';
 import { envSchema } from './env-schema.js';
+import { consoleProblems, consoleSettingsOf } from './console-settings.js';
 import { metricsSettingsOf } from './metrics-settings.js';
 import { notificationProblems, notificationSettingsOf } from './notification-settings.js';
 import { resolveSecretFiles, SECRET_VARIABLES } from './secret-files.js';
@@ -60,6 +61,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
   }
 
   problems.push(...notificationProblems(env));
+  problems.push(...consoleProblems(env));
 
   const { toleranceByCurrency, amountDecimals } = currencySettingsOf(env, problems);
 
@@ -110,6 +112,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     notifications: notificationSettingsOf(v),
     metrics: metricsSettingsOf(v),
     books: books!,
+    console: consoleSettingsOf(v),
     warnings: [
       ...unknownVariableWarnings(given, (name) => isKnownVariable(name, accountsResult.accounts), KNOWN_VARIABLES),
       ...(env.RECON_ACCOUNTS_FILE !== undefined && options.overrides?.RECON_ACCOUNTS_FILE === undefined

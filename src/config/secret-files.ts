@@ -21,6 +21,8 @@ export const SECRET_VARIABLES: readonly string[] = [
   'RECON_PUSHGATEWAY_URL',
   // The merchant's ledger database, read for the books.
   'RECON_BOOKS_DATABASE_URL',
+  // The console's single sign-on client secret.
+  'RECON_OIDC_CLIENT_SECRET',
 ];
 
 /** A secret file holds one value; anything larger is the wrong file. */

@@ -62,4 +62,11 @@ export const VARIABLE_DESCRIPTIONS: Readonly<Record<SchemaVariable, { readonly m
   RECON_BOOKS_SQL_FILE: { meaning: 'The books query for accounts without their own `books.sqlFile`: gets `$1` the business date (text, write `$1::date`) and `$2` the account, returns `currency` and `balance` (numeric, major units). Needs `RECON_BOOKS_DATABASE_URL`.' },
   RECON_BOOKS_STATEMENT_TIMEOUT: { meaning: 'The longest a books query may run, 1s to 1h.' },
   RECON_BOOKS_PULL_EVERY: { meaning: 'How often the worker asks the ledger database again for a date whose books have not arrived, 1m to 24h.' },
+  RECON_CONSOLE_URL: { meaning: 'The address people open the review console at (`https://recon.example.com/`): only its origin may post forms, and `https://` makes the session cookie `Secure` (see [the console](console.md#behind-a-tls-reverse-proxy)).' },
+  RECON_CONSOLE_TRUST_PROXY: { defaultText: 'false', meaning: 'Whose `X-Forwarded-For/-Proto/-Host` headers the console believes: `true`, a number of hops, or proxy addresses/CIDR ranges (`127.0.0.1,10.0.0.0/8`).' },
+  RECON_OIDC_ISSUER: { meaning: 'Single sign-on for the console: the OpenID provider\'s issuer URL; needs `RECON_OIDC_CLIENT_ID` and `RECON_OIDC_CLIENT_SECRET`.' },
+  RECON_OIDC_CLIENT_ID: { meaning: 'The console\'s client id at the OpenID provider.' },
+  RECON_OIDC_CLIENT_SECRET: { meaning: 'secret. The console\'s client secret at the OpenID provider.' },
+  RECON_OIDC_ROLE_CLAIM: { meaning: 'The claim that holds a person\'s console roles.' },
+  RECON_OIDC_ROLE_MAP: { meaning: '`VALUE=ROLE,...` from claim values to console roles (`viewer`, `preparer`, `approver`, `admin`); unset: the values must be the role names.' },
 };

@@ -302,8 +302,73 @@ export interface NotificationsTable {
   sent_at: Date | null;
 }
 
+export type ConsoleRole = 'viewer' | 'preparer' | 'approver' | 'admin';
+
+export interface ConsoleUsersTable {
+  id: Generated<number>;
+  name: string;
+  role: ConsoleRole;
+  /** scrypt$N$r$p$salt$hash; null for a user who signs in only through OpenID Connect. */
+  password_hash: string | null;
+  source: ColumnType<'local' | 'oidc', 'local' | 'oidc' | undefined, 'local' | 'oidc'>;
+  disabled_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface ConsoleSessionsTable {
+  /** SHA-256 (hex) of the session id the cookie holds; the id itself is never stored. */
+  id_sha256: string;
+  user_id: number;
+  created_at: Date;
+  last_seen_at: Date;
+  expires_at: Date;
+  address: string | null;
+}
+
+export interface ConsoleSignInAttemptsTable {
+  id: Generated<string>;
+  user_name: string;
+  at: Date;
+  address: string | null;
+  succeeded: boolean;
+}
+
+export interface ConsoleAuditTable {
+  id: Generated<string>;
+  at: Date;
+  user_name: string | null;
+  address: string | null;
+  action: string;
+  target: string | null;
+  outcome: 'ok' | 'refused' | 'failed';
+  detail: ColumnType<unknown, string | null, never>;
+}
+
+export interface SignoffsTable {
+  id: Generated<number>;
+  account_set: string[];
+  business_date: DateString;
+  prepared_by: string;
+  prepared_at: Date;
+  approved_by: string | null;
+  approved_at: Date | null;
+  report_sha256: string;
+  report_html: string;
+  /** jsonb: the inputs the date was signed on (see src/console/signoff-inputs.ts). */
+  inputs: ColumnType<unknown, string, never>;
+  invalidated_at: Date | null;
+  /** jsonb: what changed after sign-off, as sentences. */
+  invalidation: ColumnType<unknown, string | null, string | null>;
+}
+
 export interface Database {
   notifications: NotificationsTable;
+  console_users: ConsoleUsersTable;
+  console_sessions: ConsoleSessionsTable;
+  console_sign_in_attempts: ConsoleSignInAttemptsTable;
+  console_audit: ConsoleAuditTable;
+  signoffs: SignoffsTable;
   snapshot_runs: SnapshotRunsTable;
   balance_snapshots: BalanceSnapshotsTable;
   expected_balances: ExpectedBalancesTable;

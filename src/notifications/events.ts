@@ -8,7 +8,7 @@ import type { StatusCounts } from '../reconciliation/reconciliation-result.js';
  */
 export const EVENT_VERSION = 1;
 
-export type EventType = 'night.completed' | 'date.missed' | 'books.missing' | 'notification.test';
+export type EventType = 'night.completed' | 'date.missed' | 'books.missing' | 'notification.test' | 'signoff.invalidated';
 
 export interface NotificationEvent<D = EventData> {
   /** `evt_…`, the same for every channel: a webhook receiver deduplicates on it (webhook-id). */
@@ -20,7 +20,7 @@ export interface NotificationEvent<D = EventData> {
   data: D;
 }
 
-export type EventData = NightCompletedData | DateMissedData | BooksMissingData | TestEventData;
+export type EventData = NightCompletedData | DateMissedData | BooksMissingData | TestEventData | SignoffInvalidatedData;
 
 /** An exact amount in minor units, as a string of digits, with its currency. */
 export interface Money {
@@ -106,6 +106,17 @@ export interface DateMissedData {
   consecutiveMissedDates: number;
 }
 
+/** A signed business date whose inputs changed afterwards: it must be signed again. */
+export interface SignoffInvalidatedData {
+  signoffId: number;
+  businessDate: string;
+  accounts: string[];
+  preparedBy: string;
+  approvedBy: string | null;
+  /** What changed, one sentence each. */
+  changes: string[];
+}
+
 export interface TestEventData {
   message: string;
 }
@@ -135,6 +146,10 @@ export function headlineOf(event: NotificationEvent): string {
   if (event.type === 'date.missed') {
     const d = event.data as DateMissedData;
     return `Account "${d.account}" missed business date ${d.businessDate}: no end-of-day snapshot`;
+  }
+  if (event.type === 'signoff.invalidated') {
+    const d = event.data as SignoffInvalidatedData;
+    return `Business date ${d.businessDate} changed after sign-off: it must be signed again`;
   }
   return 'wallet-recon test notification';
 }

@@ -1,7 +1,7 @@
 import { formatMoney, groupDigits } from '../money/format-amount.js';
 import { escapeHtml } from '../reconciliation/escape-html.js';
 import type { StatusCounts } from '../reconciliation/reconciliation-result.js';
-import { headlineOf, type BooksMissingData, type DateMissedData, type NightAccountDigest, type NightCompletedData, type NotificationEvent, type TestEventData } from './events.js';
+import { headlineOf, type BooksMissingData, type DateMissedData, type NightAccountDigest, type NightCompletedData, type NotificationEvent, type SignoffInvalidatedData, type TestEventData } from './events.js';
 
 // Slack refuses a section text over 3,000 characters; the top breaks are cut well before.
 const SLACK_BREAK_LINES = 10;
@@ -77,6 +77,13 @@ export function renderEventText(event: NotificationEvent): string {
       `The capture window of ${d.businessDate} closed at ${d.windowClosedAt} without an end-of-day snapshot of account "${d.account}"; the gateway only reports current balances, so that day's closing balance is lost.`,
       `Last error: ${d.lastError ?? 'none recorded'}`,
       `Business dates missed in a row: ${d.consecutiveMissedDates}`,
+    );
+  } else if (event.type === 'signoff.invalidated') {
+    const d = event.data as SignoffInvalidatedData;
+    lines.push(
+      `Sign-off #${d.signoffId} of ${d.businessDate} (accounts ${d.accounts.join(', ')}; prepared by ${d.preparedBy}${d.approvedBy === null ? ', not approved yet' : `, approved by ${d.approvedBy}`}) no longer matches its inputs:`,
+      ...d.changes.map((c) => `  ${c}`),
+      'The sealed report stays as it was signed; the date must be signed again in the console or with "wallet-recon signoff prepare".',
     );
   } else {
     lines.push((event.data as TestEventData).message);

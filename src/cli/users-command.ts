@@ -1,0 +1,94 @@
+import { Option, type Command } from 'commander';
+import { resolveActor } from '../cases/case-actor.js';
+import { addUser, checkUserName, disableUser, listUsers, parseRole, setUserRole } from '../console/console-users.js';
+import { generatePassword } from '../console/passwords.js';
+import { CONSOLE_ROLES } from '../console/roles.js';
+import { formatTable } from '../text-table.js';
+import { summaryOf } from './command-catalog.js';
+import { readPasswordFromStdin } from './read-stdin.js';
+import type { CliRuntime } from './runtime.js';
+
+/** `wallet-recon users`: the review console's local users and their roles. */
+export function registerUsersCommand(program: Command, runtime: CliRuntime): void {
+  const users = program
+    .command('users')
+    .description(summaryOf('users'))
+    .addHelpText(
+      'after',
+      `
+Roles: viewer (sees everything, changes nothing), preparer (works cases, prepares a sign-off),
+approver (works cases, approves someone else's sign-off), admin (all of it; never both steps of one sign-off).
+
+Examples:
+  wallet-recon users add anna --role preparer                    prints a generated password once
+  printf '%s' "$PASSWORD" | wallet-recon users add ben --role approver --password-stdin
+  wallet-recon users list
+  wallet-recon users set-role anna approver
+  wallet-recon users disable anna                                 also ends her sessions
+
+Exit codes: 0 done, 1 error, 2 usage error (unknown user or role, a name taken, a password too short), 130 stopped by Ctrl-C (SIGINT), 143 stopped by SIGTERM.`,
+    );
+
+  users
+    .command('add')
+    .description('add a local user with a role; the password comes from standard input, or is generated and printed once')
+    .argument('<name>', 'user name (letters, digits, ".", "_", "@", "-")')
+    .addOption(new Option('--role <role>', 'what the user may do').choices(CONSOLE_ROLES).makeOptionMandatory())
+    .option('--password-stdin', 'read the password from standard input (at least 12 characters)')
+    .action(async (name: string, opts: { role: string; passwordStdin?: boolean }) => {
+      checkUserName(name);
+      const role = parseRole(opts.role);
+      const password = opts.passwordStdin ? await readPasswordFromStdin() : generatePassword();
+      await runtime.withContext('wallet-recon users add', {}, async (ctx) => {
+        const user = await addUser(ctx, name, role, password, resolveActor(undefined, ctx.config));
+        runtime.output.out(`Added user "${user.name}" with the ${user.role} role.`);
+        // Shown once, on stdout only: it is stored as a scrypt hash and cannot be read back.
+        if (!opts.passwordStdin) runtime.output.out(`Password (shown only now): ${password}`);
+        return 0;
+      });
+    });
+
+  users
+    .command('list')
+    .description('every user with role, origin and state')
+    .option('--json', 'print JSON')
+    .action(async (opts: { json?: boolean }) => {
+      await runtime.withContext('wallet-recon users list', {}, async (ctx) => {
+        const all = await listUsers(ctx.database.db);
+        if (opts.json) {
+          runtime.output.out(JSON.stringify(all.map((u) => ({ name: u.name, role: u.role, source: u.source, disabled_at: u.disabledAt?.toISOString() ?? null, created_at: u.createdAt.toISOString() })), null, 2));
+        } else if (all.length === 0) {
+          runtime.output.out('No users yet. Add one with "wallet-recon users add NAME --role preparer".');
+        } else {
+          runtime.output.out(formatTable(['user', 'role', 'source', 'state', 'created (UTC)'], all.map((u) => [u.name, u.role, u.source, u.disabledAt === null ? 'active' : `disabled ${u.disabledAt.toISOString().slice(0, 16).replace('T', ' ')}`, u.createdAt.toISOString().slice(0, 16).replace('T', ' ')])));
+        }
+        return 0;
+      });
+    });
+
+  users
+    .command('disable')
+    .description('disable a user: they can no longer sign in, and their open sessions end now')
+    .argument('<name>', 'user name')
+    .action(async (name: string) => {
+      await runtime.withContext('wallet-recon users disable', {}, async (ctx) => {
+        const { user, endedSessions } = await disableUser(ctx, name, resolveActor(undefined, ctx.config));
+        runtime.output.out(`Disabled user "${user.name}"; ${endedSessions} session${endedSessions === 1 ? '' : 's'} ended.`);
+        return 0;
+      });
+    });
+
+  users
+    .command('set-role')
+    .description("change a user's role (their sessions end, so it applies from the next sign-in)")
+    .argument('<name>', 'user name')
+    .argument('<role>', `one of ${CONSOLE_ROLES.join(', ')}`)
+    .action(async (name: string, roleText: string) => {
+      const role = parseRole(roleText);
+      await runtime.withContext('wallet-recon users set-role', {}, async (ctx) => {
+        const { before, user } = await setUserRole(ctx, name, role, resolveActor(undefined, ctx.config));
+        runtime.output.out(before === role ? `User "${user.name}" already has the ${role} role.` : `User "${user.name}": ${before} -> ${role}.`);
+        return 0;
+      });
+    });
+}
