@@ -110,6 +110,8 @@ export interface NotificationSettings {
   readonly email: { readonly smtpUrl: Secret; readonly from: string; readonly to: readonly string[] } | undefined;
   /** Attempts per notification and channel before it is marked failed. */
   readonly maxAttempts: number;
+  /** How long a deliverer's claim on one row lasts (RECON_NOTIFY_LEASE); renewed while it sends. */
+  readonly leaseMs: number;
 }
 
 export interface MetricsSettings {
@@ -233,6 +235,19 @@ const envSchema = z.object({
       return list;
     }),
   RECON_NOTIFY_MAX_ATTEMPTS: positiveInt(100, 'attempts').default(10),
+  // Renewed every third of itself while a row is sent, so it only runs out when its sender stopped
+  // (died, or frozen longer than the lease); then another replica sends the row again.
+  RECON_NOTIFY_LEASE: z
+    .string()
+    .default('2m')
+    .transform((v, ctx) => {
+      const ms = parseDuration(v);
+      if (ms === undefined || ms < 300 || ms > 3_600_000) {
+        ctx.addIssue({ code: 'custom', message: 'must be a duration from 300ms to 1h, such as 90s or 2m (how long a claimed notification stays one sender\'s)' });
+        return z.NEVER;
+      }
+      return ms;
+    }),
   RECON_METRICS_PORT: z
     .string()
     .optional()
@@ -474,6 +489,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
       slack: v.RECON_SLACK_WEBHOOK_URL === undefined ? undefined : { url: new Secret(v.RECON_SLACK_WEBHOOK_URL) },
       email: v.RECON_SMTP_URL === undefined ? undefined : { smtpUrl: new Secret(v.RECON_SMTP_URL), from: v.RECON_MAIL_FROM!, to: v.RECON_MAIL_TO! },
       maxAttempts: v.RECON_NOTIFY_MAX_ATTEMPTS,
+      leaseMs: v.RECON_NOTIFY_LEASE,
     },
     metrics: {
       port: v.RECON_METRICS_PORT,
