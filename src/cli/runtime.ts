@@ -1,6 +1,6 @@
 import type { AppContext } from '../app-context.js';
 import { systemClock, type Clock } from '../clock.js';
-import { copyEnvironment, loadConfig, removeSecretsFromEnvironment, userDataRoot, type Config } from '../config.js';
+import { copyEnvironment, loadConfig, removeSecretsFromEnvironment, userDataRoot, type Config } from '../config/index.js';
 import { createLogger, type Logger } from '../logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Output } from './output.js';

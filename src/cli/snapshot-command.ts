@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { describeCaptureTiming } from '../business-date/business-calendar.js';
 import type { AppContext } from '../app-context.js';
-import { selectAccounts } from '../config.js';
+import { selectAccounts } from '../config/index.js';
 import type { MetricsRecorder } from '../metrics/metrics.js';
 import { formatOptionalAmount, formatAmount } from '../money/format-amount.js';
 import type { AccountRunResult } from '../snapshot/capture-account.js';
