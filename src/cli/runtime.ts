@@ -84,6 +84,9 @@ export function createCliRuntime(
       if (config === undefined) {
         config = loadConfig({ env: source });
         removeSecretsFromEnvironment(config, env);
+        // Said once, on stderr like the data directory's notice: stdout stays clean to pipe, and a
+        // terminal's default log level (fatal) would hide a log line.
+        for (const warning of config.warnings) output.err(`Warning: ${warning}`);
       }
       return config;
     },

@@ -63,6 +63,8 @@ export interface Config {
   readonly actor: string | undefined;
   readonly notifications: NotificationSettings;
   readonly metrics: MetricsSettings;
+  /** Sentences about what is not wrong enough to stop but likely a mistake (an unknown variable, an ignored one); said once at start. */
+  readonly warnings: readonly string[];
 }
 
 /** Where events are sent; each channel is optional (absent: not configured). */

@@ -22,7 +22,8 @@ export const envSchema = z.object({
   GATEWAY_API_SECRET: z.string().min(1).optional(),
   GATEWAY_TIMEOUT_MS: positiveInt(600_000, 'milliseconds').default(30_000),
   GATEWAY_CONCURRENCY: positiveInt(256, 'requests at once').default(8),
-  GATEWAY_PER_PAGE: positiveInt(10_000, 'wallets per page').default(100),
+  // The gateway refuses a larger page (400: per_page must be an integer from 1 to 100).
+  GATEWAY_PER_PAGE: positiveInt(100, 'wallets per page').default(100),
   GATEWAY_MAX_RPS: z.coerce.number({ error: 'must be a number of requests per second above 0, such as 5 or 0.5' }).positive({ error: 'must be a number of requests per second above 0, such as 5 or 0.5' }).optional(),
   GATEWAY_AUTH_SCHEME: z
     .string()

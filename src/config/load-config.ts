@@ -1,11 +1,13 @@
+import path from 'node:path';
 import { checkBaseUrl } from '../gateway/base-url.js';
 import { Secret } from '../secret.js';
 import { resolveAccounts } from './accounts.js';
 import { toleranceByCurrencyOf } from './business-settings.js';
 import { configProblems, describeIssue } from './config-problems.js';
-import { DEFAULT_SANDBOX_URL, type Config } from './config-types.js';
+import { DEFAULT_SANDBOX_URL, type AccountConfig, type Config } from './config-types.js';
+import { ignoredAccountVariableWarnings, unknownVariableWarnings, type VariableSource } from './config-warnings.js';
 import { resolveDatabaseUrl } from './database-url.js';
-import { resolveDataDir } from './data-dir.js';
+import { isInMemoryDataDir, resolveDataDir } from './data-dir.js';
 import { readDotEnv } from './dot-env.js';
 import { envSchema } from './env-schema.js';
 import { metricsSettingsOf } from './metrics-settings.js';
@@ -29,7 +31,13 @@ export interface LoadConfigOptions {
 export function loadConfig(options: LoadConfigOptions = {}): Config {
   const cwd = options.cwd ?? process.cwd();
   const base = options.env ?? process.env;
-  const env: Record<string, string | undefined> = { ...(options.ignoreDotEnv ? {} : readDotEnv(cwd)), ...base, ...options.overrides };
+  const dotEnv = options.ignoreDotEnv ? {} : readDotEnv(cwd);
+  const env: Record<string, string | undefined> = { ...dotEnv, ...base, ...options.overrides };
+  // What the operator set (not the program's own overrides), for the warnings about names.
+  const given: VariableSource[] = [
+    ...Object.keys(base).filter((name) => base[name] !== undefined && base[name] !== '').map((name) => ({ name, from: 'set in the environment' })),
+    ...Object.keys(dotEnv).filter((name) => dotEnv[name] !== '' && (base[name] === undefined || base[name] === '')).map((name) => ({ name, from: `set in ${path.join(cwd, '.env')}` })),
+  ].filter((v) => options.overrides?.[v.name] === undefined);
   for (const key of Object.keys(env)) if (env[key] === '') env[key] = undefined;
   // An empty auth scheme is meaningful (bare token), so keep it when explicitly set.
   if (base.GATEWAY_AUTH_SCHEME === '') env.GATEWAY_AUTH_SCHEME = '';
@@ -57,6 +65,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
   const accountsResult = parsed.success ? resolveAccounts(env, cwd, parsed.data.GATEWAY_ENV) : { accounts: [], problems: [] };
   problems.push(...accountsResult.problems);
   const databaseUrl = parsed.success ? resolveDatabaseUrl(parsed.data.DATABASE_URL, parsed.data.DATABASE_PASSWORD, problems) : undefined;
+  const dataDir = resolveDataDir(parsed.success ? parsed.data.RECON_DATA_DIR : undefined, cwd, problems);
 
   if (!parsed.success || problems.length > 0) {
     throw configProblems(problems);
@@ -65,7 +74,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
   return deepFreeze({
     databaseUrl,
     secretVariables: [...new Set([...SECRET_VARIABLES, ...accountsResult.accounts.map((a) => a.apiSecretEnv)])],
-    ...resolveDataDir(v.RECON_DATA_DIR, cwd),
+    ...dataDir,
     environment: v.GATEWAY_ENV,
     liveUrl: v.GATEWAY_LIVE_URL,
     sandboxUrl: v.GATEWAY_SANDBOX_URL ?? DEFAULT_SANDBOX_URL,
@@ -96,7 +105,29 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     actor: v.RECON_ACTOR,
     notifications: notificationSettingsOf(v),
     metrics: metricsSettingsOf(v),
+    warnings: [
+      ...unknownVariableWarnings(given, (name) => isKnownVariable(name, accountsResult.accounts), KNOWN_VARIABLES),
+      ...(env.RECON_ACCOUNTS_FILE !== undefined && options.overrides?.RECON_ACCOUNTS_FILE === undefined
+        ? ignoredAccountVariableWarnings(new Set(given.map((g) => g.name)), new Set(accountsResult.accounts.flatMap(accountVariables)))
+        : []),
+      ...(databaseUrl === undefined && isInMemoryDataDir(dataDir.dataDir)
+        ? [`RECON_DATA_DIR is ${dataDir.dataDir}: the embedded database lives in memory and keeps nothing once the command ends.`]
+        : []),
+    ],
   });
+}
+
+/** The names the environment schema reads, and the _FILE form of each secret: what a misspelt name is compared with. */
+const KNOWN_VARIABLES: readonly string[] = [...Object.keys(envSchema.shape), ...SECRET_VARIABLES.map((name) => `${name}_FILE`)];
+
+/** The variables an account takes its credentials from (the secret's _FILE form included). */
+function accountVariables(account: AccountConfig): string[] {
+  return [account.apiKeyEnv, account.apiSecretEnv, `${account.apiSecretEnv}_FILE`];
+}
+
+function isKnownVariable(name: string, accounts: readonly AccountConfig[]): boolean {
+  // Per-currency tolerances are checked where they are read (RECON_TOLERANCE_JPY).
+  return KNOWN_VARIABLES.includes(name) || name.startsWith('RECON_TOLERANCE_') || accounts.some((a) => accountVariables(a).includes(name));
 }
 
 function deepFreeze<T>(value: T): T {
