@@ -107,7 +107,7 @@ export function registerNotifyCommand(program: Command, runtime: CliRuntime): vo
     .command('retry')
     .description('queue a failed notification again: the worker sends it on its next pass, with a fresh count of attempts')
     .argument('<id>', 'the id of a failed notification (see: notify list --status failed)')
-    .addHelpText('after', '\nExit codes: 0 queued again, 2 no such notification or it is not failed.\n\nExample:\n  wallet-recon notify list --status failed\n  wallet-recon notify retry 42')
+    .addHelpText('after', '\nExit codes: 0 queued again, 2 no such notification or it is not failed, 130 stopped by Ctrl-C (SIGINT), 143 stopped by SIGTERM.\n\nExample:\n  wallet-recon notify list --status failed\n  wallet-recon notify retry 42')
     .action(async (id: string) => {
       if (!/^[1-9]\d{0,17}$/.test(id)) throw new UsageError(`notify retry needs the id of a notification, a whole number such as 42 (got "${id}"); "wallet-recon notify list --status failed" lists them.`);
       await runtime.withContext('wallet-recon notify retry', {}, async (ctx) => {
