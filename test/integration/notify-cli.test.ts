@@ -118,7 +118,8 @@ describe(`wallet-recon notify (${backend})`, () => {
     const bad = await runCliInProcess(['notify', 'retry', 'abc'], channelEnv);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('notify retry needs the id of a notification, a whole number such as 42 (got "abc")');
-  });
+    // Six commands, each opening the embedded database afresh: more than the default 30 s on a busy machine.
+  }, 120_000);
 
   it('pushes a one-shot snapshot\'s metrics to the Pushgateway with pushAdd (POST) under its job', async () => {
     const result = await runCliInProcess(['snapshot'], { ...env, RECON_PUSHGATEWAY_URL: `${pushgateway.url}/` });
