@@ -1,0 +1,58 @@
+import type { envSchema } from './env-schema.js';
+
+/** A variable of the environment schema. */
+export type SchemaVariable = keyof typeof envSchema.shape;
+
+/**
+ * What each variable of the schema means, for docs/configuration.md (`npm run docs:config`).
+ * Typed by the schema: a variable added there without a line here does not compile. Defaults
+ * are not repeated: the reference takes them from the schema; `defaultText` only words one the
+ * schema cannot show.
+ */
+export const VARIABLE_DESCRIPTIONS: Readonly<Record<SchemaVariable, { readonly meaning: string; readonly defaultText?: string }>> = {
+  DATABASE_URL: { meaning: 'secret. PostgreSQL connection string (`postgres://` or `postgresql://`). Unset: the embedded database.' },
+  DATABASE_PASSWORD: { meaning: 'secret. Password put into a `DATABASE_URL` written without one (one Docker secret for PostgreSQL and the worker).' },
+  RECON_DATA_DIR: {
+    defaultText: 'user data dir',
+    meaning:
+      'Folder of the embedded database: an absolute path, new, empty or already wallet-recon\'s (a folder of other files is refused); files owner-only (0600/0700); one process at a time. `memory://`: an in-memory database that keeps nothing once the command ends (said with a warning). Default: `$XDG_DATA_HOME/wallet-recon/database`, else `~/.local/share/wallet-recon/database`; a `.data/` folder an earlier version created in the working directory is used instead, with a notice.',
+  },
+  GATEWAY_ENV: { meaning: '`live` or `sandbox`: the environment of the single account (an accounts file names each account\'s own).' },
+  GATEWAY_LIVE_URL: { meaning: 'Live base address (required for live accounts); `https://`.' },
+  GATEWAY_SANDBOX_URL: { defaultText: '`http://127.0.0.1:4010`', meaning: 'Sandbox base address; `http://` only for loopback hosts.' },
+  GATEWAY_API_KEY: { meaning: 'API key of the `default` account (ignored, with a warning, when `RECON_ACCOUNTS_FILE` is set).' },
+  GATEWAY_API_SECRET: { meaning: 'secret. API secret of the `default` account (sent only as `Secret-Key` to the configured origin; ignored, with a warning, when `RECON_ACCOUNTS_FILE` is set).' },
+  GATEWAY_TIMEOUT_MS: { meaning: 'Per-attempt request timeout, in milliseconds.' },
+  GATEWAY_CONCURRENCY: { meaning: 'Single-wallet reads at once.' },
+  GATEWAY_PER_PAGE: { meaning: '`per_page` sent to list endpoints, 1 to 100 (the gateway refuses more).' },
+  GATEWAY_MAX_RPS: { meaning: 'Requests-per-second cap per gateway origin, shared by every account\'s requests in the process (one budget, not one per account).' },
+  GATEWAY_AUTH_SCHEME: { meaning: 'Word before the token in `Authorization` (empty: the bare token).' },
+  GATEWAY_RETRY_ATTEMPTS: { meaning: 'Retries after the first attempt (network errors, timeouts, 408, 425, 429, 5xx).' },
+  GATEWAY_MAX_RETRY_AFTER_MS: { meaning: 'Longest `Retry-After` honoured, in milliseconds; longer fails at once.' },
+  GATEWAY_RETRY_BASE_DELAY_MS: { meaning: 'First backoff step, in milliseconds (exponential, full jitter).' },
+  GATEWAY_MAX_PAGES: { meaning: 'Upper bound on the pages of one listing.' },
+  LOG_LEVEL: { meaning: '`fatal` `error` `warn` `info` `debug` `trace` `silent`. Unset: `info` when piped or run from cron, quiet on a terminal.' },
+  RECON_TIMEZONE: { meaning: 'IANA zone of business dates, the cut-off and the schedule.' },
+  RECON_SCHEDULE: { meaning: 'Cron expression of the worker\'s slots: 5 fields, or 6 with seconds first; every slot must lie inside a capture window (else `schedule` exits 2 saying which).' },
+  RECON_CUTOFF: { meaning: 'Local time (`HH:MM`) at which a business date ends (see [operating](operating.md#business-dates-cut-off-and-capture-window)).' },
+  RECON_CAPTURE_WINDOW: { meaning: 'How far either side of a cut-off a capture is that date\'s end-of-day snapshot (`90s`, `45m`, `3h`; at most `11h`).' },
+  RECON_RETRY_DELAYS: { meaning: 'Waits between capture attempts within the window; the last one repeats.' },
+  RECON_ACCOUNTS_FILE: { meaning: 'JSON or YAML list of accounts (below).' },
+  RECON_ACCOUNT_CONCURRENCY: { meaning: 'Accounts captured at once.' },
+  RECON_MAX_CONSECUTIVE_FAILURES: { meaning: 'Missed business dates in a row before each further miss is also logged as an alarm.' },
+  RECON_CATCH_UP: { meaning: 'At start, record the dates whose window closed while no worker ran as missed, and resume the slot whose window is still open.' },
+  RECON_SHUTDOWN_GRACE_MS: { meaning: 'On SIGTERM, how long a running run may finish before it is interrupted, in milliseconds.' },
+  RECON_TOLERANCE: { meaning: 'Reconciliation tolerance in minor units (per currency: `RECON_TOLERANCE_<CUR>`, below).' },
+  RECON_ACTOR: { meaning: 'Who manual case actions are recorded as when `--by` is not given (else the operating-system user).' },
+  RECON_WEBHOOK_URL: { meaning: 'secret. Receiver of signed webhooks (https, or http for loopback hosts only); needs `RECON_WEBHOOK_SECRET`.' },
+  RECON_WEBHOOK_SECRET: { meaning: 'secret. Standard Webhooks signing secret: `whsec_` + base64 of 24–64 random bytes (`echo "whsec_$(openssl rand -base64 32)"`).' },
+  RECON_SLACK_WEBHOOK_URL: { meaning: 'secret. A Slack incoming-webhook URL (the URL is the credential).' },
+  RECON_SMTP_URL: { meaning: 'secret. `smtps://user:password@smtp.example.com:465` (or `smtp://…:587`, which must offer STARTTLS unless the host is loopback); needs `RECON_MAIL_FROM` and `RECON_MAIL_TO`.' },
+  RECON_MAIL_FROM: { meaning: 'Sender, `recon@example.com` or `Recon <recon@example.com>`.' },
+  RECON_MAIL_TO: { meaning: 'Recipients, comma-separated.' },
+  RECON_NOTIFY_MAX_ATTEMPTS: { meaning: 'Delivery attempts per notification and channel before it is marked `failed`.' },
+  RECON_METRICS_PORT: { meaning: 'The worker serves `/metrics` and `/healthz` on this port (unset: not served).' },
+  RECON_METRICS_HOST: { meaning: 'Address those endpoints bind to (`0.0.0.0` in a container that Prometheus scrapes).' },
+  RECON_METRICS_PER_ACCOUNT: { meaning: 'Label per-account series with `account`; `false` for large fleets (see [notifications and metrics](notifications-and-metrics.md#metrics-and-health)).' },
+  RECON_PUSHGATEWAY_URL: { meaning: 'secret when it carries a password. `snapshot`, `reconcile` and `backfill` push their metrics there (`pushAdd`).' },
+};
