@@ -3,7 +3,9 @@ import { sql, type Kysely } from 'kysely';
 // The transactional outbox: an event is written in the same transaction as the outcome it reports
 // (a missed date, a settled night), one row per configured channel, and a deliverer sends it
 // later. A row is claimed by a lease (locked_until) taken under `for update skip locked`, so
-// replicas never send the same row twice and a sender that dies releases it when the lease ends.
+// replicas do not claim the same row at once and a sender that dies releases it when the lease
+// ends. (A lease alone did not keep a slow sender's rows from being claimed again: see
+// 2026-11-26T0002_case-and-outbox-fencing, which adds the claim token the outcomes are fenced by.)
 export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`
     create table notifications (

@@ -5,6 +5,7 @@ import * as businessDates from './2026-11-22T0001_business-dates.js';
 import * as reconciliationCases from './2026-11-22T0002_reconciliation-cases.js';
 import * as notifications from './2026-11-22T0003_notifications.js';
 import * as reconciliationState from './2026-11-26T0001_reconciliation-state.js';
+import * as caseAndOutboxFencing from './2026-11-26T0002_case-and-outbox-fencing.js';
 import * as amountScale from './2026-11-26T0003_amount-scale.js';
 import * as booksSources from './2026-11-26T0004_books-sources.js';
 import * as console_ from './2026-11-26T0005_console.js';
@@ -21,6 +22,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '2026-11-22T0002_reconciliation-cases': reconciliationCases,
   '2026-11-22T0003_notifications': notifications,
   '2026-11-26T0001_reconciliation-state': reconciliationState,
+  '2026-11-26T0002_case-and-outbox-fencing': caseAndOutboxFencing,
   '2026-11-26T0003_amount-scale': amountScale,
   '2026-11-26T0004_books-sources': booksSources,
   '2026-11-26T0005_console': console_,

@@ -1,7 +1,7 @@
 import type { AppContext } from '../app-context.js';
 import { isCalendarDate } from '../clock.js';
 import { businessCalendarOf } from '../config/index.js';
-import { listCaseEvidence, findCase, insertEvent, listOccurrences, updateCase } from '../db/reconciliation-case.repository.js';
+import { listCaseEvidence, findCase, insertEvent, listOccurrences, lockAccountCases, updateCase } from '../db/reconciliation-case.repository.js';
 import { UsageError } from '../errors.js';
 import { describeAmount, describeCase, type CaseAction, type CaseState, type ReconciliationCase } from './case-model.js';
 
@@ -73,7 +73,11 @@ export async function applyCaseAction(ctx: AppContext, request: CaseActionReques
   const at = ctx.clock.now();
 
   return ctx.database.db.transaction().execute(async (trx) => {
-    const before = await findCase(trx, request.caseId, { forUpdate: true });
+    // The account's case lock first, as a reconciliation takes it: one that is tracking this
+    // case finishes (and its write lands) before the decision is read and made, never after.
+    const found = await findCase(trx, request.caseId);
+    if (found !== undefined) await lockAccountCases(trx, found.account);
+    const before = found && (await findCase(trx, request.caseId, { forUpdate: true }));
     if (before === undefined) throw new UsageError(`There is no case #${request.caseId}. Run "wallet-recon cases --state active" to list the cases that need attention.`);
     if (!ALLOWED_FROM[request.action].includes(before.state)) {
       const allowed = actionsAllowedFrom(before.state);

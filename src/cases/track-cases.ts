@@ -86,7 +86,8 @@ class AccountDayTracker {
 
   async run(): Promise<Map<string, ReconciliationCase>> {
     const own = this.#input.results.filter((r) => r.account === this.#account);
-    const cases = await listCasesOfAccount(this.#trx, this.#account);
+    // Locked as well as read: the whole case is written back below, so no decision may land in between.
+    const cases = await listCasesOfAccount(this.#trx, this.#account, { forUpdate: true });
     const byKey = new Map(cases.map((c) => [keyOf(c.currency, c.kind), c]));
     const onDate = new Map((await listOccurrencesOnDate(this.#trx, this.#account, this.#date)).map((o) => [o.caseId, o]));
     const attached = new Map<string, ReconciliationCase>();

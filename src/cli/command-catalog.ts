@@ -90,7 +90,7 @@ export const COMMANDS: readonly CatalogEntry[] = [
   },
   {
     name: 'notify',
-    summary: 'notifications: send a test event to every configured channel, or list the outbox',
+    summary: 'notifications: send a test event to every configured channel, list the outbox, or queue a failed one again',
     load: async () => (await import('./notify-command.js')).registerNotifyCommand,
   },
   {

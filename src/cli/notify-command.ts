@@ -1,6 +1,6 @@
 import { Option, type Command } from 'commander';
 import type { NotificationStatus } from '../db/database.types.js';
-import { listNotifications } from '../db/notification.repository.js';
+import { listNotifications, requeueFailedNotification } from '../db/notification.repository.js';
 import { ConfigError, describeError, UsageError } from '../errors.js';
 import { createEvent } from '../notifications/events.js';
 import { createChannels } from '../notifications/outbox.js';
@@ -9,7 +9,7 @@ import { summaryOf } from './command-catalog.js';
 
 const STATUSES: readonly NotificationStatus[] = ['pending', 'sent', 'failed'];
 
-/** `wallet-recon notify test | list`: try the channels, read the outbox. */
+/** `wallet-recon notify test | list | retry`: try the channels, read the outbox, queue a failed row again. */
 export function registerNotifyCommand(program: Command, runtime: CliRuntime): void {
   const notify = program
     .command('notify')
@@ -18,7 +18,7 @@ export function registerNotifyCommand(program: Command, runtime: CliRuntime): vo
       'after',
       '\nChannels: RECON_WEBHOOK_URL + RECON_WEBHOOK_SECRET (signed webhook), RECON_SLACK_WEBHOOK_URL (Slack),\n' +
         'RECON_SMTP_URL + RECON_MAIL_FROM + RECON_MAIL_TO (e-mail). The worker sends night.completed and date.missed events.\n\n' +
-        'Examples:\n  wallet-recon notify test\n  wallet-recon notify list --status failed',
+        'Examples:\n  wallet-recon notify test\n  wallet-recon notify list --status failed\n  wallet-recon notify retry 42',
     );
 
   notify
@@ -102,6 +102,27 @@ export function registerNotifyCommand(program: Command, runtime: CliRuntime): vo
         ];
         const widths = table[0]!.map((_, i) => Math.max(...table.map((row) => Math.min(row[i]!.length, i === 7 ? 200 : 40))));
         for (const row of table) runtime.output.out(row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ').trimEnd());
+        return 0;
+      });
+    });
+
+  notify
+    .command('retry')
+    .description('queue a failed notification again: the worker sends it on its next pass, with a fresh count of attempts')
+    .argument('<id>', 'the id of a failed notification (see: notify list --status failed)')
+    .addHelpText('after', '\nExit codes: 0 queued again, 2 no such notification or it is not failed, 130 stopped by Ctrl-C (SIGINT), 143 stopped by SIGTERM.\n\nExample:\n  wallet-recon notify list --status failed\n  wallet-recon notify retry 42')
+    .action(async (id: string) => {
+      if (!/^[1-9]\d{0,17}$/.test(id)) throw new UsageError(`notify retry needs the id of a notification, a whole number such as 42 (got "${id}"); "wallet-recon notify list --status failed" lists them.`);
+      await runtime.withContext('wallet-recon notify retry', {}, async (ctx) => {
+        const done = await requeueFailedNotification(ctx.database.db, id, ctx.clock.now());
+        if (done === undefined) throw new UsageError(`There is no notification ${id}. "wallet-recon notify list --status failed" lists the failed ones.`);
+        const r = done.before;
+        const what = `Notification ${id} (${r.event_type} to ${r.channel})`;
+        if (!done.requeued) {
+          const state = r.status === 'sent' ? `was already sent${r.sent_at === null ? '' : ` at ${r.sent_at.toISOString()}`}` : 'is still pending: the worker is already trying it';
+          throw new UsageError(`${what} is not failed: it ${state}. Only a failed notification can be retried; nothing was changed.`);
+        }
+        runtime.output.out(`${what} queued again: it had failed after ${r.attempts} attempt${r.attempts === 1 ? '' : 's'}${r.last_error === null ? '' : ` (${r.last_error})`}. The worker sends it on its next pass.`);
         return 0;
       });
     });

@@ -40,7 +40,7 @@ export function registerScheduleCommand(program: Command, runtime: CliRuntime): 
         const metrics = new Metrics({ perAccount: opened.config.metrics.perAccount, accounts: names, processDefaults: true, db });
         const ctx: AppContext = { ...opened, metrics };
         const channels = createChannels(ctx.config, db, () => ctx.clock.now());
-        const deliverer = new Deliverer({ db, clock: ctx.clock, logger: ctx.logger.child({ component: 'notifications' }), channels, maxAttempts: ctx.config.notifications.maxAttempts, metrics });
+        const deliverer = new Deliverer({ db, clock: ctx.clock, logger: ctx.logger.child({ component: 'notifications' }), channels, maxAttempts: ctx.config.notifications.maxAttempts, leaseMs: ctx.config.notifications.leaseMs, metrics });
         const schedule = new SlotSchedule(ctx.config.schedule, ctx.config.timezone);
         const scheduler = createScheduler({
           schedule,

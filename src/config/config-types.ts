@@ -116,6 +116,8 @@ export interface NotificationSettings {
   readonly email: { readonly smtpUrl: Secret; readonly from: string; readonly to: readonly string[] } | undefined;
   /** Attempts per notification and channel before it is marked failed. */
   readonly maxAttempts: number;
+  /** How long a deliverer's claim on one row lasts (RECON_NOTIFY_LEASE); renewed while it sends. */
+  readonly leaseMs: number;
 }
 
 export interface MetricsSettings {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parseDuration } from '../business-date/duration.js';
 import { parseOutgoingUrl } from '../gateway/base-url.js';
 import { Secret } from '../secret.js';
 import { describeIssue } from './config-problems.js';
@@ -28,6 +29,19 @@ export const notificationVariables = {
       return list;
     }),
   RECON_NOTIFY_MAX_ATTEMPTS: positiveInt(100, 'attempts').default(10),
+  // Renewed every third of itself while a row is sent, so it only runs out when its sender stopped
+  // (died, or frozen longer than the lease); then another replica sends the row again.
+  RECON_NOTIFY_LEASE: z
+    .string()
+    .default('2m')
+    .transform((v, ctx) => {
+      const ms = parseDuration(v);
+      if (ms === undefined || ms < 300 || ms > 3_600_000) {
+        ctx.addIssue({ code: 'custom', message: "must be a duration from 300ms to 1h, such as 90s or 2m (how long a claimed notification stays one sender's)" });
+        return z.NEVER;
+      }
+      return ms;
+    }),
 };
 
 type NotificationValues = z.output<z.ZodObject<typeof notificationVariables>>;
@@ -79,5 +93,6 @@ export function notificationSettingsOf(v: NotificationValues): NotificationSetti
     slack: v.RECON_SLACK_WEBHOOK_URL === undefined ? undefined : { url: new Secret(v.RECON_SLACK_WEBHOOK_URL) },
     email: v.RECON_SMTP_URL === undefined ? undefined : { smtpUrl: new Secret(v.RECON_SMTP_URL), from: v.RECON_MAIL_FROM!, to: v.RECON_MAIL_TO! },
     maxAttempts: v.RECON_NOTIFY_MAX_ATTEMPTS,
+    leaseMs: v.RECON_NOTIFY_LEASE,
   };
 }

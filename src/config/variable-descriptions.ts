@@ -54,6 +54,7 @@ export const VARIABLE_DESCRIPTIONS: Readonly<Record<SchemaVariable, { readonly m
   RECON_MAIL_FROM: { meaning: 'Sender, `recon@example.com` or `Recon <recon@example.com>`.' },
   RECON_MAIL_TO: { meaning: 'Recipients, comma-separated.' },
   RECON_NOTIFY_MAX_ATTEMPTS: { meaning: 'Delivery attempts per notification and channel before it is marked `failed`.' },
+  RECON_NOTIFY_LEASE: { meaning: 'How long a deliverer\'s claim on one notification lasts, from `300ms` to `1h`; renewed every third of it while the row is sent, so it runs out only when its sender stopped (see [the outbox](notifications-outbox.md)).' },
   RECON_METRICS_PORT: { meaning: 'The worker serves `/metrics` and `/healthz` on this port (unset: not served).' },
   RECON_METRICS_HOST: { meaning: 'Address those endpoints bind to (`0.0.0.0` in a container that Prometheus scrapes).' },
   RECON_METRICS_PER_ACCOUNT: { meaning: 'Label per-account series with `account`; `false` for large fleets (see [notifications and metrics](notifications-and-metrics.md#metrics-and-health)).' },

@@ -297,6 +297,8 @@ export interface NotificationsTable {
   next_attempt_at: Date;
   /** Claimed by a deliverer until then; an expired lease means its sender died. */
   locked_until: Date | null;
+  /** The current claim's token: only the sender holding it may renew the lease or write the outcome. */
+  lease_token: string | null;
   last_error: string | null;
   created_at: Date;
   sent_at: Date | null;

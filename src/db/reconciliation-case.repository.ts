@@ -10,15 +10,20 @@ const amountText = (v: bigint | null): string | null => (v === null ? null : v.t
 
 /**
  * Waits for, then holds until the transaction ends, the lock of one account's cases: two
- * reconciliations of different dates of one account would otherwise both open the same case.
+ * reconciliations of different dates of one account would otherwise both open the same case,
+ * and a manual action committed while a reconciliation holds a case it read would be written
+ * over. Everything that changes cases takes it first, so they never wait on each other in a
+ * different order.
  */
 export async function lockAccountCases(db: Transaction<Database>, account: string): Promise<void> {
   await sql`select pg_advisory_xact_lock(hashtextextended(${`wallet-recon:cases:${account}`}, 0))`.execute(db);
 }
 
-/** Every case of an account, whatever its state. */
-export async function listCasesOfAccount(db: Db, account: string): Promise<ReconciliationCase[]> {
-  const rows = await db.selectFrom('reconciliation_cases').selectAll().where('account', '=', account).orderBy('id').execute();
+/** Every case of an account, whatever its state; with `forUpdate`, locked (in id order) until the transaction ends. */
+export async function listCasesOfAccount(db: Db, account: string, options: { forUpdate?: boolean } = {}): Promise<ReconciliationCase[]> {
+  let query = db.selectFrom('reconciliation_cases').selectAll().where('account', '=', account).orderBy('id');
+  if (options.forUpdate) query = query.forUpdate();
+  const rows = await query.execute();
   return rows.map(caseFromRow);
 }
 

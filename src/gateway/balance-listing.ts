@@ -14,7 +14,9 @@ export interface ListingPass {
 /**
  * Merges the pages of one listing. A wallet repeated with the same balance (a page boundary
  * that shifted while we read) is kept once; repeated with a different balance, the listing
- * is contradictory and fails. After the last page the distinct count is compared with X-PH-Total.
+ * is contradictory and fails. After the last page the distinct count is compared with X-PH-Total,
+ * and the pages read with X-PH-TotalPages: a listing that stops early is incomplete even when the
+ * gateway left X-PH-Total out (nothing else would tell the missing wallets).
  */
 export async function collectBalancePages(
   pages: AsyncIterable<BalancePage>,
@@ -60,6 +62,8 @@ export async function collectBalancePages(
   if (totalsSeen.length > 1) mismatch = `changed its X-PH-Total while being read (${totalsSeen.join(', then ')})`;
   else if (totalReported !== undefined && totalReported !== byCurrency.size) {
     mismatch = `held ${byCurrency.size} distinct wallet${byCurrency.size === 1 ? '' : 's'} but X-PH-Total said ${totalReported}`;
+  } else if (totalPagesReported !== undefined && pagesFetched < totalPagesReported) {
+    mismatch = `ended after ${pagesFetched} page${pagesFetched === 1 ? '' : 's'} although X-PH-TotalPages said ${totalPagesReported}`;
   }
   return {
     wallets: [...byCurrency].map(([currency, { balance }]) => ({ currency, balance })),

@@ -102,14 +102,16 @@ export class Metrics implements MetricsRecorder {
     new Gauge({
       name: `${PREFIX}last_success_timestamp_seconds`,
       help: perAccount
-        ? 'When each account last finished a succeeded capture run (Unix seconds).'
-        : 'The oldest of the accounts\u2019 last succeeded capture runs (Unix seconds): the fleet is as fresh as its stalest account.',
+        ? 'When each account last finished a succeeded capture from the gateway (Unix seconds); statement imports do not count.'
+        : 'The oldest of the accounts\u2019 last succeeded captures from the gateway (Unix seconds): the fleet is as fresh as its stalest account.',
       labelNames: accountLabel,
       registers,
       async collect() {
         await keepOnFailure(async () => {
+          // Gateway captures only (no statement `source`): an import of past statements says
+          // nothing about whether the gateway can be read today, so it must not silence the alert.
           const rows = await sql<{ account: string; finished: Date | null }>`
-            select account, max(finished_at) as finished from snapshot_runs where status = 'succeeded' group by account`.execute(db);
+            select account, max(finished_at) as finished from snapshot_runs where status = 'succeeded' and source is null group by account`.execute(db);
           const last = new Map(rows.rows.filter((r) => accounts.includes(r.account) && r.finished !== null).map((r) => [r.account, r.finished!.getTime() / 1000]));
           this.reset();
           if (perAccount) for (const [account, seconds] of last) this.set({ account }, seconds);

@@ -478,6 +478,23 @@ describe('pagination', () => {
     expect(gateway.dataRequests()).toHaveLength(4);
   });
 
+  it('fails a listing that ends before X-PH-TotalPages when X-PH-Total is absent (nothing else would tell the wallets missing)', async () => {
+    const gateway = await startGateway((request, res, token) => {
+      if (!token) return sendJson(res, 401, {});
+      const page = Number(request.query.get('page') ?? '1');
+      // Says three pages, links only to the second, which has no next link: page 3 is never offered.
+      const headers: Record<string, string> = { 'x-ph-totalpages': '3' };
+      if (page === 1) headers.link = `<${BALANCES}?page=2>; rel="next"`;
+      sendJson(res, 200, envelope(entries([W(page)])), headers);
+    });
+    const error = await failure(makeClient(gateway).client.listBalances());
+    expect(error).toBeInstanceOf(PaginationError);
+    expect(error.message).toBe(
+      'The balance list ended after 2 pages although X-PH-TotalPages said 3, and when listed again from the start it ended after 2 pages although X-PH-TotalPages said 3 (account "eu-main").',
+    );
+    expect(gateway.dataRequests()).toHaveLength(4);
+  });
+
   it('accepts the second listing when the first did not add up', async () => {
     let listing = 0;
     const gateway = await startGateway((request, res, token) => {

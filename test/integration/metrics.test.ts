@@ -4,6 +4,7 @@ import { runSnapshotJob } from '../../jobs/snapshot-job.js';
 import type { AppContext } from '../../src/app-context.js';
 import { FixedClock } from '../../src/clock.js';
 import { businessCalendarOf } from '../../src/config/index.js';
+import { insertRunningRun, markRunSucceeded } from '../../src/db/snapshot-run.repository.js';
 import { enqueueEvent } from '../../src/notifications/outbox.js';
 import { checkHealth, startMetricsServer, type MetricsServer } from '../../src/metrics/metrics-server.js';
 import { Metrics } from '../../src/metrics/metrics.js';
@@ -88,6 +89,24 @@ describe(`/metrics and /healthz on the ${backend} database`, () => {
     expect(value(reconciled, 'wallet_recon_reconciliation_results', { status: 'matched', account: 'default' })).toEqual([0]);
     expect(value(reconciled, 'wallet_recon_reconciliation_business_date_seconds')).toHaveLength(1);
     expect(value(reconciled, 'wallet_recon_notifications_pending')).toEqual([0]);
+  });
+
+  it('counts gateway captures only in the last success: a statement import finished later does not move it', async () => {
+    const { ctx, metrics } = withMetrics(true);
+    const server = await serve(metrics);
+    expect((await runSnapshotJob(ctx, { trigger: 'manual' })).accounts[0]!.status).toBe('succeeded');
+    const [captured] = await t.handle.db.selectFrom('snapshot_runs').select(['finished_at']).execute();
+    // A backfill from statements an hour later, as `backfill --from-statements` records it.
+    const later = new Date(captured!.finished_at!.getTime() + 3_600_000);
+    const timing = { cutoffAt: later, driftSeconds: 0, endOfDay: true };
+    const imported = await insertRunningRun(t.handle.db, { account: 'default', environment: 'sandbox', trigger: 'backfill', businessDate: '2026-10-01', startedAt: later, source: 'statements.csv', timing });
+    await markRunSucceeded(t.handle.db, imported, later, { walletsReported: null, walletsFetched: 1, pagesFetched: 0, requests: 0 });
+    expect(value(await scrape(server), 'wallet_recon_last_success_timestamp_seconds', { account: 'default' })).toEqual([captured!.finished_at!.getTime() / 1000]);
+
+    // Statements alone: no capture from the gateway has succeeded, so no series.
+    await t.handle.db.deleteFrom('balance_snapshots').execute();
+    await t.handle.db.deleteFrom('snapshot_runs').where('source', 'is', null).execute();
+    expect(value(await scrape(server), 'wallet_recon_last_success_timestamp_seconds', { account: 'default' })).toEqual([]);
   });
 
   it('counts pending notifications and gateway failures by status class, with no label beyond the bounded sets', async () => {

@@ -10,7 +10,7 @@ import type { AppContext } from '../../src/app-context.js';
 import { FixedClock } from '../../src/clock.js';
 import { daysBetween } from '../../src/cases/case-model.js';
 import { businessCalendarOf } from '../../src/config/index.js';
-import { claimDueNotifications, listNotifications } from '../../src/db/notification.repository.js';
+import { claimNextNotification, listNotifications } from '../../src/db/notification.repository.js';
 import { Deliverer } from '../../src/notifications/deliverer.js';
 import type { DateMissedData, NightCompletedData, NotificationEvent } from '../../src/notifications/events.js';
 import { createChannels, enqueueEvent } from '../../src/notifications/outbox.js';
@@ -331,8 +331,8 @@ describe(`notifications through the outbox on the ${backend} database`, () => {
     await enqueueEvent(t.handle.db, ctx.config, 'notification.test', { message: 'left pending' }, 'test:pending', now);
     await enqueueEvent(t.handle.db, ctx.config, 'notification.test', { message: 'claimed, then killed' }, 'test:claimed', now);
     // The killed worker had claimed the second row (its lease runs two minutes) and never sent it.
-    const claimed = await claimDueNotifications(t.handle.db, now, new Date(now.getTime() + 120_000), 1);
-    expect(claimed.map((r) => r.dedupe_key)).toEqual(['test:pending']);
+    const claimed = await claimNextNotification(t.handle.db, now, new Date(now.getTime() + 120_000), '00000000-0000-4000-8000-000000000001');
+    expect(claimed?.dedupe_key).toEqual('test:pending');
 
     const restarted = deliverer(ctx, captureLogs(), new FixedClock(now));
     expect(await restarted.deliverer.deliverDue()).toEqual({ sent: 1, retried: 0, failed: 0 });

@@ -97,6 +97,41 @@ describe(`wallet-recon notify (${backend})`, () => {
     expect(bad.code).toBe(2);
   });
 
+  it('queues a failed notification again with notify retry ID; exit 2 naming the id when there is no such row or it is not failed', async () => {
+    const channelEnv = { ...env, RECON_WEBHOOK_URL: 'https://hooks.example.test/x', RECON_WEBHOOK_SECRET: SECRET };
+    const config = loadConfig({ env: channelEnv, ignoreDotEnv: true });
+    const [failedId, sentId] = await withDatabase(t, async (db) => {
+      await enqueueEvent(db, config, 'notification.test', { message: 'r' }, 'retry:failed', new Date('2026-11-21T07:00:00Z'));
+      await enqueueEvent(db, config, 'notification.test', { message: 's' }, 'retry:sent', new Date('2026-11-21T07:00:00Z'));
+      await db.updateTable('notifications').set({ status: 'failed', attempts: 10, last_error: 'gave up after 10 attempts: The webhook answered 503.' }).where('dedupe_key', '=', 'retry:failed').execute();
+      await db.updateTable('notifications').set({ status: 'sent', attempts: 1, sent_at: new Date('2026-11-21T07:00:05Z') }).where('dedupe_key', '=', 'retry:sent').execute();
+      const rows = await db.selectFrom('notifications').select(['id', 'dedupe_key']).where('dedupe_key', 'in', ['retry:failed', 'retry:sent']).orderBy('dedupe_key').execute();
+      return [rows[0]!.id, rows[1]!.id];
+    });
+
+    const retried = await runCliInProcess(['notify', 'retry', failedId], channelEnv);
+    expect(retried.code).toBe(0);
+    expect(retried.stdout).toBe(
+      `Notification ${failedId} (notification.test to webhook) queued again: it had failed after 10 attempts (gave up after 10 attempts: The webhook answered 503.). The worker sends it on its next pass.`,
+    );
+    const row = await withDatabase(t, (db) => db.selectFrom('notifications').selectAll().where('id', '=', failedId).executeTakeFirstOrThrow());
+    expect(row).toMatchObject({ status: 'pending', attempts: 0, locked_until: null, lease_token: null });
+
+    const again = await runCliInProcess(['notify', 'retry', failedId], channelEnv);
+    expect(again.code).toBe(2);
+    expect(again.stderr).toContain(`Notification ${failedId} (notification.test to webhook) is not failed: it is still pending`);
+    const sent = await runCliInProcess(['notify', 'retry', sentId], channelEnv);
+    expect(sent.code).toBe(2);
+    expect(sent.stderr).toContain(`Notification ${sentId} (notification.test to webhook) is not failed: it was already sent at 2026-11-21T07:00:05.000Z`);
+    const missing = await runCliInProcess(['notify', 'retry', '999999'], channelEnv);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain('There is no notification 999999.');
+    const bad = await runCliInProcess(['notify', 'retry', 'abc'], channelEnv);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('notify retry needs the id of a notification, a whole number such as 42 (got "abc")');
+    // Six commands, each opening the embedded database afresh: more than the default 30 s on a busy machine.
+  }, 120_000);
+
   it('pushes a one-shot snapshot\'s metrics to the Pushgateway with pushAdd (POST) under its job', async () => {
     const result = await runCliInProcess(['snapshot'], { ...env, RECON_PUSHGATEWAY_URL: `${pushgateway.url}/` });
     expect(result.code, result.stderr).toBe(0);

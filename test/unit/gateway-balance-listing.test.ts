@@ -50,6 +50,13 @@ describe('collectBalancePages', () => {
     });
   });
 
+  it('says a listing that ends before X-PH-TotalPages is incomplete, with or without X-PH-Total', async () => {
+    const withoutTotal = await collect([{ items: [['EUR', 1n]], totalPages: 3 }, { items: [['USD', 2n]], totalPages: 3 }]).pass;
+    expect(withoutTotal.mismatch).toBe('ended after 2 pages although X-PH-TotalPages said 3');
+    const oneOfTwo = await collect([{ items: [['EUR', 1n]], totalItems: 1, totalPages: 2 }]).pass;
+    expect(oneOfTwo.mismatch).toBe('ended after 1 page although X-PH-TotalPages said 2');
+  });
+
   it('keeps a wallet repeated with the same balance once (a page boundary that shifted) and logs the merge', async () => {
     const { pass, logs } = collect([
       { items: [['EUR', 100n], ['USD', 7n]], totalItems: 3 },
