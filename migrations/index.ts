@@ -4,6 +4,7 @@ import * as reconciliation from './2026-11-21T0002_reconciliation.js';
 import * as businessDates from './2026-11-22T0001_business-dates.js';
 import * as reconciliationCases from './2026-11-22T0002_reconciliation-cases.js';
 import * as notifications from './2026-11-22T0003_notifications.js';
+import * as lockFencing from './2026-11-26T0006_lock-fencing.js';
 
 /**
  * Every migration by its name (the file name without extension), in the order they apply.
@@ -16,4 +17,5 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '2026-11-22T0001_business-dates': businessDates,
   '2026-11-22T0002_reconciliation-cases': reconciliationCases,
   '2026-11-22T0003_notifications': notifications,
+  '2026-11-26T0006_lock-fencing': lockFencing,
 };

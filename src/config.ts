@@ -68,11 +68,20 @@ export interface AccountConfig {
   readonly apiSecretEnv: string;
 }
 
+/** How long a database call may take before the attempt fails (PostgreSQL server sessions). */
+export interface DatabaseTimeouts {
+  readonly connectMs: number;
+  readonly statementMs: number;
+  readonly idleInTransactionMs: number;
+}
+
 export interface Config {
   readonly databaseUrl: Secret | undefined;
   /** Names of the variables that held this configuration's secrets (removed from the environment after start-up). */
   readonly secretVariables: readonly string[];
   readonly dataDir: string;
+  /** PostgreSQL server: DATABASE_CONNECT_TIMEOUT, DATABASE_STATEMENT_TIMEOUT, DATABASE_IDLE_IN_TRANSACTION_TIMEOUT. */
+  readonly databaseTimeouts: DatabaseTimeouts;
   /** Where dataDir came from: RECON_DATA_DIR, an existing checkout's .data/ (said with a notice), or the user's data directory. */
   readonly dataDirSource: 'RECON_DATA_DIR' | 'checkout' | 'user-data-dir';
   readonly environment: Environment;
@@ -137,6 +146,20 @@ const wholeNumber = (unit: string, min: number, max: number) =>
   });
 const positiveInt = (max: number, unit: string) => wholeNumber(unit, 1, max);
 
+/** A database timeout: a duration from 1s to 1h (0 is refused: a call must never wait forever). */
+const databaseTimeout = (fallback: string) =>
+  z
+    .string()
+    .default(fallback)
+    .transform((v, ctx) => {
+      const ms = parseDuration(v);
+      if (ms === undefined || ms < 1000 || ms > 3_600_000) {
+        ctx.addIssue({ code: 'custom', message: 'must be a duration from 1s to 1h, such as 10s, 90s or 5m' });
+        return z.NEVER;
+      }
+      return ms;
+    });
+
 const envSchema = z.object({
   DATABASE_URL: z
     .string()
@@ -144,6 +167,11 @@ const envSchema = z.object({
     .refine((v) => v === undefined || isPostgresUrl(v), 'must be a postgres:// or postgresql:// URL'),
   DATABASE_PASSWORD: z.string().optional(),
   RECON_DATA_DIR: z.string().min(1).optional(),
+  // A database call that hangs (a black-holed server, a lock never released) fails the attempt,
+  // which the night retries, instead of holding the worker past its capture window.
+  DATABASE_CONNECT_TIMEOUT: databaseTimeout('10s'),
+  DATABASE_STATEMENT_TIMEOUT: databaseTimeout('60s'),
+  DATABASE_IDLE_IN_TRANSACTION_TIMEOUT: databaseTimeout('60s'),
   GATEWAY_ENV: z.enum(['live', 'sandbox'], { error: 'must be one of: live, sandbox' }).default('sandbox'),
   GATEWAY_LIVE_URL: z.string().optional(),
   GATEWAY_SANDBOX_URL: z.string().optional(),
@@ -441,6 +469,11 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     databaseUrl,
     secretVariables: [...new Set([...SECRET_VARIABLES, ...accountsResult.accounts.map((a) => a.apiSecretEnv)])],
     ...resolveDataDir(v.RECON_DATA_DIR, cwd),
+    databaseTimeouts: {
+      connectMs: v.DATABASE_CONNECT_TIMEOUT,
+      statementMs: v.DATABASE_STATEMENT_TIMEOUT,
+      idleInTransactionMs: v.DATABASE_IDLE_IN_TRANSACTION_TIMEOUT,
+    },
     environment: v.GATEWAY_ENV,
     liveUrl: v.GATEWAY_LIVE_URL,
     sandboxUrl: v.GATEWAY_SANDBOX_URL ?? DEFAULT_SANDBOX_URL,

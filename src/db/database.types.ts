@@ -240,7 +240,16 @@ export interface NotificationsTable {
   sent_at: Date | null;
 }
 
+/** The account lock's fencing value, bumped at every acquisition (migration 2026-11-26T0006). */
+export interface AccountLockFencesTable {
+  account: string;
+  /** bigint: pg returns it as a string. */
+  fence: ColumnType<string, string | number | bigint, string | number | bigint>;
+  acquired_at: ColumnType<Date, Date | string | undefined, Date | string>;
+}
+
 export interface Database {
+  account_lock_fences: AccountLockFencesTable;
   notifications: NotificationsTable;
   snapshot_runs: SnapshotRunsTable;
   balance_snapshots: BalanceSnapshotsTable;
