@@ -7,6 +7,7 @@ import { DatabaseError, LockHeldError } from '../errors.js';
 import { maskUrlPasswords } from '../logger.js';
 import { seedFromBuiltCluster } from './embedded-cluster.js';
 import { holdOwnerOnlyUmask, prepareDataDir, restrictToOwner } from './embedded-data-dir.js';
+import { assertRoomToWrite } from './embedded-free-space.js';
 import { acquireDataDirLock } from './embedded-lock.js';
 import type { Database } from './database.types.js';
 
@@ -208,6 +209,8 @@ const EMBEDDED_SHARED_BUFFERS = '16MB';
 async function openEmbedded(dataDir: string, command: string, serve: boolean): Promise<DatabaseHandle> {
   const inMemory = dataDir.startsWith('memory://');
   if (!inMemory) prepareDataDir(dataDir);
+  // A full disk is said now, naming the folder and the room needed, not half-way through a write.
+  if (!inMemory) assertRoomToWrite(dataDir);
   const unlock = inMemory ? () => undefined : acquireDataDirLock(dataDir, command);
   const restoreUmask = inMemory ? () => undefined : holdOwnerOnlyUmask();
   const release = () => {
