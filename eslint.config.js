@@ -10,7 +10,7 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       'no-restricted-properties': [
         'error',
-        { object: 'process', property: 'env', message: 'Read configuration through src/config.ts only.' },
+        { object: 'process', property: 'env', message: 'Read configuration through src/config/ only.' },
       ],
     },
   },
@@ -23,7 +23,7 @@ export default tseslint.config(
     languageOptions: { globals: { process: 'readonly', console: 'readonly' } },
   },
   {
-    files: ['src/config.ts', 'test/**', 'bench/**', 'vitest.config.ts', 'bin/**'],
+    files: ['src/config/**', 'test/**', 'bench/**', 'vitest.config.ts', 'bin/**'],
     rules: { 'no-restricted-properties': 'off' },
   },
 );

@@ -13,7 +13,7 @@ import pg from 'pg';
 import { runSnapshotJob } from '../jobs/snapshot-job.js';
 import type { AppContext } from '../src/app-context.js';
 import { systemClock } from '../src/clock.js';
-import { loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/config/index.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { openDatabase } from '../src/db/open-database.js';
 import { createSilentLogger } from '../src/logger.js';

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { AppContext } from '../src/app-context.js';
 import { datesBetween } from '../src/clock.js';
-import { businessCalendarOf } from '../src/config.js';
+import { businessCalendarOf } from '../src/config/index.js';
 import { insertSnapshotRows } from '../src/db/balance-snapshot.repository.js';
 import { findDailyRun } from '../src/db/reconciliation-result.repository.js';
 import { insertRunningRun, markRunSucceeded } from '../src/db/snapshot-run.repository.js';

@@ -1,7 +1,7 @@
 import type { AppContext } from '../src/app-context.js';
 import { addDays } from '../src/business-date/zoned-time.js';
 import type { CaptureWindow } from '../src/business-date/business-calendar.js';
-import { businessCalendarOf, selectAccounts } from '../src/config.js';
+import { businessCalendarOf, selectAccounts } from '../src/config/index.js';
 import { countConsecutiveMissedDates, findFirstRunDates, findLastRunError, listSettledDates } from '../src/db/capture-day.repository.js';
 import { abandonRunningRuns, accountsWithoutEndOfDay, findRunningRun, hasEndOfDayCapture } from '../src/db/snapshot-run.repository.js';
 import { describeDatabaseFailure, isConnectionLost } from '../src/db/connection-errors.js';

@@ -1,6 +1,6 @@
 import type { AppContext } from '../src/app-context.js';
 import { mapWithConcurrency } from '../src/concurrency.js';
-import { selectAccounts } from '../src/config.js';
+import { selectAccounts } from '../src/config/index.js';
 import type { RunTrigger } from '../src/db/database.types.js';
 import { findDailyRun } from '../src/db/reconciliation-result.repository.js';
 import { reconcileChangedDates } from '../src/reconciliation/reconciliation-service.js';

@@ -1,5 +1,5 @@
 import { systemClock, type Clock } from './clock.js';
-import type { Config } from './config.js';
+import type { Config } from './config/index.js';
 import { assertSchemaCurrent, migrateToLatest } from './db/migrate.js';
 import { openDatabase, type DatabaseHandle } from './db/open-database.js';
 import type { Logger } from './logger.js';

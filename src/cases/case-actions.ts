@@ -1,8 +1,8 @@
 import type { AppContext } from '../app-context.js';
 import { isCalendarDate } from '../clock.js';
+import { businessCalendarOf } from '../config/index.js';
 import { listCaseEvidence, findCase, insertEvent, listOccurrences, updateCase } from '../db/reconciliation-case.repository.js';
 import { UsageError } from '../errors.js';
-import { todayOf } from '../reconciliation/business-dates.js';
 import { describeAmount, describeCase, type CaseAction, type CaseState, type ReconciliationCase } from './case-model.js';
 
 /** What a person can do to a case from the command line. */
@@ -64,7 +64,7 @@ export async function applyCaseAction(ctx: AppContext, request: CaseActionReques
   const needed = NOTE_REQUIRED[request.action];
   if (needed !== undefined && note === undefined) throw new UsageError(`cases ${request.action} needs --note TEXT saying ${needed}; an empty note is not accepted.`);
   if (request.action === 'assign' && !request.to?.trim()) throw new UsageError('cases assign needs --to NAME: the person who follows the case up.');
-  const today = todayOf(ctx).date;
+  const today = businessCalendarOf(ctx.config).businessDateOf(ctx.clock.now());
   if (request.due !== undefined && !isCalendarDate(request.due)) throw new UsageError(`--due ${JSON.stringify(request.due)} is not a real date: use YYYY-MM-DD, for example ${today}.`);
   if (request.until !== undefined) {
     if (!isCalendarDate(request.until)) throw new UsageError(`--until ${JSON.stringify(request.until)} is not a real date: use YYYY-MM-DD, for example ${today}.`);

@@ -1,5 +1,5 @@
 import { userInfo } from 'node:os';
-import type { Config } from '../config.js';
+import type { Config } from '../config/index.js';
 
 /** Who a manual case action is recorded as: `--by NAME`, else RECON_ACTOR, else the operating-system user. */
 export function resolveActor(by: string | undefined, config: Pick<Config, 'actor'>): string {

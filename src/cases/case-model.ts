@@ -1,6 +1,7 @@
 import type { CaseOccurrence, ReconciliationCase } from '../db/case-records.js';
 import type { CaseKind, CaseState, ReconciliationStatus } from '../db/database.types.js';
-import { amountText, type ReconciliationResult } from '../reconciliation/reconciliation-result.js';
+import { amountText } from '../db/exact-amount.js';
+import type { ResultRecord } from '../db/result-records.js';
 
 export type { CaseAction, CaseKind, CaseResolution, CaseState } from '../db/database.types.js';
 
@@ -35,14 +36,7 @@ export const ACCOUNT_LEVEL_KINDS: readonly CaseKind[] = ['no_snapshot'];
 
 export type { CaseEvent, CaseOccurrence, ReconciliationCase } from '../db/case-records.js';
 
-/** What a result carries of its case, for exit codes and reports. */
-export interface ResultCase {
-  id: number;
-  state: CaseState;
-  /** Days from the case's opening to today (active, accepted) or to its resolution. */
-  ageDays: number;
-  acceptedUntil: string | null;
-}
+export type { ResultCase } from '../db/case-records.js';
 
 /** The actor the reconciliation itself writes events as. */
 export const SYSTEM_ACTOR = 'wallet-recon';
@@ -57,7 +51,7 @@ export function caseKindOf(status: ReconciliationStatus): CaseKind | undefined {
  * missing_in_ledger case follows the gateway balance); for endpoint_mismatch the list balance
  * minus the single-wallet one; null when neither side has an amount (no_snapshot).
  */
-export function discrepancyAmount(r: Pick<ReconciliationResult, 'status' | 'gatewayBalance' | 'singleBalance' | 'expectedBalance' | 'difference'>): bigint | null {
+export function discrepancyAmount(r: Pick<ResultRecord, 'status' | 'gatewayBalance' | 'singleBalance' | 'expectedBalance' | 'difference'>): bigint | null {
   if (r.status === 'endpoint_mismatch' && r.gatewayBalance !== null && r.singleBalance !== null) return r.gatewayBalance - r.singleBalance;
   if (r.difference !== null) return r.difference;
   if (r.gatewayBalance === null && r.expectedBalance === null) return null;

@@ -12,7 +12,7 @@ import {
   updateCase,
   upsertOccurrence,
 } from '../db/reconciliation-case.repository.js';
-import type { ReconciliationResult } from '../reconciliation/reconciliation-result.js';
+import type { ResultRecord } from '../db/result-records.js';
 import {
   caseAgeDays,
   caseKindOf,
@@ -34,7 +34,7 @@ export interface TrackCasesInput {
   accounts: readonly string[];
   businessDate: string;
   /** Every result of those accounts for the date. */
-  results: readonly ReconciliationResult[];
+  results: readonly ResultRecord[];
   /** When the reconciliation ran (the context's clock). */
   at: Date;
   /** Today's business date, for the age of each case. */
@@ -44,7 +44,7 @@ export interface TrackCasesInput {
 }
 
 /** The key of a result within the map `trackCases` returns. */
-export function resultCaseKey(r: Pick<ReconciliationResult, 'account' | 'currency'>): string {
+export function resultCaseKey(r: Pick<ResultRecord, 'account' | 'currency'>): string {
   return `${r.account}\u0000${r.currency ?? ''}`;
 }
 
@@ -125,7 +125,7 @@ class AccountDayTracker {
     return attached;
   }
 
-  async #open(result: ReconciliationResult, kind: CaseKind): Promise<ReconciliationCase> {
+  async #open(result: ResultRecord, kind: CaseKind): Promise<ReconciliationCase> {
     const amount = discrepancyAmount(result);
     const c = await insertCase(this.#trx, { account: this.#account, currency: result.currency, kind, openedOn: this.#date, lastSeenOn: this.#date, latestDifference: amount }, this.#input.at);
     const occurrence = occurrenceOf(c.id, result);
@@ -135,7 +135,7 @@ class AccountDayTracker {
     return { ...c, occurrences: 1 };
   }
 
-  async #see(c: ReconciliationCase, result: ReconciliationResult, before: CaseOccurrence | undefined): Promise<ReconciliationCase> {
+  async #see(c: ReconciliationCase, result: ResultRecord, before: CaseOccurrence | undefined): Promise<ReconciliationCase> {
     const occurrence = occurrenceOf(c.id, result);
     const changed = before === undefined || !sameOccurrence(before, occurrence);
     // A re-run of a date already seen with the same figures adds nothing: no count, no event.
@@ -214,7 +214,7 @@ function latestDateOf(c: ReconciliationCase): string {
   return c.state === 'resolved' && c.resolvedOn !== null && c.resolvedOn > c.lastSeenOn ? c.resolvedOn : c.lastSeenOn;
 }
 
-function occurrenceOf(caseId: number, r: ReconciliationResult): CaseOccurrence {
+function occurrenceOf(caseId: number, r: ResultRecord): CaseOccurrence {
   return {
     caseId,
     businessDate: r.businessDate,

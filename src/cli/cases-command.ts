@@ -77,7 +77,7 @@ Examples:
   wallet-recon cases resolve 7 --note "booked as 2026-11-23/118"
 
 Actions are recorded as --by NAME, else RECON_ACTOR, else the operating-system user.
-Exit codes: 0 done, 1 error, 2 usage error (also a transition the case's state does not allow; nothing changes).`,
+Exit codes: 0 done, 1 error, 2 usage error (also a transition the case's state does not allow; nothing changes), 130 stopped by Ctrl-C (SIGINT), 143 stopped by SIGTERM.`,
     )
     .action(async (opts: { state?: (typeof CASE_STATE_FILTERS)[number]; account?: string; currency?: string; kind?: (typeof CASE_KINDS)[number]; json?: boolean }) => {
       if (opts.currency !== undefined && !/^[A-Z]{3}$/.test(opts.currency)) throw new UsageError(`--currency ${JSON.stringify(opts.currency)} is not a currency code: use three capital letters such as EUR.`);

@@ -5,7 +5,7 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { runReconcileJob } from '../../jobs/reconcile-job.js';
 import { runSnapshotJob } from '../../jobs/snapshot-job.js';
-import { userDataRoot } from '../config.js';
+import { userDataRoot } from '../config/index.js';
 import { listSnapshotRows } from '../db/balance-snapshot.repository.js';
 import { findForeignContents } from '../db/database-contents.repository.js';
 import { migrateToLatest } from '../db/migrate.js';

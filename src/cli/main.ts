@@ -26,11 +26,13 @@ Examples:
 
 const EXIT_CODES_HELP = `
 Exit codes:
-  0  success (every account succeeded; everything reconciled)
-  1  a run or command failed
-  2  usage or configuration error (nothing was touched)
-  3  reconciliation found breaks, missing sides or gaps
-  4  skipped: another process holds the lock`;
+  0    success (every account succeeded; everything reconciled)
+  1    a run or command failed
+  2    usage or configuration error (nothing was touched)
+  3    reconciliation found breaks, missing sides or gaps
+  4    skipped: another process holds the lock
+  130  stopped by Ctrl-C (SIGINT); a run under way is recorded as interrupted
+  143  stopped by SIGTERM, likewise (the worker, schedule, stops with 0 as it is its normal way to stop)`;
 
 function readVersion(): string {
   // Sources run from src/cli, the build from dist/src/cli: walk up to the package.json.

@@ -24,7 +24,7 @@ export function registerNotifyCommand(program: Command, runtime: CliRuntime): vo
   notify
     .command('test')
     .description('send one test event to every configured channel now and report each outcome')
-    .addHelpText('after', '\nExit codes: 0 every channel took it, 1 a channel failed, 2 no channel is configured.')
+    .addHelpText('after', '\nExit codes: 0 every channel took it, 1 a channel failed, 2 no channel is configured, 130 stopped by Ctrl-C (SIGINT), 143 stopped by SIGTERM.')
     .action(async () => {
       const config = runtime.config();
       const now = runtime.clock.now();

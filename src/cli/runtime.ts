@@ -1,6 +1,6 @@
 import type { AppContext } from '../app-context.js';
 import { systemClock, type Clock } from '../clock.js';
-import { copyEnvironment, loadConfig, removeSecretsFromEnvironment, userDataRoot, type Config } from '../config.js';
+import { copyEnvironment, loadConfig, removeSecretsFromEnvironment, userDataRoot, type Config } from '../config/index.js';
 import { createLogger, type Logger } from '../logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Output } from './output.js';
@@ -84,6 +84,9 @@ export function createCliRuntime(
       if (config === undefined) {
         config = loadConfig({ env: source });
         removeSecretsFromEnvironment(config, env);
+        // Said once, on stderr like the data directory's notice: stdout stays clean to pipe, and a
+        // terminal's default log level (fatal) would hide a log line.
+        for (const warning of config.warnings) output.err(`Warning: ${warning}`);
       }
       return config;
     },

@@ -1,6 +1,6 @@
 import { Option, type Command } from 'commander';
 import { parseDuration } from '../business-date/duration.js';
-import { loadSandboxSecret, SANDBOX_SECRET_VARIABLE } from '../config.js';
+import { loadSandboxSecret, SANDBOX_SECRET_VARIABLE } from '../config/index.js';
 import { ReconError, UsageError } from '../errors.js';
 import { MAX_PER_PAGE, SANDBOX_DEFAULTS, startSandbox, type Sandbox, type SandboxOptions } from '../sandbox/index.js';
 import { checkSandboxNumber, type NumericSandboxOption } from '../sandbox/sandbox-options.js';

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { runNight, settleClosedDates } from '../../jobs/nightly-job.js';
 import { reconcileAfterSnapshot } from '../../jobs/reconcile-job.js';
 import type { AppContext } from '../app-context.js';
-import { assertScheduleFitsWindows, businessCalendarOf, selectAccounts } from '../config.js';
+import { assertScheduleFitsWindows, businessCalendarOf, selectAccounts } from '../config/index.js';
 import { startMetricsServer, checkHealth, type MetricsServer } from '../metrics/metrics-server.js';
 import { Metrics } from '../metrics/metrics.js';
 import { Deliverer } from '../notifications/deliverer.js';

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { describeCaptureTiming } from '../business-date/business-calendar.js';
 import type { AppContext } from '../app-context.js';
-import { selectAccounts } from '../config.js';
+import { selectAccounts } from '../config/index.js';
 import type { MetricsRecorder } from '../metrics/metrics.js';
 import { formatOptionalAmount, formatAmount } from '../money/format-amount.js';
 import type { AccountRunResult } from '../snapshot/capture-account.js';
@@ -53,7 +53,7 @@ export function registerSnapshotCommand(program: Command, runtime: CliRuntime): 
     .option('--account <name>', 'only this account')
     .option('--json', 'print a machine-readable summary')
     .option('--quiet', 'print only the summary, not the balances captured')
-    .addHelpText('after', '\nA capture that starts within RECON_CAPTURE_WINDOW of a cut-off is that business date\'s end-of-day snapshot; at any\nother time it is an intraday capture of the current business date (kept, never the end-of-day balance).\n\nExample:\n  wallet-recon snapshot --account eu-main\n\nPrints the balances captured, in the units of each currency, unless --quiet or --json.\n\nExit codes: 0 all succeeded, 1 an account failed, 2 configuration error, 4 another process holds an account\'s lock.')
+    .addHelpText('after', '\nA capture that starts within RECON_CAPTURE_WINDOW of a cut-off is that business date\'s end-of-day snapshot; at any\nother time it is an intraday capture of the current business date (kept, never the end-of-day balance).\n\nExample:\n  wallet-recon snapshot --account eu-main\n\nPrints the balances captured, in the units of each currency, unless --quiet or --json.\n\nExit codes: 0 all succeeded, 1 an account failed, 2 configuration error, 4 another process holds an account\'s lock, 130 stopped by Ctrl-C (SIGINT), 143 stopped by SIGTERM.')
     .action(async (opts: { account?: string; json?: boolean; quiet?: boolean }) => {
       const progress = createProgressLine(runtime.output.progress);
       // The gateway is the slow side: the accounts that start at once begin signing in, listing

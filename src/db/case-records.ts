@@ -46,3 +46,12 @@ export interface CaseEvent {
   note: string | null;
   evidence: unknown;
 }
+
+/** What a result carries of its case, for exit codes and reports. */
+export interface ResultCase {
+  id: number;
+  state: CaseState;
+  /** Days from the case's opening to today (active, accepted) or to its resolution. */
+  ageDays: number;
+  acceptedUntil: string | null;
+}

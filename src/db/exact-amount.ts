@@ -2,3 +2,8 @@
 export function exactAmount(value: string | null): bigint | null {
   return value === null ? null : BigInt(value);
 }
+
+/** An exact amount as a string of digits (null stays null): for JSON, CSV, tables and SQL parameters. */
+export function amountText(value: bigint | null): string | null {
+  return value === null ? null : value.toString();
+}

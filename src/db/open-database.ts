@@ -6,6 +6,7 @@ import pg from 'pg';
 import { DatabaseError, LockHeldError } from '../errors.js';
 import { maskUrlPasswords } from '../logger.js';
 import { seedFromBuiltCluster } from './embedded-cluster.js';
+import { dataDirAccessError } from './data-dir-access.js';
 import { holdOwnerOnlyUmask, prepareDataDir, restrictToOwner } from './embedded-data-dir.js';
 import { assertRoomToWrite } from './embedded-free-space.js';
 import { acquireDataDirLock } from './embedded-lock.js';
@@ -208,10 +209,12 @@ const EMBEDDED_SHARED_BUFFERS = '16MB';
 
 async function openEmbedded(dataDir: string, command: string, serve: boolean): Promise<DatabaseHandle> {
   const inMemory = dataDir.startsWith('memory://');
-  if (!inMemory) prepareDataDir(dataDir);
-  // A full disk is said now, naming the folder and the room needed, not half-way through a write.
-  if (!inMemory) assertRoomToWrite(dataDir);
-  const unlock = inMemory ? () => undefined : acquireDataDirLock(dataDir, command);
+  const unlock = inMemory ? () => undefined : withDataDirAccess(dataDir, () => {
+    prepareDataDir(dataDir);
+    // A full disk is said now, naming the folder and the room needed, not half-way through a write.
+    assertRoomToWrite(dataDir);
+    return acquireDataDirLock(dataDir, command);
+  });
   const restoreUmask = inMemory ? () => undefined : holdOwnerOnlyUmask();
   const release = () => {
     restoreUmask();
@@ -224,14 +227,14 @@ async function openEmbedded(dataDir: string, command: string, serve: boolean): P
     pglite = await PGlite.create(dataDir, { startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${EMBEDDED_SHARED_BUFFERS}`] });
   } catch (error) {
     release();
-    throw new DatabaseError(`Could not open the embedded database in ${dataDir}: ${(error as Error).message}`, { cause: error });
+    throw (inMemory ? undefined : dataDirAccessError(dataDir, error)) ?? new DatabaseError(`Could not open the embedded database in ${dataDir}: ${(error as Error).message}`, { cause: error });
   }
   try {
     if (!inMemory) restrictToOwner(dataDir);
   } catch (error) {
     await pglite.close().catch(() => undefined);
     release();
-    throw new DatabaseError(`Could not make the embedded database in ${dataDir} private to its owner: ${(error as Error).message}`, { cause: error });
+    throw dataDirAccessError(dataDir, error) ?? new DatabaseError(`Could not make the embedded database in ${dataDir} private to its owner: ${(error as Error).message}`, { cause: error });
   }
   let served: Awaited<ReturnType<typeof serveEmbedded>> | undefined;
   if (serve && !inMemory && embeddedSocketPath(dataDir).length <= MAX_SOCKET_PATH) {
@@ -263,6 +266,15 @@ async function openEmbedded(dataDir: string, command: string, serve: boolean): P
       }
     },
   };
+}
+
+/** Runs `fn` on the data directory, turning a file-system refusal into the error that says what to do. */
+function withDataDirAccess<T>(dataDir: string, fn: () => T): T {
+  try {
+    return fn();
+  } catch (error) {
+    throw dataDirAccessError(dataDir, error) ?? error;
+  }
 }
 
 /** host:port/database of a connection string, never its password. */

@@ -1,5 +1,16 @@
 import type { ReconciliationStatus } from './database.types.js';
 
+/** Every status a result can have, in the order reports list them. */
+export const RECONCILIATION_STATUSES: readonly ReconciliationStatus[] = [
+  'matched',
+  'break',
+  'missing_in_ledger',
+  'missing_in_gateway',
+  'endpoint_mismatch',
+  'no_snapshot',
+  'disappeared',
+];
+
 // The records the result repository reads. The reconciliation module re-exports them and adds
 // the case a result belongs to; they live here so the database layer imports nothing from above it.
 

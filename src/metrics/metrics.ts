@@ -3,7 +3,7 @@ import { sql } from 'kysely';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Database } from '../db/database.types.js';
 import { countPendingNotifications } from '../db/notification.repository.js';
-import { RECONCILIATION_STATUSES } from '../reconciliation/reconciliation-result.js';
+import { RECONCILIATION_STATUSES } from '../db/result-records.js';
 
 /** What jobs report as they go; the context carries one when metrics are wanted. */
 export interface MetricsRecorder {

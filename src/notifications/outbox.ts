@@ -1,7 +1,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { AppContext } from '../app-context.js';
 import type { CaptureWindow } from '../business-date/business-calendar.js';
-import type { Config } from '../config.js';
+import type { Config } from '../config/index.js';
 import { countConsecutiveMissedDates, recordMissedDate, type MissedDate } from '../db/capture-day.repository.js';
 import type { Database, NotificationChannel } from '../db/database.types.js';
 import { insertNotifications } from '../db/notification.repository.js';

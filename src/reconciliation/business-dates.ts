@@ -1,6 +1,6 @@
 import type { AppContext } from '../app-context.js';
 import { isCalendarDate, previousDate } from '../clock.js';
-import { businessCalendarOf } from '../config.js';
+import { businessCalendarOf } from '../config/index.js';
 import { UsageError } from '../errors.js';
 
 /** Today's business date and the zone it is today in, for messages that refuse a later date. */

@@ -1,8 +1,12 @@
-import type { ResultCase } from '../cases/case-model.js';
+import type { ResultCase } from '../db/case-records.js';
 import type { ReconciliationStatus } from '../db/database.types.js';
-import type { ResultRecord, StoredResultRecord } from '../db/result-records.js';
+import { amountText } from '../db/exact-amount.js';
+import { RECONCILIATION_STATUSES, type ResultRecord, type StoredResultRecord } from '../db/result-records.js';
 
 export type { ReconciliationStatus } from '../db/database.types.js';
+// Defined in the database layer so cases and metrics, below reconciliation, can use them too.
+export { amountText } from '../db/exact-amount.js';
+export { RECONCILIATION_STATUSES } from '../db/result-records.js';
 
 /**
  * Glossary. A *snapshot* is the authoritative run of an account for a business date (its end-of-day
@@ -10,16 +14,6 @@ export type { ReconciliationStatus } from '../db/database.types.js';
  * *books* are the merchant's expected balances; a *result* is the verdict for one account,
  * business date and currency (or one `no_snapshot` row per account and date, currency null).
  */
-export const RECONCILIATION_STATUSES: readonly ReconciliationStatus[] = [
-  'matched',
-  'break',
-  'missing_in_ledger',
-  'missing_in_gateway',
-  'endpoint_mismatch',
-  'no_snapshot',
-  'disappeared',
-];
-
 /** One reconciliation verdict (see ResultRecord), with the case following it once cases are tracked. */
 export interface ReconciliationResult extends ResultRecord {
   /** The case following this discrepancy (null for a matched result; absent before cases are tracked). */
@@ -32,11 +26,6 @@ export interface StoredReconciliationResult extends StoredResultRecord {
 }
 
 export type StatusCounts = Record<ReconciliationStatus, number>;
-
-/** An exact amount as a string of digits (null stays null): for JSON, CSV, tables and SQL parameters. */
-export function amountText(value: bigint | null): string | null {
-  return value === null ? null : value.toString();
-}
 
 /**
  * A result in the column names and forms of `reconciliation_results` (amounts as digit

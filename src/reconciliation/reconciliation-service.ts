@@ -1,6 +1,6 @@
 import type { AppContext } from '../app-context.js';
 import { resultCaseKey, trackCases } from '../cases/track-cases.js';
-import { toleranceFor, type Config } from '../config.js';
+import { toleranceFor, type Config } from '../config/index.js';
 import { listSnapshotRows } from '../db/balance-snapshot.repository.js';
 import { listExpectedBalances } from '../db/expected-balance.repository.js';
 import {

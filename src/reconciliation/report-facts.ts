@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { Config } from '../config.js';
+import type { Config } from '../config/index.js';
 import type { Database } from '../db/database.types.js';
 import { listBooksImportsByIds } from '../db/expected-balance.repository.js';
 import { listRunsByIds } from '../db/snapshot-run.repository.js';

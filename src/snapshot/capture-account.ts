@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import type { AppContext } from '../app-context.js';
 import type { CaptureTiming, CaptureWindow } from '../business-date/business-calendar.js';
-import { businessCalendarOf, type AccountConfig } from '../config.js';
+import { businessCalendarOf, type AccountConfig } from '../config/index.js';
 import type { RunTrigger } from '../db/database.types.js';
 import { insertSnapshotRows } from '../db/balance-snapshot.repository.js';
 import {

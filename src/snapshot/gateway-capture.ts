@@ -1,4 +1,4 @@
-import type { AccountConfig, Config } from '../config.js';
+import type { AccountConfig, Config } from '../config/index.js';
 import type { Clock } from '../clock.js';
 import type { CapturedBalances, GatewayClient, PageProgress } from '../gateway/index.js';
 import type { Logger } from '../logger.js';

@@ -1,4 +1,4 @@
-import { baseUrlFor, type AccountConfig, type Config } from '../config.js';
+import { baseUrlFor, type AccountConfig, type Config } from '../config/index.js';
 import { ConfigError } from '../errors.js';
 import { createGatewayClient, type GatewayClient } from '../gateway/index.js';
 import type { Logger } from '../logger.js';

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { AppContext } from '../../src/app-context.js';
 import { FixedClock, systemClock, type Clock } from '../../src/clock.js';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/index.js';
 import type { Logger } from '../../src/logger.js';
 import { createSilentLogger } from '../../src/logger.js';
 import type { TestDatabase } from './test-database.js';

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/index.js';
 import { describeDatabaseFailure, isConnectionLost } from '../../src/db/connection-errors.js';
 import { openDatabase, type DatabaseHandle } from '../../src/db/open-database.js';
 import { ConfigError } from '../../src/errors.js';

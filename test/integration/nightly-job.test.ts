@@ -7,7 +7,7 @@ import { reconcileAfterSnapshot } from '../../jobs/reconcile-job.js';
 import { runSnapshotJob } from '../../jobs/snapshot-job.js';
 import type { AppContext } from '../../src/app-context.js';
 import { FixedClock, type Clock } from '../../src/clock.js';
-import { businessCalendarOf } from '../../src/config.js';
+import { businessCalendarOf } from '../../src/config/index.js';
 import { insertRunningRun } from '../../src/db/snapshot-run.repository.js';
 import { importBooksFile } from '../../src/reconciliation/books-import-service.js';
 import { serviceOfSlot, SlotSchedule } from '../../src/scheduler/slot-schedule.js';

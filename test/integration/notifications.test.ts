@@ -8,7 +8,7 @@ import { runNight, settleAccountDate } from '../../jobs/nightly-job.js';
 import { reconcileAfterSnapshot } from '../../jobs/reconcile-job.js';
 import type { AppContext } from '../../src/app-context.js';
 import { FixedClock } from '../../src/clock.js';
-import { businessCalendarOf } from '../../src/config.js';
+import { businessCalendarOf } from '../../src/config/index.js';
 import { claimDueNotifications, listNotifications } from '../../src/db/notification.repository.js';
 import { Deliverer } from '../../src/notifications/deliverer.js';
 import type { DateMissedData, NightCompletedData, NotificationEvent } from '../../src/notifications/events.js';

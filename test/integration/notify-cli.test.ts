@@ -1,6 +1,6 @@
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/index.js';
 import { enqueueEvent } from '../../src/notifications/outbox.js';
 import type { NotificationEvent } from '../../src/notifications/events.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createCliRuntime } from '../../src/cli/runtime.js';
-import { loadConfig, SECRET_VARIABLES } from '../../src/config.js';
+import { loadConfig, SECRET_VARIABLES } from '../../src/config/index.js';
 import { ConfigError } from '../../src/errors.js';
 import { writeAccountsFile } from '../helpers/test-context.js';
 import { copyEmbeddedTemplate } from '../helpers/test-database.js';

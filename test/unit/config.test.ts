@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { assertScheduleFitsWindows, loadConfig, selectAccounts, toleranceFor, userDataRoot } from '../../src/config.js';
+import { assertScheduleFitsWindows, loadConfig, selectAccounts, toleranceFor, userDataRoot } from '../../src/config/index.js';
 import { checkBaseUrl } from '../../src/gateway/base-url.js';
 import { ConfigError } from '../../src/errors.js';
 

@@ -1,7 +1,7 @@
 import { tmpdir } from 'node:os';
 import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/index.js';
 import { ConfigError } from '../../src/errors.js';
 import { configuredChannels } from '../../src/notifications/outbox.js';
 

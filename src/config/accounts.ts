@@ -1,0 +1,137 @@
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { z } from 'zod';
+import { ConfigError } from '../errors.js';
+import { checkBaseUrl } from '../gateway/base-url.js';
+import { Secret } from '../secret.js';
+import { configProblems } from './config-problems.js';
+import type { AccountConfig, Config, Environment } from './config-types.js';
+import { resolveSecretFiles } from './secret-files.js';
+
+const accountsFileSchema = z.object({
+  accounts: z
+    .array(
+      z
+        .object({
+          name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/, 'must be letters, digits, ".", "_" or "-"'),
+          environment: z.enum(['live', 'sandbox'], { error: 'must be one of: live, sandbox' }),
+          apiKeyEnv: z.string().regex(/^[A-Z_][A-Z0-9_]*$/, 'must name an environment variable'),
+          apiSecretEnv: z.string().regex(/^[A-Z_][A-Z0-9_]*$/, 'must name an environment variable'),
+          baseUrl: z.string().optional(),
+        })
+        .strict(),
+    )
+    .min(1, 'must list at least one account'),
+});
+
+/**
+ * The YAML parser, loaded only when an accounts file is YAML: every command reads the
+ * configuration at start, and loading the parser cost each of them ~10 ms it rarely needs.
+ */
+function parseYaml(text: string): unknown {
+  return (createRequire(import.meta.url)('yaml') as typeof import('yaml')).parse(text);
+}
+
+/** The accounts: those of RECON_ACCOUNTS_FILE, else one "default" account from GATEWAY_API_KEY/GATEWAY_API_SECRET. */
+export function resolveAccounts(
+  env: Record<string, string | undefined>,
+  cwd: string,
+  defaultEnvironment: Environment,
+): { accounts: AccountConfig[]; problems: string[] } {
+  const file = env.RECON_ACCOUNTS_FILE;
+  if (file === undefined) {
+    return {
+      accounts: [
+        {
+          name: 'default',
+          environment: defaultEnvironment,
+          baseUrl: undefined,
+          apiKey: env.GATEWAY_API_KEY,
+          apiSecret: env.GATEWAY_API_SECRET === undefined ? undefined : new Secret(env.GATEWAY_API_SECRET),
+          apiKeyEnv: 'GATEWAY_API_KEY',
+          apiSecretEnv: 'GATEWAY_API_SECRET',
+        },
+      ],
+      problems: [],
+    };
+  }
+  const fullPath = path.resolve(cwd, file);
+  let raw: unknown;
+  try {
+    const text = readFileSync(fullPath, 'utf8');
+    raw = /\.ya?ml$/i.test(fullPath) ? parseYaml(text) : JSON.parse(text);
+  } catch (error) {
+    return { accounts: [], problems: [`RECON_ACCOUNTS_FILE (${file}) could not be read: ${(error as Error).message}`] };
+  }
+  const parsed = accountsFileSchema.safeParse(Array.isArray(raw) ? { accounts: raw } : raw, { jitless: true });
+  if (!parsed.success) {
+    return {
+      accounts: [],
+      problems: parsed.error.issues.map((i) => `RECON_ACCOUNTS_FILE (${file}) at ${i.path.join('.') || 'top level'}: ${i.message}`),
+    };
+  }
+  const problems: string[] = resolveSecretFiles(
+    env,
+    parsed.data.accounts.map((a) => a.apiSecretEnv),
+    cwd,
+  );
+  const seen = new Set<string>();
+  const accounts = parsed.data.accounts.map((a, index) => {
+    if (seen.has(a.name)) problems.push(`RECON_ACCOUNTS_FILE (${file}) at accounts.${index}.name: "${a.name}" appears twice`);
+    seen.add(a.name);
+    if (a.baseUrl !== undefined) {
+      const problem = checkBaseUrl(a.baseUrl);
+      if (problem) problems.push(`RECON_ACCOUNTS_FILE (${file}) at accounts.${index}.baseUrl ${problem}`);
+    }
+    const secret = env[a.apiSecretEnv];
+    return {
+      name: a.name,
+      environment: a.environment,
+      baseUrl: a.baseUrl,
+      apiKey: env[a.apiKeyEnv],
+      apiSecret: secret === undefined ? undefined : new Secret(secret),
+      apiKeyEnv: a.apiKeyEnv,
+      apiSecretEnv: a.apiSecretEnv,
+    } satisfies AccountConfig;
+  });
+  return { accounts, problems };
+}
+
+/** The gateway base URL an account talks to. Throws ConfigError when live has no URL. */
+export function baseUrlFor(config: Config, account: AccountConfig): string {
+  if (account.baseUrl) return account.baseUrl;
+  if (account.environment === 'sandbox') return config.sandboxUrl;
+  if (!config.liveUrl) {
+    throw new ConfigError(`Account "${account.name}" uses the live gateway but GATEWAY_LIVE_URL is not set.`, [
+      'GATEWAY_LIVE_URL is required for live accounts',
+    ]);
+  }
+  return config.liveUrl;
+}
+
+/**
+ * The accounts a gateway command will use (all, or the one named), checked for credentials.
+ * Throws one ConfigError listing every missing variable.
+ */
+export function selectAccounts(config: Config, name?: string): AccountConfig[] {
+  const chosen = name === undefined ? [...config.accounts] : config.accounts.filter((a) => a.name === name);
+  if (chosen.length === 0) {
+    throw new ConfigError(
+      `There is no account named "${name}". Configured accounts: ${config.accounts.map((a) => a.name).join(', ')}.`,
+      [`unknown account ${name}`],
+    );
+  }
+  const problems: string[] = [];
+  for (const account of chosen) {
+    if (!account.apiKey) problems.push(`${account.apiKeyEnv} is not set (API key of account "${account.name}")`);
+    if (!account.apiSecret) problems.push(`${account.apiSecretEnv} is not set, nor ${account.apiSecretEnv}_FILE (API secret of account "${account.name}")`);
+    try {
+      baseUrlFor(config, account);
+    } catch (error) {
+      problems.push((error as ConfigError).message);
+    }
+  }
+  if (problems.length > 0) throw configProblems(problems);
+  return chosen;
+}

@@ -1,0 +1,19 @@
+// The configuration's one public entry: callers import from here, never from the modules behind it.
+export { baseUrlFor, selectAccounts } from './accounts.js';
+export { assertScheduleFitsWindows, businessCalendarOf, toleranceFor } from './business-settings.js';
+export {
+  DEFAULT_SANDBOX_URL,
+  ENVIRONMENTS,
+  type AccountConfig,
+  type Config,
+  type DatabaseTimeouts,
+  type Environment,
+  type GatewaySettings,
+  type MetricsSettings,
+  type NotificationSettings,
+} from './config-types.js';
+export { userDataRoot } from './data-dir.js';
+export { loadConfig, type LoadConfigOptions } from './load-config.js';
+export { checkEndpointUrl } from './notification-settings.js';
+export { loadSandboxSecret, SANDBOX_SECRET_VARIABLE } from './sandbox-secret.js';
+export { copyEnvironment, removeSecretsFromEnvironment, SECRET_VARIABLES } from './secret-files.js';
