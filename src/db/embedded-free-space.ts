@@ -11,7 +11,9 @@ export const MIN_FREE_BYTES = 48 * 1024 * 1024;
 // A new folder also receives the database itself, copied from the bundled cluster (about 40 MB).
 const NEW_DATABASE_BYTES = 48 * 1024 * 1024;
 
-const mb = (bytes: number) => `${Math.ceil(bytes / (1024 * 1024))} MB`;
+// Free space rounded down, room needed rounded up: never "96 MB free, 96 MB needed" for a refusal.
+const mbFree = (bytes: number) => `${Math.floor(bytes / (1024 * 1024))} MB`;
+const mbNeeded = (bytes: number) => `${Math.ceil(bytes / (1024 * 1024))} MB`;
 
 /** The free space of the file system that holds `dir` (or its nearest existing parent). */
 function freeBytes(dir: string): number | undefined {
@@ -29,7 +31,7 @@ function freeBytes(dir: string): number | undefined {
 export class DataDirFullError extends DatabaseError {
   constructor(dataDir: string, free: number | undefined, needed: number, options?: { cause?: unknown }) {
     super(
-      `The disk of the embedded database is full: RECON_DATA_DIR (${dataDir}) has ${free === undefined ? 'too little' : mb(free)} free and wallet-recon needs at least ${mb(needed)} free there to write safely. ` +
+      `The disk of the embedded database is full: RECON_DATA_DIR (${dataDir}) has ${free === undefined ? 'too little' : mbFree(free)} free and wallet-recon needs at least ${mbNeeded(needed)} free there to write safely. ` +
         'Nothing was written. Free some space on that disk (or point RECON_DATA_DIR at a folder on a disk with room) and run the command again.',
       options,
     );

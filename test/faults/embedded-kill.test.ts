@@ -34,7 +34,7 @@ afterAll(async () => {
 });
 
 describe('the embedded database survives kill -9', () => {
-  it(`${KILLS} snapshots killed at random moments leave a database that opens and holds only whole runs`, { timeout: 600_000 }, async () => {
+  it(`${KILLS} snapshots killed at random moments leave a database that opens and holds only whole runs`, { timeout: 1_500_000 }, async () => {
     sandbox.setFaults({ latencyMs: 5 });
     const env = {
       RECON_DATA_DIR: dataDir,

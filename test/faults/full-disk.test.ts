@@ -46,7 +46,7 @@ function fillToTheBrim(file: string): void {
 describe.skipIf(!canMount)('a full disk under the embedded database', () => {
   it('ends the run with an error naming RECON_DATA_DIR and the room needed, and works again once space is freed', async () => {
     mountPoint = mkdtempSync(path.join(tmpdir(), 'wr-faults-disk-'));
-    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=96m,mode=0700', 'tmpfs', mountPoint]);
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=128m,mode=0700', 'tmpfs', mountPoint]);
     const dataDir = path.join(mountPoint, 'data');
     const env = { RECON_DATA_DIR: dataDir, GATEWAY_ENV: 'sandbox', GATEWAY_SANDBOX_URL: sandbox.url, GATEWAY_API_KEY: sandbox.apiKey, GATEWAY_API_SECRET: sandbox.apiSecret };
     const first = await runCliProcess(['snapshot'], env);
@@ -76,6 +76,6 @@ describe.skipIf(!canMount)('a full disk under the embedded database', () => {
     } finally {
       await handle.close();
     }
-    console.log(`[faults] full disk: 96 MB tmpfs filled to 0 bytes free: exit ${full.code}, "${full.stderr.trim().split('\n')[0]}"; after freeing it: exit ${after.code}, 2 whole runs of 40 wallets`);
+    console.log(`[faults] full disk: 128 MB tmpfs filled to 0 bytes free: exit ${full.code}, "${full.stderr.trim().split('\n')[0]}"; after freeing it: exit ${after.code}, 2 whole runs of 40 wallets`);
   });
 });
