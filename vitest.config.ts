@@ -1,11 +1,13 @@
 import { availableParallelism } from 'node:os';
 import { scratchFolder } from './test/helpers/scratch-folder.js';
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 import SlowestFilesReporter from './test/helpers/slowest-files-reporter.js';
 
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // The database fault suite restarts its own PostgreSQL and kills writers: `npm run faults`.
+    exclude: [...configDefaults.exclude, 'test/faults/**'],
     // The embedded database takes seconds to start; HTTP fault tests wait on real timers.
     testTimeout: 30_000,
     hookTimeout: 60_000,

@@ -4,6 +4,7 @@ import type { CaptureWindow } from '../src/business-date/business-calendar.js';
 import { businessCalendarOf, selectAccounts } from '../src/config/index.js';
 import { countConsecutiveMissedDates, findFirstServedDates, findLastRunError, listSettledDates, recordScheduledAccounts } from '../src/db/capture-day.repository.js';
 import { abandonRunningRuns, accountsWithoutEndOfDay, findRunningRun, hasEndOfDayCapture } from '../src/db/snapshot-run.repository.js';
+import { describeDatabaseFailure, isConnectionLost } from '../src/db/connection-errors.js';
 import { enqueueNightCompleted, recordMissedDateAndNotify } from '../src/notifications/outbox.js';
 import { serviceOfSlot, type SlotSchedule, type SlotService } from '../src/scheduler/slot-schedule.js';
 import { tryAcquireAccountLock } from '../src/snapshot/account-lock.js';
@@ -68,7 +69,9 @@ export async function runNight(ctx: AppContext, options: NightOptions): Promise<
       await sleepQuietly(ctx, window.opensAt.getTime() - now.getTime(), signal);
       continue;
     }
-    const pending = await accountsWithoutEndOfDay(db, names, date);
+    // The database away (restarted, failing over): wait a little and ask again, inside the window.
+    const pending = await whileDatabaseAway(ctx, signal, window.closesAt, () => accountsWithoutEndOfDay(db, names, date));
+    if (pending === undefined) continue;
     if (pending.length === 0) break;
     if (round > 0) log.info({ accounts: pending, attempt: round + 1 }, `trying again: ${pending.length} account(s) still without an end-of-day snapshot for ${date}`);
     const result = await runSnapshotJob(ctx, { trigger: 'schedule', accounts: pending, serve: options.serve, signal, createGateway: options.createGateway });
@@ -79,7 +82,7 @@ export async function runNight(ctx: AppContext, options: NightOptions): Promise<
         Object.assign(outcome, { status: 'captured', runId: run.runId, error: undefined });
       } else if (run.status === 'failed' && run.error) outcome.error = run.error;
     }
-    const still = await accountsWithoutEndOfDay(db, pending, date);
+    const still = (await whileDatabaseAway(ctx, signal, window.closesAt, () => accountsWithoutEndOfDay(db, pending, date))) ?? pending;
     if (still.length === 0) break;
     const nowAfter = ctx.clock.now().getTime();
     const wake = Math.min(nowAfter + delays[Math.min(round, delays.length - 1)]!, window.closesAt.getTime());
@@ -97,7 +100,10 @@ export async function runNight(ctx: AppContext, options: NightOptions): Promise<
   for (const account of names) {
     const outcome = outcomes.get(account)!;
     if (outcome.status === 'captured') continue;
-    outcome.status = await settleAccountDate(ctx, account, window);
+    // A database down through the window: the miss is recorded as soon as it is back.
+    const settled = await whileDatabaseAway(ctx, signal, undefined, () => settleAccountDate(ctx, account, window));
+    if (settled === undefined) return { businessDate: date, slot: options.serve.slot, accounts: [...outcomes.values()], interrupted: true };
+    outcome.status = settled;
   }
   // A capture before the cut-off can still be replaced by a later one that finishes before it:
   // the date's results wait for its cut-off, then follow whatever is its snapshot by then.
@@ -112,7 +118,7 @@ export async function runNight(ctx: AppContext, options: NightOptions): Promise<
   );
   const result: NightResult = { businessDate: date, slot: options.serve.slot, accounts, interrupted: false };
   // Tell people: the night.completed digest, written once every account's date is settled.
-  await enqueueNightCompleted(ctx, result, window);
+  await whileDatabaseAway(ctx, signal, undefined, () => enqueueNightCompleted(ctx, result, window));
   return result;
 }
 
@@ -218,6 +224,27 @@ export async function settleClosedDates(ctx: AppContext, schedule: SlotSchedule,
     await enqueueNightCompleted(ctx, { businessDate: window.businessDate, slot, accounts, interrupted: false }, window);
   }
   return missed;
+}
+
+// How often a night asks again for a database that is away.
+const DATABASE_AWAY_POLL_MS = 2_000;
+
+/**
+ * Runs a database step of the night; while the database is unreachable, waits and tries again
+ * until it answers, the deadline passes or the worker stops (then undefined). Other errors throw.
+ */
+async function whileDatabaseAway<T>(ctx: AppContext, signal: AbortSignal, deadline: Date | undefined, step: () => Promise<T>): Promise<T | undefined> {
+  for (let logged = false; ; ) {
+    try {
+      return await step();
+    } catch (error) {
+      if (!isConnectionLost(error)) throw error;
+      if (!logged) ctx.logger.warn({ err: error }, `${describeDatabaseFailure(error, ctx.database.description)}: trying again every ${DATABASE_AWAY_POLL_MS / 1000} s`);
+      logged = true;
+    }
+    if (signal.aborted || (deadline !== undefined && ctx.clock.now() >= deadline)) return undefined;
+    await sleepQuietly(ctx, DATABASE_AWAY_POLL_MS, signal);
+  }
 }
 
 async function sleepQuietly(ctx: AppContext, ms: number, signal: AbortSignal): Promise<void> {

@@ -43,6 +43,7 @@ export async function createAppContext(options: CreateAppContextOptions): Promis
     command: options.command,
     serve: options.serve,
     shareIfServed: options.shareIfServed,
+    timeouts: config.databaseTimeouts,
   });
   try {
     if (options.migrate !== 'never') {

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { Command, CommanderError } from 'commander';
 import type { Clock } from '../clock.js';
 import { ReconError } from '../errors.js';
+import { DataDirFullError, isNoSpace, noSpaceError } from '../db/embedded-free-space.js';
 import { commandNamed, COMMANDS } from './command-catalog.js';
 import { processOutput, type Output } from './output.js';
 import type { CliRuntime, ShutdownBudget } from './runtime.js';
@@ -101,6 +102,18 @@ export function signalExitCode(signal: AbortSignal | undefined): number | undefi
   return name === 'SIGINT' ? 130 : name === 'SIGTERM' ? 143 : undefined;
 }
 
+/** A disk that filled up under the embedded database: said with the folder and the room needed. */
+function explainNoSpace(runtime: CliRuntime | undefined, error: unknown): unknown {
+  if (error instanceof DataDirFullError || !isNoSpace(error)) return error;
+  try {
+    const config = runtime?.config();
+    if (config && config.databaseUrl === undefined) return noSpaceError(config.dataDir, error);
+  } catch {
+    // No configuration: the error as it is.
+  }
+  return error;
+}
+
 /**
  * Prints an error once, as the sentence it is (no class name; the log does not repeat it on a
  * terminal), and returns its exit code. With LOG_LEVEL=debug the log gets the detail.
@@ -110,6 +123,7 @@ function reportError(output: Output, runtime: CliRuntime | undefined, error: unk
     // --help and --version end through here with exit code 0.
     return error.exitCode === 0 ? 0 : 2;
   }
+  error = explainNoSpace(runtime, error);
   const message = error instanceof ReconError ? error.message : `Unexpected error: ${error instanceof Error ? error.message : String(error)}`;
   output.err(message);
   try {

@@ -1,6 +1,8 @@
 import type { Command } from 'commander';
 import { runNight, settleClosedDates } from '../../jobs/nightly-job.js';
+import { BooksPuller } from '../../jobs/books-pull-job.js';
 import { reconcileAfterSnapshot, settleOwedReconciliations } from '../../jobs/reconcile-job.js';
+import { detectSignoffChanges } from '../console/signoff-service.js';
 import type { AppContext } from '../app-context.js';
 import { assertScheduleFitsWindows, businessCalendarOf, selectAccounts } from '../config/index.js';
 import { startMetricsServer, checkHealth, type MetricsServer } from '../metrics/metrics-server.js';
@@ -42,6 +44,7 @@ export function registerScheduleCommand(program: Command, runtime: CliRuntime): 
         const channels = createChannels(ctx.config, db, () => ctx.clock.now());
         const deliverer = new Deliverer({ db, clock: ctx.clock, logger: ctx.logger.child({ component: 'notifications' }), channels, maxAttempts: ctx.config.notifications.maxAttempts, leaseMs: ctx.config.notifications.leaseMs, metrics });
         const schedule = new SlotSchedule(ctx.config.schedule, ctx.config.timezone);
+        const booksPuller = new BooksPuller();
         const scheduler = createScheduler({
           schedule,
           calendar: businessCalendarOf(ctx.config),
@@ -57,10 +60,13 @@ export function registerScheduleCommand(program: Command, runtime: CliRuntime): 
             // The night's notifications are in the outbox: send them now, not at the next poll.
             deliverer.wake();
           },
-          // Every minute: dates left unsettled by another process, and whatever anyone left owed.
+          // Every minute: dates left unsettled by another process, books due from the ledger
+          // database, whatever anyone left owed, and sign-offs whose inputs changed since.
           maintain: async (signal) => {
             await settleClosedDates(ctx, schedule, reconcileAfterSnapshot);
+            await booksPuller.pullDue(ctx, signal);
             await settleOwedReconciliations(ctx, { signal });
+            await detectSignoffChanges(ctx);
             deliverer.wake();
           },
         });

@@ -55,6 +55,13 @@ export interface BooksSourceSettings {
   readonly pullEveryMs: number;
 }
 
+/** How long a database call may take before the attempt fails (PostgreSQL server sessions). */
+export interface DatabaseTimeouts {
+  readonly connectMs: number;
+  readonly statementMs: number;
+  readonly idleInTransactionMs: number;
+}
+
 export interface Config {
   readonly databaseUrl: Secret | undefined;
   /** Names of the variables that held this configuration's secrets (removed from the environment after start-up). */
@@ -62,6 +69,8 @@ export interface Config {
   readonly dataDir: string;
   /** Where dataDir came from: RECON_DATA_DIR, an existing checkout's .data/ (said with a notice), or the user's data directory. */
   readonly dataDirSource: 'RECON_DATA_DIR' | 'checkout' | 'user-data-dir';
+  /** PostgreSQL server: DATABASE_CONNECT_TIMEOUT, DATABASE_STATEMENT_TIMEOUT, DATABASE_IDLE_IN_TRANSACTION_TIMEOUT. */
+  readonly databaseTimeouts: DatabaseTimeouts;
   readonly environment: Environment;
   readonly liveUrl: string | undefined;
   readonly sandboxUrl: string;

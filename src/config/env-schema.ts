@@ -5,6 +5,7 @@ import { AUTH_SCHEME_PATTERN } from '../gateway/base-url.js';
 import { checkCronExpression } from '../scheduler/slot-schedule.js';
 import { booksVariables } from './books-settings.js';
 import { consoleVariables } from './console-settings.js';
+import { databaseTimeoutVariables } from './database-timeouts.js';
 import { metricsVariables } from './metrics-settings.js';
 import { notificationVariables } from './notification-settings.js';
 import { positiveInt, trueOrFalse, wholeNumber } from './schema-helpers.js';
@@ -17,6 +18,7 @@ export const envSchema = z.object({
     .refine((v) => v === undefined || isPostgresUrl(v), 'must be a postgres:// or postgresql:// URL'),
   DATABASE_PASSWORD: z.string().optional(),
   RECON_DATA_DIR: z.string().min(1).optional(),
+  ...databaseTimeoutVariables,
   GATEWAY_ENV: z.enum(['live', 'sandbox'], { error: 'must be one of: live, sandbox' }).default('sandbox'),
   GATEWAY_LIVE_URL: z.string().optional(),
   GATEWAY_SANDBOX_URL: z.string().optional(),

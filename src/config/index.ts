@@ -11,6 +11,7 @@ export {
   type BooksSourceSettings,
   type Config,
   type ConsoleSettings,
+  type DatabaseTimeouts,
   type Environment,
   type GatewaySettings,
   type MetricsSettings,

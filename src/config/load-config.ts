@@ -1,3 +1,4 @@
+import { databaseTimeoutsOf } from './database-timeouts.js';
 import path from 'node:path';
 import { checkBaseUrl } from '../gateway/base-url.js';
 import { Secret } from '../secret.js';
@@ -79,6 +80,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     databaseUrl,
     secretVariables: [...new Set([...SECRET_VARIABLES, ...accountsResult.accounts.map((a) => a.apiSecretEnv)])],
     ...dataDir,
+    databaseTimeouts: databaseTimeoutsOf(v),
     environment: v.GATEWAY_ENV,
     liveUrl: v.GATEWAY_LIVE_URL,
     sandboxUrl: v.GATEWAY_SANDBOX_URL ?? DEFAULT_SANDBOX_URL,

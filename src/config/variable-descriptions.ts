@@ -12,6 +12,9 @@ export type SchemaVariable = keyof typeof envSchema.shape;
 export const VARIABLE_DESCRIPTIONS: Readonly<Record<SchemaVariable, { readonly meaning: string; readonly defaultText?: string }>> = {
   DATABASE_URL: { meaning: 'secret. PostgreSQL connection string (`postgres://` or `postgresql://`). Unset: the embedded database.' },
   DATABASE_PASSWORD: { meaning: 'secret. Password put into a `DATABASE_URL` written without one (one Docker secret for PostgreSQL and the worker).' },
+  DATABASE_CONNECT_TIMEOUT: { meaning: 'How long opening a connection to the PostgreSQL server may take before the attempt fails (`10s`).' },
+  DATABASE_STATEMENT_TIMEOUT: { meaning: 'The longest one statement of the job may run on the server before it is cancelled and the attempt fails (`60s`).' },
+  DATABASE_IDLE_IN_TRANSACTION_TIMEOUT: { meaning: 'How long a session may sit idle inside a transaction before the server ends it (`60s`).' },
   RECON_DATA_DIR: {
     defaultText: 'user data dir',
     meaning:

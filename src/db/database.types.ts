@@ -364,7 +364,16 @@ export interface SignoffsTable {
   invalidation: ColumnType<unknown, string | null, string | null>;
 }
 
+/** The account lock's fencing value, bumped at every acquisition (migration 2026-11-26T0006). */
+export interface AccountLockFencesTable {
+  account: string;
+  /** bigint: pg returns it as a string. */
+  fence: ColumnType<string, string | number | bigint, string | number | bigint>;
+  acquired_at: ColumnType<Date, Date | string | undefined, Date | string>;
+}
+
 export interface Database {
+  account_lock_fences: AccountLockFencesTable;
   notifications: NotificationsTable;
   console_users: ConsoleUsersTable;
   console_sessions: ConsoleSessionsTable;

@@ -8,6 +8,7 @@ import { maskUrlPasswords } from '../logger.js';
 import { seedFromBuiltCluster } from './embedded-cluster.js';
 import { dataDirAccessError } from './data-dir-access.js';
 import { holdOwnerOnlyUmask, prepareDataDir, restrictToOwner } from './embedded-data-dir.js';
+import { assertRoomToWrite } from './embedded-free-space.js';
 import { acquireDataDirLock } from './embedded-lock.js';
 import type { Database } from './database.types.js';
 
@@ -44,6 +45,31 @@ export interface OpenDatabaseOptions {
   serve?: boolean;
   /** Embedded only: when another process holds the folder and serves it, use it through its socket instead of failing. */
   shareIfServed?: boolean;
+  /** PostgreSQL server: how long connecting, a statement and an idle transaction may take (defaults as DATABASE_*_TIMEOUT). */
+  timeouts?: Partial<DatabaseTimeouts>;
+}
+
+/** How long a database call may take before it fails (DATABASE_CONNECT_TIMEOUT and friends). */
+export interface DatabaseTimeouts {
+  connectMs: number;
+  statementMs: number;
+  idleInTransactionMs: number;
+}
+
+export const DEFAULT_DATABASE_TIMEOUTS: Readonly<DatabaseTimeouts> = { connectMs: 10_000, statementMs: 60_000, idleInTransactionMs: 60_000 };
+
+/**
+ * Session settings every server connection starts with, so a stuck query or a transaction left
+ * open fails its attempt (which the night retries) instead of holding the worker all night, and
+ * keepalive notices a server that vanished without closing the socket.
+ */
+function sessionSettings(timeouts: DatabaseTimeouts) {
+  return {
+    connectionTimeoutMillis: timeouts.connectMs,
+    statement_timeout: timeouts.statementMs,
+    idle_in_transaction_session_timeout: timeouts.idleInTransactionMs,
+    keepAlive: true,
+  };
 }
 
 /** The port number in the socket's file name: libpq and pg find `<folder>/.s.PGSQL.<port>`. */
@@ -72,9 +98,23 @@ const types = {
   },
 };
 
+/**
+ * A pool that outlives its server: a connection's network error (a restart, pg_terminate_backend,
+ * a proxy dropping it) must never crash the process. The pool's own handler covers idle clients;
+ * a client checked out between two statements (inside a transaction) has no listener of the pool's
+ * and would throw its error at the process, so every client gets one too. The next query on a
+ * broken client fails, and the pool replaces it.
+ */
+function survivingPool(config: pg.PoolConfig): pg.Pool {
+  const pool = new pg.Pool(config);
+  pool.on('error', () => undefined);
+  pool.on('connect', (client) => client.on('error', () => undefined));
+  return pool;
+}
+
 /** Opens PostgreSQL (DATABASE_URL) or the embedded PGlite database, both behind the same Kysely. */
 export async function openDatabase(options: OpenDatabaseOptions): Promise<DatabaseHandle> {
-  if (options.databaseUrl) return openPostgres(options.databaseUrl, options.poolSize ?? 10);
+  if (options.databaseUrl) return openPostgres(options.databaseUrl, options.poolSize ?? 10, { ...DEFAULT_DATABASE_TIMEOUTS, ...options.timeouts });
   try {
     return await openEmbedded(options.dataDir, options.command, options.serve === true);
   } catch (error) {
@@ -84,11 +124,9 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
   }
 }
 
-async function openPostgres(connectionString: string, poolSize: number): Promise<DatabaseHandle> {
+async function openPostgres(connectionString: string, poolSize: number, timeouts: DatabaseTimeouts): Promise<DatabaseHandle> {
   const description = describeUrl(connectionString);
-  const pool = new pg.Pool({ connectionString, max: poolSize, types, connectionTimeoutMillis: 15_000 });
-  // An idle client's network error must not crash the process; the next query reports it.
-  pool.on('error', () => undefined);
+  const pool = survivingPool({ connectionString, max: poolSize, types, ...sessionSettings(timeouts) });
   try {
     const client = await pool.connect();
     client.release();
@@ -102,7 +140,9 @@ async function openPostgres(connectionString: string, poolSize: number): Promise
     description,
     async connectDedicated() {
       // keepAlive notices a dead server; the timeout keeps a black-holed one from hanging a tick.
-      const client = new pg.Client({ connectionString, types, keepAlive: true, connectionTimeoutMillis: 15_000 });
+      // query_timeout: a lock query over a network gone silent fails on this side too (the
+      // server's statement_timeout never hears of it), and the session is then given up.
+      const client = new pg.Client({ connectionString, types, ...sessionSettings(timeouts), query_timeout: timeouts.statementMs + 5_000 });
       client.on('error', () => undefined);
       await client.connect();
       return client;
@@ -115,8 +155,7 @@ async function openPostgres(connectionString: string, poolSize: number): Promise
 
 async function openShared(dataDir: string, held: LockHeldError): Promise<DatabaseHandle> {
   if (!existsSync(embeddedSocketPath(dataDir))) throw held;
-  const pool = new pg.Pool({ ...embeddedSocketConfig(dataDir), max: 4, types, connectionTimeoutMillis: 15_000 });
-  pool.on('error', () => undefined);
+  const pool = survivingPool({ ...embeddedSocketConfig(dataDir), max: 4, types, connectionTimeoutMillis: 15_000 });
   try {
     (await pool.connect()).release();
   } catch {
@@ -149,8 +188,7 @@ async function serveEmbedded(pglite: PGlite, dataDir: string): Promise<{ pool: p
   await server.start();
   // The folder is 0700 already; the socket itself is owner-only too.
   chmodSync(socketPath, 0o600);
-  const pool = new pg.Pool({ ...embeddedSocketConfig(dataDir), max: 8, types });
-  pool.on('error', () => undefined);
+  const pool = survivingPool({ ...embeddedSocketConfig(dataDir), max: 8, types });
   return {
     pool,
     socketPath,
@@ -173,6 +211,8 @@ async function openEmbedded(dataDir: string, command: string, serve: boolean): P
   const inMemory = dataDir.startsWith('memory://');
   const unlock = inMemory ? () => undefined : withDataDirAccess(dataDir, () => {
     prepareDataDir(dataDir);
+    // A full disk is said now, naming the folder and the room needed, not half-way through a write.
+    assertRoomToWrite(dataDir);
     return acquireDataDirLock(dataDir, command);
   });
   const restoreUmask = inMemory ? () => undefined : holdOwnerOnlyUmask();

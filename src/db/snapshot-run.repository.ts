@@ -127,7 +127,7 @@ export async function abandonRunningRuns(db: Db, account: string, now: Date): Pr
     .set({
       status: 'abandoned',
       finished_at: now,
-      error: sql<string>`'abandoned: the process running it stopped before it finished (holder ' || coalesce(holder, 'unknown') || ')'`,
+      error: sql<string>`'abandoned: the process running it stopped, or lost its database connection, before it finished (holder ' || coalesce(holder, 'unknown') || ')'`,
     })
     .where('account', '=', account)
     .where('status', '=', 'running')

@@ -1,24 +1,50 @@
 import { setMaxListeners } from 'node:events';
+import { sql, type Transaction } from 'kysely';
 import type pg from 'pg';
+import type { Database } from '../db/database.types.js';
 import type { DatabaseHandle } from '../db/open-database.js';
+import { DatabaseError, describeError } from '../errors.js';
 
 /** A held per-account run lock; release it when the run is recorded. */
 export interface AccountLock {
   /** Aborted if the lock's session dies mid-run: another process may then take the account. */
   readonly lost: AbortSignal;
+  /**
+   * Inside the transaction that writes the run's outcome: throws AccountLockLostError unless the
+   * lock is still ours (its session holds it and no one acquired it since). On PostgreSQL it
+   * locks the account's fence row until that transaction ends, so a replica taking the account
+   * over waits for the write and then sees it.
+   */
+  assertHeld(trx: Transaction<Database>): Promise<void>;
   release(): Promise<void>;
 }
+
+/** The account's lock is no longer ours: whatever the run fetched must not be written. */
+export class AccountLockLostError extends DatabaseError {
+  constructor(
+    readonly account: string,
+    why: string,
+  ) {
+    super(`the lock of account "${account}" was lost mid-run (${why}); nothing was written`);
+  }
+}
+
+/** The name lock sessions carry in pg_stat_activity, so an operator (and the fault tests) can find them. */
+export const LOCK_SESSION_APPLICATION_NAME = 'wallet-recon account locks';
 
 // Within one process (the embedded database is one process by construction) accounts are
 // guarded by this set; across processes and machines, by PostgreSQL advisory locks.
 const heldInProcess = new Set<string>();
 
-function inProcessLock(key: string): AccountLock | undefined {
+function inProcessLock(key: string, account: string): AccountLock | undefined {
   if (heldInProcess.has(key)) return undefined;
   heldInProcess.add(key);
   let released = false;
   return {
     lost: new AbortController().signal,
+    async assertHeld() {
+      if (released) throw new AccountLockLostError(account, 'it was released');
+    },
     async release() {
       if (released) return;
       released = true;
@@ -37,6 +63,8 @@ export const MAX_LOCK_SESSIONS = 4;
 
 interface LockSession {
   readonly client: pg.Client;
+  /** The server process of the session: pg_locks names the holder of an advisory lock by it. */
+  pid: number;
   /** Aborted when the session ends unexpectedly: every lock it held is lost. */
   readonly lost: AbortController;
   held: number;
@@ -69,17 +97,18 @@ function inTurn<T>(set: SessionSet, fn: () => Promise<T>): Promise<T> {
 
 async function openSession(database: DatabaseHandle): Promise<LockSession> {
   const client = await database.connectDedicated();
-  const session: LockSession = { client, lost: new AbortController(), held: 0, queue: Promise.resolve() };
+  const session: LockSession = { client, pid: 0, lost: new AbortController(), held: 0, queue: Promise.resolve() };
   // Every run whose lock lives on this session listens for its loss: as many as the locks it holds.
   setMaxListeners(0, session.lost.signal);
-  const onLost = () => session.lost.abort(new Error('the database session holding account locks ended'));
-  client.on('error', onLost);
-  client.on('end', onLost);
+  // The first word wins: an error says why (a restart, a terminated session), the end that follows does not.
+  client.on('error', (error: Error) => session.lost.abort(new DatabaseError(`the database session holding account locks ended (${error.message})`)));
+  client.on('end', () => session.lost.abort(new DatabaseError('the database session holding account locks ended')));
   try {
     // A replica that dies without closing its socket (power loss, a cut network) keeps its
     // session, and so its accounts, until the server notices: probe it after 10 s of silence,
     // every 5 s, and drop it after 3 missed probes (about 25 s), well inside one retry delay.
-    await client.query('set tcp_keepalives_idle = 10; set tcp_keepalives_interval = 5; set tcp_keepalives_count = 3');
+    await client.query(`set tcp_keepalives_idle = 10; set tcp_keepalives_interval = 5; set tcp_keepalives_count = 3; set application_name = '${LOCK_SESSION_APPLICATION_NAME}'`);
+    session.pid = (await client.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]!.pid;
   } catch (error) {
     await closeSession(session);
     throw error;
@@ -87,10 +116,23 @@ async function openSession(database: DatabaseHandle): Promise<LockSession> {
   return session;
 }
 
+// How long closing a lock session may wait for the server's goodbye before its socket is dropped.
+const CLOSE_SESSION_MS = 5_000;
+
 async function closeSession(session: LockSession): Promise<void> {
   session.client.removeAllListeners('end');
-  // Closing the session releases whatever advisory locks it still holds.
-  await session.client.end().catch(() => undefined);
+  // Closing the session releases whatever advisory locks it still holds. Over a network that went
+  // silent the goodbye never comes back: drop the socket then (the server ends the session itself).
+  let timer: NodeJS.Timeout | undefined;
+  const ended = await Promise.race([
+    session.client.end().then(
+      () => true,
+      () => true,
+    ),
+    new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), CLOSE_SESSION_MS))),
+  ]);
+  clearTimeout(timer);
+  if (!ended) (session.client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
 }
 
 /** The least busy live session, or a new one while there are fewer than MAX_LOCK_SESSIONS. */
@@ -126,7 +168,7 @@ const LOCK_KEY = `hashtextextended('wallet-recon:account:' || $1, 0)`;
  */
 export async function tryAcquireAccountLock(database: DatabaseHandle, account: string): Promise<AccountLock | undefined> {
   const key = `${database.description}|${account}`;
-  const local = inProcessLock(key);
+  const local = inProcessLock(key, account);
   if (!local) return undefined;
   if (database.kind === 'embedded') return local;
 
@@ -143,9 +185,27 @@ export async function tryAcquireAccountLock(database: DatabaseHandle, account: s
     throw error;
   }
   let locked = false;
+  let fence = '';
   try {
     const result = await query<{ locked: boolean }>(session, `select pg_try_advisory_lock(${LOCK_KEY}) as locked`, [account]);
-    locked = result.rows[0]?.locked === true;
+    if (result.rows[0]?.locked === true) {
+      try {
+        // Ours now: bump the fence, so a write of an earlier holder that lost the lock unnoticed fails.
+        const bumped = await query<{ fence: string }>(
+          session,
+          `insert into account_lock_fences (account, fence, acquired_at) values ($1, 1, now())
+           on conflict (account) do update set fence = account_lock_fences.fence + 1, acquired_at = now()
+           returning fence`,
+          [account],
+        );
+        fence = bumped.rows[0]!.fence;
+        locked = true;
+      } catch (error) {
+        // Not fenced, not held: unlock (or the session's end does) and let the caller see why.
+        await query(session, `select pg_advisory_unlock(${LOCK_KEY})`, [account]).catch(() => session.lost.abort(new Error('unlock failed')));
+        throw error;
+      }
+    }
   } finally {
     if (!locked) {
       await giveBack(set, session);
@@ -157,6 +217,23 @@ export async function tryAcquireAccountLock(database: DatabaseHandle, account: s
   let released = false;
   return {
     lost: session.lost.signal,
+    async assertHeld(trx) {
+      if (released) throw new AccountLockLostError(account, 'it was released');
+      if (session.lost.signal.aborted) throw new AccountLockLostError(account, describeError(session.lost.signal.reason));
+      const row = await trx.selectFrom('account_lock_fences').select('fence').where('account', '=', account).forUpdate().executeTakeFirst();
+      if (row?.fence !== fence) {
+        throw new AccountLockLostError(account, `another process acquired it since (fence ${row?.fence ?? 'gone'}, ours ${fence}): its session had ended unnoticed`);
+      }
+      // The fence is ours; is our session still alive and holding it? (It may have died with no one taking over yet.)
+      const held = await sql<{ held: boolean }>`
+        select exists (
+          select 1 from pg_locks
+          where locktype = 'advisory' and granted and pid = ${session.pid} and objsubid = 1
+            and classid = ((hashtextextended('wallet-recon:account:' || ${account}::text, 0) >> 32) & 4294967295)::oid
+            and objid = (hashtextextended('wallet-recon:account:' || ${account}::text, 0) & 4294967295)::oid
+        ) as held`.execute(trx);
+      if (held.rows[0]?.held !== true) throw new AccountLockLostError(account, 'the database session holding it ended');
+    },
     async release() {
       if (released) return;
       released = true;

@@ -16,7 +16,8 @@ import {
 } from '../db/snapshot-run.repository.js';
 import { describeError, InterruptedError, ProtocolError } from '../errors.js';
 import type { GatewayClient } from '../gateway/index.js';
-import { tryAcquireAccountLock } from './account-lock.js';
+import { AccountLockLostError, tryAcquireAccountLock, type AccountLock } from './account-lock.js';
+import { describeDatabaseFailure } from '../db/connection-errors.js';
 import { startGatewayCapture, type GatewayCapture, type CaptureProgress } from './gateway-capture.js';
 
 export type { CaptureProgress } from './gateway-capture.js';
@@ -81,7 +82,7 @@ export async function captureAccount(ctx: AppContext, account: AccountConfig, op
     return await lockAndCapture(ctx, account, options, started, startedMs);
   } catch (error) {
     // The database failed before the run could be recorded: report the account, keep the others going.
-    const message = describeError(error);
+    const message = describeDatabaseFailure(error, ctx.database.description);
     ctx.logger.child({ account: account.name }).error({ err: error }, `snapshot run could not start: ${message}`);
     return { account: account.name, status: 'failed', durationMs: Date.now() - startedMs, error: message };
   } finally {
@@ -142,7 +143,7 @@ async function lockAndCapture(ctx: AppContext, account: AccountConfig, options: 
     });
     const runLog = log.child({ runId });
     runLog.info({ trigger: options.trigger, businessDate, endOfDay: timing.endOfDay, cutoffDriftSeconds: timing.driftSeconds }, 'snapshot run started');
-    return await fetchAndRecord(ctx, account, options, { runId, businessDate, timing, startedAt: started, log: runLog, lockLost: lock.lost });
+    return await fetchAndRecord(ctx, account, options, { runId, businessDate, timing, startedAt: started, log: runLog, lockLost: lock.lost, lock });
   } finally {
     await lock.release();
   }
@@ -163,7 +164,7 @@ async function fetchAndRecord(
   ctx: AppContext,
   account: AccountConfig,
   options: CaptureOptions,
-  run: { runId: number; businessDate: string; timing: CaptureTiming; startedAt: Date; log: AppContext['logger']; lockLost: AbortSignal },
+  run: { runId: number; businessDate: string; timing: CaptureTiming; startedAt: Date; log: AppContext['logger']; lockLost: AbortSignal; lock: AccountLock },
 ): Promise<AccountRunResult> {
   const { db } = ctx.database;
   const capture =
@@ -223,6 +224,8 @@ async function fetchAndRecord(
         : `${unconfirmed.length} wallet(s) the single read could not confirm, kept at their listed balance: ${unconfirmed.map((r) => `${r.currency} (${r.unconfirmedReason})`).join('; ')}`;
     let finishedAt = capturedAt;
     await db.transaction().execute(async (trx) => {
+      // Fencing: the lock is re-asserted in the transaction that writes, not trusted from its start.
+      await run.lock.assertHeld(trx);
       await lockRunningRun(trx, run.runId);
       await insertSnapshotRows(trx, run.runId, account.name, capturedAt, rows);
       finishedAt = ctx.clock.now();
@@ -251,18 +254,17 @@ async function fetchAndRecord(
       ...(warning === null ? {} : { warning }),
     };
   } catch (caught) {
-    const lockLost = run.lockLost.aborted;
-    const error = capture.signal.aborted && !lockLost && !(caught instanceof InterruptedError) ? new InterruptedError() : caught;
+    const lockLost = run.lockLost.aborted && !(caught instanceof AccountLockLostError);
+    const error = capture.signal.aborted && !lockLost && !(caught instanceof InterruptedError) && !(caught instanceof AccountLockLostError) ? new InterruptedError() : caught;
     const message = lockLost
       ? `the lock of account "${account.name}" was lost mid-run (${describeError(run.lockLost.reason)}); nothing was written`
       : error instanceof InterruptedError
         ? 'interrupted'
-        : describeError(error);
+        : describeDatabaseFailure(error, ctx.database.description);
     counts.requests = capture.requestCount;
+    // The duration printed and measured is the one stored (finished_at - started_at).
     const finishedAt = ctx.clock.now();
-    await markRunFailed(db, run.runId, finishedAt, message, counts).catch((dbError: unknown) =>
-      run.log.error({ err: dbError }, 'could not record the failed run'),
-    );
+    await recordFailure(ctx, run, finishedAt, message, counts, options.signal);
     // A scheduled attempt is tried again within its window: only a missed date is an error then.
     if (options.serve) run.log.warn({ err: error }, `snapshot run failed: ${message}`);
     else run.log.error({ err: error }, `snapshot run failed: ${message}`);
@@ -270,5 +272,36 @@ async function fetchAndRecord(
   } finally {
     run.lockLost.removeEventListener('abort', onLockLost);
     capture.close();
+  }
+}
+
+// How long a failed run's record is retried while the database is away (a restart takes seconds).
+const RECORD_FAILURE_TRIES = [1_000, 2_000, 4_000, 8_000];
+
+/**
+ * Records the run failed. A run cut off by a lost database connection cannot be recorded until
+ * it is back: try a few times, else the next attempt, holding the lock, marks it abandoned.
+ */
+async function recordFailure(
+  ctx: AppContext,
+  run: { runId: number; log: AppContext['logger'] },
+  finishedAt: Date,
+  message: string,
+  counts: { walletsReported: number | null; walletsFetched: number; pagesFetched: number; requests: number },
+  signal: AbortSignal | undefined,
+): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await markRunFailed(ctx.database.db, run.runId, finishedAt, message, counts);
+      return;
+    } catch (dbError) {
+      const delay = RECORD_FAILURE_TRIES[attempt];
+      if (delay === undefined || signal?.aborted) {
+        run.log.error({ err: dbError }, `could not record the failed run: ${describeDatabaseFailure(dbError, ctx.database.description)}`);
+        return;
+      }
+      // Real time, not the injected clock: this waits for a server, not for a business moment.
+      await new Promise((resolve) => setTimeout(resolve, delay));
+    }
   }
 }

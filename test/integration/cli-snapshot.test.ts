@@ -107,10 +107,9 @@ describe(`wallet-recon snapshot as a process (${backend})`, () => {
   it('lets one of two processes run and the other exit 4 naming the holder', async () => {
     // Slow enough (30 pages at 400 ms) that the first is still running whatever the machine's load.
     sandbox.setFaults({ latencyMs: 400 });
-    const first = spawnCli(['snapshot'], { ...env, GATEWAY_PER_PAGE: '1' });
-    const firstDone = collect(first);
-    const requestsBefore = sandbox.stats.requests;
-    await waitFor(() => sandbox.stats.requests >= requestsBefore + 2);
+    // Mid-run means holding the lock: its run is recorded (the gateway reads start before that,
+    // while the database opens, so requests alone do not say the lock is taken on a loaded machine).
+    const { done: firstDone } = await startSnapshotMidRun(env, 2);
     // The second is this test's own process: another process than the child that holds the lock.
     const second = await inProcess(['snapshot'], env);
     sandbox.setFaults({ latencyMs: 0 });
