@@ -134,6 +134,7 @@ class ComparisonScales {
       currency: r.currency,
       balance: this.toComparison(r.currency, r.balance, r.scale),
       singleBalance: r.singleBalance === null ? null : this.toComparison(r.currency, r.singleBalance, r.scale),
+      unconfirmedReason: r.unconfirmedReason ?? null,
     }));
   }
 }

@@ -17,7 +17,9 @@ export const BREAK = 12_345n;
 /** Writes a books CSV of the night: EUR with the break (unless `fixed`), USD matched. */
 export function writeNightBooks(dir: string, name: string, options: { fixed?: boolean } = {}): string {
   const file = path.join(dir, name);
-  writeFileSync(file, `business_date,currency,balance\n${NIGHT},EUR,${options.fixed ? GATEWAY_EUR : GATEWAY_EUR - BREAK}\n${NIGHT},USD,500000\n`);
+  // Books are written as finance teams export them: major units (EUR and USD have 2 decimals).
+  const major = (minor: bigint) => `${minor / 100n}.${String(minor % 100n).padStart(2, '0')}`;
+  writeFileSync(file, `business_date,currency,balance\n${NIGHT},EUR,${major(options.fixed ? GATEWAY_EUR : GATEWAY_EUR - BREAK)}\n${NIGHT},USD,${major(500_000n)}\n`);
   return file;
 }
 

@@ -79,13 +79,13 @@ describe(`reconciliation as derived state (${backend})`, () => {
 
     clock.set('2026-11-21T08:00:00Z');
     const first = sandbox.wallets[0]!.currency;
-    const imported = await importBooksFile(ctx, booksFile('2026-11-20', walletBooks({ [first]: -1_000_000n })));
+    const imported = await importBooksFile(ctx, booksFile('2026-11-20', walletBooks({ [first]: -1_000_000n })), { amounts: 'minor' });
     const rows = await results('2026-11-20');
     expect(rows.find((r) => r.currency === first)).toMatchObject({ status: 'break', difference: '1000000', books_import_id: imported.importId });
     expect(await status('2026-11-20')).toEqual([expect.objectContaining({ state: 'current', run_id: manual.accounts[0]!.runId, books_import_id: imported.importId })]);
 
     // Books imported again: current again, with the new import's id.
-    const again = await importBooksFile(ctx, booksFile('2026-11-20', walletBooks()));
+    const again = await importBooksFile(ctx, booksFile('2026-11-20', walletBooks()), { amounts: 'minor' });
     expect(await status('2026-11-20')).toEqual([expect.objectContaining({ state: 'current', books_import_id: again.importId })]);
     expect((await results('2026-11-20')).every((r) => r.status === 'matched')).toBe(true);
   });
@@ -119,7 +119,7 @@ describe(`reconciliation as derived state (${backend})`, () => {
     expect((await outbox()).filter((n) => n.event_type === 'books.missing')).toHaveLength(1);
 
     // Books that arrive later reconcile the date and resolve that case.
-    await importBooksFile(ctx, booksFile('2026-11-20', walletBooks()));
+    await importBooksFile(ctx, booksFile('2026-11-20', walletBooks()), { amounts: 'minor' });
     expect((await results('2026-11-20')).every((r) => r.status === 'matched')).toBe(true);
     expect(await t.handle.db.selectFrom('reconciliation_cases').select(['kind', 'state']).where('kind', '=', 'no_books').execute()).toEqual([{ kind: 'no_books', state: 'resolved' }]);
     expect(await openCases()).toEqual([]);
@@ -258,7 +258,7 @@ describe(`reconciliation as derived state (${backend})`, () => {
     const wallets = await t.handle.db.selectFrom('daily_balances').select(['currency', 'single_balance', 'unconfirmed_reason']).orderBy('currency').execute();
     expect(wallets.find((w) => w.currency === unreadable)).toMatchObject({ single_balance: null, unconfirmed_reason: expect.stringMatching(/404/) });
     clock.set('2026-11-21T08:00:00Z');
-    await importBooksFile(ctx, booksFile('2026-11-20', walletBooks()));
+    await importBooksFile(ctx, booksFile('2026-11-20', walletBooks()), { amounts: 'minor' });
     const row = (await results('2026-11-20')).find((r) => r.currency === unreadable)!;
     expect(row).toMatchObject({ status: 'endpoint_mismatch', note: expect.stringMatching(/could not confirm the listed balance/) });
   });
