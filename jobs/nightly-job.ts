@@ -5,7 +5,7 @@ import { businessCalendarOf, selectAccounts } from '../src/config/index.js';
 import { countConsecutiveMissedDates, findFirstServedDates, findLastRunError, listSettledDates, recordScheduledAccounts } from '../src/db/capture-day.repository.js';
 import { abandonRunningRuns, accountsWithoutEndOfDay, findRunningRun, hasEndOfDayCapture } from '../src/db/snapshot-run.repository.js';
 import { describeDatabaseFailure, isConnectionLost } from '../src/db/connection-errors.js';
-import { enqueueNightCompleted, recordMissedDateAndNotify } from '../src/notifications/outbox.js';
+import { enqueueEvent, enqueueNightCompleted, recordMissedDateAndNotify } from '../src/notifications/outbox.js';
 import { serviceOfSlot, type SlotSchedule, type SlotService } from '../src/scheduler/slot-schedule.js';
 import { tryAcquireAccountLock } from '../src/snapshot/account-lock.js';
 import { runSnapshotJob, type SnapshotJobOptions } from './snapshot-job.js';
@@ -75,17 +75,28 @@ export async function runNight(ctx: AppContext, options: NightOptions): Promise<
     if (pending.length === 0) break;
     if (round > 0) log.info({ accounts: pending, attempt: round + 1 }, `trying again: ${pending.length} account(s) still without an end-of-day snapshot for ${date}`);
     const result = await runSnapshotJob(ctx, { trigger: 'schedule', accounts: pending, serve: options.serve, signal, createGateway: options.createGateway });
+    let credentialsRefused = false;
     for (const run of result.accounts) {
       const outcome = outcomes.get(run.account)!;
       if (run.runId !== undefined) outcome.attempts++;
       if (run.status === 'succeeded' && run.businessDate === date) {
         Object.assign(outcome, { status: 'captured', runId: run.runId, error: undefined });
-      } else if (run.status === 'failed' && run.error) outcome.error = run.error;
+      } else if (run.status === 'failed' && run.error) {
+        outcome.error = run.error;
+        // Refused credentials do not heal by themselves: people hear of it now, not when the
+        // window closes, and the gateway is not asked again and again with the same secret.
+        if (run.errorCode === 'E_AUTH') {
+          credentialsRefused = true;
+          await raiseDateAtRisk(ctx, { account: run.account, businessDate: date, windowClosesAt: window.closesAt, reason: run.error });
+        }
+      }
     }
     const still = (await whileDatabaseAway(ctx, signal, window.closesAt, () => accountsWithoutEndOfDay(db, pending, date))) ?? pending;
     if (still.length === 0) break;
     const nowAfter = ctx.clock.now().getTime();
-    const wake = Math.min(nowAfter + delays[Math.min(round, delays.length - 1)]!, window.closesAt.getTime());
+    // With credentials refused, only the longest of RECON_RETRY_DELAYS: someone has to fix them.
+    const delay = credentialsRefused ? Math.max(...delays) : delays[Math.min(round, delays.length - 1)]!;
+    const wake = Math.min(nowAfter + delay, window.closesAt.getTime());
     if (wake > nowAfter) {
       log.warn(
         { accounts: still, nextAttempt: new Date(wake).toISOString(), windowClosesAt: window.closesAt.toISOString() },
@@ -244,6 +255,29 @@ async function whileDatabaseAway<T>(ctx: AppContext, signal: AbortSignal, deadli
     }
     if (signal.aborted || (deadline !== undefined && ctx.clock.now() >= deadline)) return undefined;
     await sleepQuietly(ctx, DATABASE_AWAY_POLL_MS, signal);
+  }
+}
+
+/**
+ * Tells people at once that an account's business date is at risk because the gateway refused
+ * its credentials: one `date.at_risk` per account and date (a second attempt writes nothing).
+ */
+async function raiseDateAtRisk(ctx: AppContext, risk: { account: string; businessDate: string; windowClosesAt: Date; reason: string }): Promise<void> {
+  try {
+    const written = await enqueueEvent(
+      ctx.database.db,
+      ctx.config,
+      'date.at_risk',
+      { account: risk.account, businessDate: risk.businessDate, windowClosesAt: risk.windowClosesAt.toISOString(), reason: risk.reason },
+      `date.at_risk:${risk.account}:${risk.businessDate}`,
+      ctx.clock.now(),
+    );
+    ctx.logger.error(
+      { account: risk.account, businessDate: risk.businessDate, windowClosesAt: risk.windowClosesAt.toISOString(), notifications: written },
+      `business date ${risk.businessDate} of account "${risk.account}" is at risk: ${risk.reason} Fix the credentials before ${risk.windowClosesAt.toISOString()}, when its capture window closes.`,
+    );
+  } catch (error) {
+    ctx.logger.error({ err: error, account: risk.account }, 'could not queue the date.at_risk notification');
   }
 }
 

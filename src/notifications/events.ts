@@ -8,7 +8,7 @@ import type { StatusCounts } from '../reconciliation/reconciliation-result.js';
  */
 export const EVENT_VERSION = 1;
 
-export type EventType = 'night.completed' | 'date.missed' | 'books.missing' | 'notification.test' | 'signoff.invalidated';
+export type EventType = 'night.completed' | 'date.missed' | 'date.at_risk' | 'books.missing' | 'notification.test' | 'signoff.invalidated';
 
 export interface NotificationEvent<D = EventData> {
   /** `evt_…`, the same for every channel: a webhook receiver deduplicates on it (webhook-id). */
@@ -20,7 +20,7 @@ export interface NotificationEvent<D = EventData> {
   data: D;
 }
 
-export type EventData = NightCompletedData | DateMissedData | BooksMissingData | TestEventData | SignoffInvalidatedData;
+export type EventData = NightCompletedData | DateMissedData | DateAtRiskData | BooksMissingData | TestEventData | SignoffInvalidatedData;
 
 /** An exact amount in minor units, as a string of digits, with its currency. */
 export interface Money {
@@ -88,6 +88,15 @@ export interface NightCompletedData {
   pending: Array<{ account: string; state: 'awaiting_books' | 'owed'; message: string }>;
 }
 
+/** The gateway refused an account's credentials while its date could still be captured. */
+export interface DateAtRiskData {
+  account: string;
+  businessDate: string;
+  /** The capture window closes then: fixed before it, the date is still captured. */
+  windowClosesAt: string;
+  reason: string;
+}
+
 export interface BooksMissingData {
   account: string;
   businessDate: string;
@@ -138,6 +147,10 @@ export function headlineOf(event: NotificationEvent): string {
     if (awaited > 0 && unmatched === 0) parts.push(`books not imported yet for ${awaited} account(s)`);
     else parts.push(unmatched === 0 ? `all ${d.reconciliation.matched} results matched` : `${unmatched} result(s) need attention`);
     return `Reconciliation of ${d.businessDate}: ${parts.join(', ')}`;
+  }
+  if (event.type === 'date.at_risk') {
+    const d = event.data as DateAtRiskData;
+    return `Account "${d.account}" may miss business date ${d.businessDate}: the gateway refused its credentials`;
   }
   if (event.type === 'books.missing') {
     const d = event.data as BooksMissingData;

@@ -1,7 +1,7 @@
 import { formatMoney, groupDigits } from '../money/format-amount.js';
 import { escapeHtml } from '../reconciliation/escape-html.js';
 import type { StatusCounts } from '../reconciliation/reconciliation-result.js';
-import { headlineOf, type BooksMissingData, type DateMissedData, type NightAccountDigest, type NightCompletedData, type NotificationEvent, type SignoffInvalidatedData, type TestEventData } from './events.js';
+import { headlineOf, type BooksMissingData, type DateAtRiskData, type DateMissedData, type NightAccountDigest, type NightCompletedData, type NotificationEvent, type SignoffInvalidatedData, type TestEventData } from './events.js';
 
 // Slack refuses a section text over 3,000 characters; the top breaks are cut well before.
 const SLACK_BREAK_LINES = 10;
@@ -65,6 +65,12 @@ export function renderEventText(event: NotificationEvent): string {
     if (breaks.length > 0) lines.push('', `Largest discrepancies beside their balance (gateway minus books):`, ...breaks.map((l) => `  ${l}`));
     if (d.moreDiscrepancies > 0) lines.push(`  … and ${d.moreDiscrepancies} more (see the attached report).`);
     if (alarms.length > 0) lines.push('', 'Consecutive failures:', ...alarms.map((l) => `  ${l}`));
+  } else if (event.type === 'date.at_risk') {
+    const d = event.data as DateAtRiskData;
+    lines.push(
+      `${d.reason}`,
+      `Fix the credentials before ${d.windowClosesAt}, when the capture window of ${d.businessDate} closes; until then the worker tries again at the longest of RECON_RETRY_DELAYS.`,
+    );
   } else if (event.type === 'books.missing') {
     const d = event.data as BooksMissingData;
     lines.push(

@@ -45,6 +45,8 @@ export interface AccountRunResult {
   error?: string;
   /** A succeeded run that deserves a look: wallets the single read could not confirm. */
   warning?: string;
+  /** The failure's error code (E_AUTH: the gateway refused the credentials). */
+  errorCode?: string;
 }
 
 export interface CaptureOptions {
@@ -268,7 +270,18 @@ async function fetchAndRecord(
     // A scheduled attempt is tried again within its window: only a missed date is an error then.
     if (options.serve) run.log.warn({ err: error }, `snapshot run failed: ${message}`);
     else run.log.error({ err: error }, `snapshot run failed: ${message}`);
-    return { account: account.name, status: 'failed', runId: run.runId, businessDate: run.businessDate, timing: run.timing, ...counts, durationMs: finishedAt.getTime() - run.startedAt.getTime(), error: message };
+    const errorCode = typeof (error as { code?: unknown } | null)?.code === 'string' ? (error as { code: string }).code : undefined;
+    return {
+      account: account.name,
+      status: 'failed',
+      runId: run.runId,
+      businessDate: run.businessDate,
+      timing: run.timing,
+      ...counts,
+      durationMs: finishedAt.getTime() - run.startedAt.getTime(),
+      error: message,
+      ...(errorCode === undefined ? {} : { errorCode }),
+    };
   } finally {
     run.lockLost.removeEventListener('abort', onLockLost);
     capture.close();

@@ -263,6 +263,18 @@ describe(`reconciliation as derived state (${backend})`, () => {
     expect(row).toMatchObject({ status: 'endpoint_mismatch', note: expect.stringMatching(/could not confirm the listed balance/) });
   });
 
+  it('credentials the gateway refuses raise date.at_risk at once (once per date) and are retried only at the longest delay', async () => {
+    const ctx = context('2026-11-20T23:55:00Z', { GATEWAY_API_SECRET: 'not-the-secret' });
+    const result = await night(ctx, '2026-11-20T23:55:00Z');
+    expect(result.accounts[0]!.status).toBe('missed');
+    const atRisk = (await outbox()).filter((n) => n.event_type === 'date.at_risk');
+    expect(atRisk).toHaveLength(1);
+    expect((atRisk[0]!.payload as { data: { reason: string; windowClosesAt: string } }).data).toMatchObject({ windowClosesAt: '2026-11-21T03:00:00.000Z', reason: expect.stringMatching(/refused/) });
+    const starts = (await t.handle.db.selectFrom('snapshot_runs').select('started_at').orderBy('id').execute()).map((r) => r.started_at.getTime());
+    // RECON_RETRY_DELAYS 5m,10m,20m,30m: with refused credentials every wait is the longest one.
+    expect(starts.slice(1).map((at, i) => (at - starts[i]!) / 60_000)).toEqual(starts.slice(1).map(() => 30));
+  });
+
   it('13. reconcile --date of a date whose cut-off is ahead is refused saying when it can run', async () => {
     const ctx = context('2026-11-20T15:00:00Z');
     const refused = runReconcileJob(ctx, { date: '2026-11-20' });
