@@ -34,10 +34,12 @@ function canMountTmpfs(): boolean {
   }
 }
 
+// The user nobody must be able to run this checkout's CLI: a clone in an owner-only folder (a
+// fresh temporary directory, as CI makes) cannot be read by it, and the cases are skipped there.
 function canRunAsNobody(): boolean {
   if (!isRoot) return false;
   try {
-    execFileSync('setpriv', ['--reuid=nobody', '--regid=nogroup', '--clear-groups', process.execPath, '--version'], { stdio: 'ignore' });
+    execFileSync('setpriv', ['--reuid=nobody', '--regid=nogroup', '--clear-groups', process.execPath, bin, '--version'], { stdio: 'ignore' });
     return true;
   } catch {
     return false;
