@@ -95,7 +95,7 @@ export const COMMANDS: readonly CatalogEntry[] = [
   },
   {
     name: 'sql',
-    summary: "open psql on the database (the embedded one through its socket), or print how to connect, for README's accounting queries",
+    summary: "open psql on the database (the embedded one through its socket), or print how to connect, for the accounting queries of docs/accounting-and-sql.md",
     load: async () => (await import('./sql-command.js')).registerSqlCommand,
   },
   {

@@ -56,7 +56,7 @@ export async function buildProgram(argv: readonly string[], output: Output, crea
     .version(readVersion(), '-V, --version', 'print the version')
     .showHelpAfterError('(run "wallet-recon --help" for the list of commands)')
     .showSuggestionAfterError(true)
-    .addHelpText('after', `${EXAMPLES_HELP}\n${EXIT_CODES_HELP}\n\nConfiguration comes from the environment (and a .env file): see README.md.`)
+    .addHelpText('after', `${EXAMPLES_HELP}\n${EXIT_CODES_HELP}\n\nConfiguration comes from the environment (and a .env file): every variable is in docs/configuration.md.`)
     .exitOverride()
     .configureOutput({ writeOut: (s) => output.out(s.replace(/\n$/, '')), writeErr: (s) => output.err(s.replace(/\n$/, '')) });
   const chosen = commandNamed(argv);
