@@ -1,5 +1,6 @@
 import type { AppContext } from '../src/app-context.js';
 import { booksSqlSourceOf, pullBooksIfDue } from '../src/books/index.js';
+import { listDatesAwaitingBooks } from '../src/db/reconciliation-owed.repository.js';
 import { latestClosedDateOf } from '../src/reconciliation/business-dates.js';
 
 /**
@@ -18,15 +19,10 @@ export class BooksPuller {
     const accounts = ctx.config.accounts.filter((a) => booksSqlSourceOf(ctx.config, a.name) !== undefined).map((a) => a.name);
     if (accounts.length === 0) return 0;
     const latest = latestClosedDateOf(ctx);
-    const awaited = await ctx.database.db
-      .selectFrom('reconciliation_status')
-      .select(['account', 'business_date'])
-      .where('state', '=', 'awaiting_books')
-      .where('account', 'in', accounts)
-      .execute();
+    const awaited = await listDatesAwaitingBooks(ctx.database.db, accounts);
     const due = new Map<string, { account: string; businessDate: string }>();
     for (const account of accounts) due.set(`${account}|${latest}`, { account, businessDate: latest });
-    for (const row of awaited) due.set(`${row.account}|${row.business_date}`, { account: row.account, businessDate: row.business_date });
+    for (const row of awaited) due.set(`${row.account}|${row.businessDate}`, row);
     let imported = 0;
     for (const [key, request] of due) {
       if (signal?.aborted) break;

@@ -5,7 +5,7 @@ import { businessCalendarOf, selectAccounts } from '../src/config/index.js';
 import { countConsecutiveMissedDates, findFirstServedDates, findLastRunError, listSettledDates, recordScheduledAccounts } from '../src/db/capture-day.repository.js';
 import { abandonRunningRuns, accountsWithoutEndOfDay, findRunningRun, hasEndOfDayCapture } from '../src/db/snapshot-run.repository.js';
 import { describeDatabaseFailure, isConnectionLost } from '../src/db/connection-errors.js';
-import { enqueueEvent, enqueueNightCompleted, recordMissedDateAndNotify } from '../src/notifications/outbox.js';
+import { configuredChannels, enqueueEvent, enqueueNightCompleted, recordMissedDateAndNotify } from '../src/notifications/outbox.js';
 import { serviceOfSlot, type SlotSchedule, type SlotService } from '../src/scheduler/slot-schedule.js';
 import { tryAcquireAccountLock } from '../src/snapshot/account-lock.js';
 import { runSnapshotJob, type SnapshotJobOptions } from './snapshot-job.js';
@@ -225,6 +225,7 @@ export async function settleClosedDates(ctx: AppContext, schedule: SlotSchedule,
   }
   if (touched.size === 0) return missed;
   await reconcileQuietly(ctx, reconcile, names);
+  if (configuredChannels(ctx.config).length === 0) return missed;
   // The digest of each date this settled, if every account of it is settled now.
   for (const { window, slot } of [...touched.values()].sort((a, b) => a.window.businessDate.localeCompare(b.window.businessDate))) {
     const days = await ctx.database.db.selectFrom('capture_days').select(['account', 'status']).where('business_date', '=', window.businessDate).where('account', 'in', names).execute();

@@ -11,6 +11,7 @@ import { findCase, listCaseEvidence, listCases, listCasesByIds, listEvents, list
 import { readSignoffReport } from '../db/signoff.repository.js';
 import { ReconError, UsageError } from '../errors.js';
 import { latestClosedDateOf, todayOf } from '../reconciliation/business-dates.js';
+import { addDays } from '../business-date/zoned-time.js';
 import { previousDate } from '../clock.js';
 import { loadReport } from '../reconciliation/report-data.js';
 import { CONSOLE_CSS, CONSOLE_JS } from './assets.js';
@@ -59,7 +60,6 @@ class ConsoleRefusal extends Error {
 }
 
 const DATE = '^\\d{4}-\\d{2}-\\d{2}$';
-const nextDate = (date: string) => new Date(Date.parse(`${date}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
 
 /**
  * The review console as a Fastify application: security headers, session and CSRF hooks
@@ -191,7 +191,7 @@ export async function buildConsoleApp(options: ConsoleAppOptions): Promise<Fasti
       {
         date,
         previous: previousDate(date),
-        next: date < latest ? nextDate(date) : undefined,
+        next: date < latest ? addDays(date, 1) : undefined,
         accounts,
         captures: await listCapturesOfDate(db, date),
         books: await listBooksOfDate(db, date),

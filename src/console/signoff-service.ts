@@ -12,13 +12,13 @@ import {
   type Signoff,
   type SignoffInputs,
 } from '../db/signoff.repository.js';
-import { ReconError, UsageError } from '../errors.js';
+import { ReconError } from '../errors.js';
 import type { SignoffInvalidatedData } from '../notifications/events.js';
 import { enqueueEvent } from '../notifications/outbox.js';
 import { renderHtml } from '../reconciliation/render-html.js';
 import { loadCurrencyHistories, loadReport } from '../reconciliation/report-data.js';
 import { loadReportFacts } from '../reconciliation/report-facts.js';
-import { todayOf } from '../reconciliation/business-dates.js';
+import { parseBusinessDate, todayOf } from '../reconciliation/business-dates.js';
 import type { ConsoleUser } from '../db/console.repository.js';
 import { mayApprove, mayPrepare } from './roles.js';
 
@@ -187,10 +187,7 @@ export async function detectSignoffChanges(ctx: AppContext): Promise<Array<{ sig
   return invalidated;
 }
 
-/** Refuses a date given on the command line or a form that is not a real date. */
+/** Refuses a date given on the command line or a form that is not a real date (the CLI's own check). */
 export function requireDate(value: string | undefined, what: string): string {
-  if (value === undefined || !/^\d{4}-\d{2}-\d{2}$/.test(value) || Number.isNaN(Date.parse(`${value}T00:00:00Z`)) || new Date(`${value}T00:00:00Z`).toISOString().slice(0, 10) !== value) {
-    throw new UsageError(`${what} ${JSON.stringify(value ?? '')} is not a real date: use YYYY-MM-DD, for example 2026-11-20.`);
-  }
-  return value;
+  return parseBusinessDate(value ?? '', what);
 }

@@ -103,11 +103,6 @@ export async function markNotificationFailed(db: Db, lease: NotificationLease, e
   return result.numUpdatedRows > 0n;
 }
 
-/** One row of the outbox by id. */
-export async function findNotification(db: Db, id: string): Promise<NotificationRow | undefined> {
-  return db.selectFrom('notifications').selectAll().where('id', '=', id).executeTakeFirst();
-}
-
 /**
  * Queues a failed row again, due at `at` with a fresh count of attempts (its last error kept
  * until the next attempt replaces it). Returns the row as it was, or undefined when there is no

@@ -20,9 +20,6 @@ const NO_MINOR_UNIT = new Set(['XAG', 'XAU', 'XBA', 'XBB', 'XBC', 'XBD', 'XDR', 
 // XCG, the Caribbean guilder (amendment 176), replaces ANG with 2 decimals.
 const PUBLISHED_SINCE_PACKAGE: Readonly<Record<string, number>> = { XCG: 2 };
 
-/** The date of the ISO 4217 list the decimals come from, for `doctor`-style output and docs. */
-export const ISO_4217_DATA_DATE: string = currencyCodes.publishDate;
-
 const decimalsCache = new Map<string, number | null>();
 
 /**
