@@ -1,5 +1,5 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { detectSignoffChanges } from '../console/signoff-service.js';
+import { detectSignoffChanges } from '../signoff/signoff-service.js';
 import { applyCaseAction, type CaseActionRequest, type ManualCaseAction } from '../cases/case-actions.js';
 import { resolveActor } from '../cases/case-actor.js';
 import { ACTIVE_STATES, caseAgeDays, caseAmountText, CASE_KINDS, CASE_STATE_FILTERS, describeCase, occurrenceRecord, type CaseEvent, type ReconciliationCase } from '../cases/case-model.js';

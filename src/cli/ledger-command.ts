@@ -2,7 +2,7 @@ import { Option, type Command } from 'commander';
 import { DATE_FORMATS, importBooksFile, parseColumnMap, parseDateFormat, type BooksImportResult, type ColumnMap, type DateFormat } from '../books/index.js';
 import { UsageError } from '../errors.js';
 import { formatAmount } from '../money/format-amount.js';
-import { detectSignoffChanges } from '../console/signoff-service.js';
+import { detectSignoffChanges } from '../signoff/signoff-service.js';
 import type { CliRuntime } from './runtime.js';
 import { summaryOf } from './command-catalog.js';
 

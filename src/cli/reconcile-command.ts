@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
 import { runReconcileJob } from '../../jobs/reconcile-job.js';
 import { latestClosedDateOf, parseBusinessDate, todayOf } from '../reconciliation/business-dates.js';
-import { summarizeResults } from '../reconciliation/report-data.js';
-import { renderTable } from '../reconciliation/render-table.js';
+import { summarizeResults } from '../reports/report-data.js';
+import { renderTable } from '../reports/render-table.js';
 import type { CliRuntime } from './runtime.js';
 import { summaryOf } from './command-catalog.js';
 

@@ -1,14 +1,14 @@
 import { Option, type Command } from 'commander';
 import { describeError, ReconError, UsageError } from '../errors.js';
-import { renderCsv } from '../reconciliation/render-csv.js';
-import { renderHtml } from '../reconciliation/render-html.js';
-import { renderJson } from '../reconciliation/render-json.js';
-import { renderTable } from '../reconciliation/render-table.js';
+import { renderCsv } from '../reports/render-csv.js';
+import { renderHtml } from '../reports/render-html.js';
+import { renderJson } from '../reports/render-json.js';
+import { renderTable } from '../reports/render-table.js';
 import { parseBusinessDate, parseDateRange, todayOf } from '../reconciliation/business-dates.js';
 import { resolveAccountNames } from '../reconciliation/reconciliation-service.js';
-import { loadCurrencyHistories, loadReport, type ReportRange } from '../reconciliation/report-data.js';
-import { loadReportFacts } from '../reconciliation/report-facts.js';
-import { writeFileAtomically } from '../reconciliation/write-file-atomically.js';
+import { loadCurrencyHistories, loadReport, type ReportRange } from '../reports/report-data.js';
+import { loadReportFacts } from '../reports/report-facts.js';
+import { writeFileAtomically } from '../reports/write-file-atomically.js';
 import type { CliRuntime } from './runtime.js';
 import { summaryOf } from './command-catalog.js';
 

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { runNight, settleClosedDates } from '../../jobs/nightly-job.js';
 import { BooksPuller } from '../../jobs/books-pull-job.js';
 import { reconcileAfterSnapshot, settleOwedReconciliations } from '../../jobs/reconcile-job.js';
-import { detectSignoffChanges } from '../console/signoff-service.js';
+import { detectSignoffChanges } from '../signoff/signoff-service.js';
 import type { AppContext } from '../app-context.js';
 import { assertScheduleFitsWindows, businessCalendarOf, selectAccounts } from '../config/index.js';
 import { startMetricsServer, checkHealth, type MetricsServer } from '../metrics/metrics-server.js';

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { authenticateForCli } from '../console/console-users.js';
-import { approveSignoff, detectSignoffChanges, prepareSignoff, requireDate, signoffStateOf } from '../console/signoff-service.js';
+import { approveSignoff, detectSignoffChanges, prepareSignoff, requireDate, signoffStateOf } from '../signoff/signoff-service.js';
 import { UsageError } from '../errors.js';
 import { formatTable } from '../text-table.js';
 import { summaryOf } from './command-catalog.js';

@@ -13,13 +13,13 @@ import { ReconError, UsageError } from '../errors.js';
 import { latestClosedDateOf, todayOf } from '../reconciliation/business-dates.js';
 import { addDays } from '../business-date/zoned-time.js';
 import { previousDate } from '../clock.js';
-import { loadReport } from '../reconciliation/report-data.js';
+import { loadReport } from '../reports/report-data.js';
 import { CONSOLE_CSS, CONSOLE_JS } from './assets.js';
 import { authenticate, SignInThrottledError } from './console-users.js';
 import { casePage, casesPage, dayPage, loginPage, messagePage, type CasesFilter, type PageContext } from './pages.js';
 import { mayActOnCases } from './roles.js';
 import { endSession, resumeSession, startSession, tokensEqual, type ConsoleSession } from './sessions.js';
-import { approveSignoff, detectSignoffChanges, prepareSignoff, requireDate, signoffStateOf, SignoffRefusedError } from './signoff-service.js';
+import { approveSignoff, detectSignoffChanges, prepareSignoff, requireDate, signoffStateOf, SignoffRefusedError } from '../signoff/signoff-service.js';
 import type { OidcSignIn } from './oidc.js';
 
 export const SESSION_COOKIE = 'recon_session';

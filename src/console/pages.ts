@@ -3,10 +3,10 @@ import { actionsAllowedFrom } from '../cases/case-actions.js';
 import type { BooksOfDate, CaptureOfDate } from '../db/console-views.repository.js';
 import type { ConsoleUser } from '../db/console.repository.js';
 import { formatOptionalAmount } from '../money/format-amount.js';
-import { escapeHtml as e } from '../reconciliation/escape-html.js';
+import { escapeHtml as e } from '../escape-html.js';
 import type { StoredReconciliationResult } from '../reconciliation/reconciliation-result.js';
-import { compareByAbsoluteDifference } from '../reconciliation/report-view.js';
-import type { SignoffState } from './signoff-service.js';
+import { compareByAbsoluteDifference } from '../reports/report-view.js';
+import type { SignoffState } from '../signoff/signoff-service.js';
 
 // Server-rendered pages. No inline script or style anywhere (the Content-Security-Policy allows
 // only /assets/ files); every value from the database or the request goes through escapeHtml.

@@ -1,5 +1,5 @@
 import { formatMoney, groupDigits } from '../money/format-amount.js';
-import { escapeHtml } from '../reconciliation/escape-html.js';
+import { escapeHtml } from '../escape-html.js';
 import type { StatusCounts } from '../reconciliation/reconciliation-result.js';
 import { headlineOf, type BooksMissingData, type DateAtRiskData, type DateMissedData, type NightAccountDigest, type NightCompletedData, type NotificationEvent, type SignoffInvalidatedData, type TestEventData } from './events.js';
 

@@ -9,7 +9,7 @@ import type { AppContext } from '../../src/app-context.js';
 import { FixedClock } from '../../src/clock.js';
 import { buildConsoleApp } from '../../src/console/console-app.js';
 import { addUser, disableUser } from '../../src/console/console-users.js';
-import { detectSignoffChanges } from '../../src/console/signoff-service.js';
+import { detectSignoffChanges } from '../../src/signoff/signoff-service.js';
 import { importBooksFile } from '../../src/books/index.js';
 import { ConsoleClient, MORNING, NIGHT, produceNightWithBreak, writeNightBooks } from '../helpers/console-night.js';
 import { createTestContext } from '../helpers/test-context.js';

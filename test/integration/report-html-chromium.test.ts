@@ -11,9 +11,9 @@ import { datesBetween, FixedClock } from '../../src/clock.js';
 import { insertSnapshotRows } from '../../src/db/balance-snapshot.repository.js';
 import { insertRunningRun, markRunSucceeded } from '../../src/db/snapshot-run.repository.js';
 import { importBooksFile } from '../../src/books/index.js';
-import { renderHtml } from '../../src/reconciliation/render-html.js';
-import { loadCurrencyHistories, loadReport } from '../../src/reconciliation/report-data.js';
-import { loadReportFacts } from '../../src/reconciliation/report-facts.js';
+import { renderHtml } from '../../src/reports/render-html.js';
+import { loadCurrencyHistories, loadReport } from '../../src/reports/report-data.js';
+import { loadReportFacts } from '../../src/reports/report-facts.js';
 import { createTestContext } from '../helpers/test-context.js';
 import { backend, createTestDatabase, type TestDatabase } from '../helpers/test-database.js';
 

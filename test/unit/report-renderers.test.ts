@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { axisLabels, labelledDateIndexes, niceTicks, renderBalanceChartSvg, scaleBigInt } from '../../src/reconciliation/balance-chart-svg.js';
+import { axisLabels, labelledDateIndexes, niceTicks, renderBalanceChartSvg, scaleBigInt } from '../../src/reports/balance-chart-svg.js';
 import { parse as parseCsv } from 'csv-parse/sync';
-import { CSV_COLUMNS, neutralizeFormula, renderCsv } from '../../src/reconciliation/render-csv.js';
-import { renderHtml } from '../../src/reconciliation/render-html.js';
-import { renderJson } from '../../src/reconciliation/render-json.js';
-import { renderTable } from '../../src/reconciliation/render-table.js';
+import { CSV_COLUMNS, neutralizeFormula, renderCsv } from '../../src/reports/render-csv.js';
+import { renderHtml } from '../../src/reports/render-html.js';
+import { renderJson } from '../../src/reports/render-json.js';
+import { renderTable } from '../../src/reports/render-table.js';
 import type { StoredReconciliationResult } from '../../src/reconciliation/reconciliation-result.js';
-import { summarizeResults } from '../../src/reconciliation/report-data.js';
+import { summarizeResults } from '../../src/reports/report-data.js';
 import { rangeFromFlags } from '../../src/cli/report-command.js';
 import { UsageError } from '../../src/errors.js';
 

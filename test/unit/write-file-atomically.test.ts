@@ -3,7 +3,7 @@ import { open } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { writeFileAtomically } from '../../src/reconciliation/write-file-atomically.js';
+import { writeFileAtomically } from '../../src/reports/write-file-atomically.js';
 
 afterEach(() => {
   vi.restoreAllMocks();

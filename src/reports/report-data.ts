@@ -7,7 +7,7 @@ import { listExpectedBalancesBetween } from '../db/expected-balance.repository.j
 import { listCasesByIds } from '../db/reconciliation-case.repository.js';
 import { listReconciliationStatus } from '../db/reconciliation-owed.repository.js';
 import { listBalanceHistory, listResults } from '../db/reconciliation-result.repository.js';
-import { addCounts, countByStatus, isAccepted, reconciliationExitCode, type ReconciliationResult, type StatusCounts, type StoredReconciliationResult } from './reconciliation-result.js';
+import { addCounts, countByStatus, isAccepted, reconciliationExitCode, type ReconciliationResult, type StatusCounts, type StoredReconciliationResult } from '../reconciliation/reconciliation-result.js';
 
 /** The business dates (inclusive) and, optionally, the one account a report covers. */
 export interface ReportRange {

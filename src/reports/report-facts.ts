@@ -3,7 +3,7 @@ import type { Config, ToleranceSettings } from '../config/index.js';
 import type { Database } from '../db/database.types.js';
 import { listBooksImportsByIds } from '../db/expected-balance.repository.js';
 import { listRunsByIds } from '../db/snapshot-run.repository.js';
-import type { ReconciliationResult } from './reconciliation-result.js';
+import type { ReconciliationResult } from '../reconciliation/reconciliation-result.js';
 
 /** When one account's snapshot of one business date was captured, and how near its cut-off. */
 export interface CaptureFact {

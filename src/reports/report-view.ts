@@ -1,4 +1,4 @@
-import { RECONCILIATION_STATUSES, WAITING_STATUSES, type ReconciliationResult, type ReconciliationStatus } from './reconciliation-result.js';
+import { RECONCILIATION_STATUSES, WAITING_STATUSES, type ReconciliationResult, type ReconciliationStatus } from '../reconciliation/reconciliation-result.js';
 import type { CurrencyHistory, Report } from './report-data.js';
 
 /** A currency table longer than this shows its matched rows collapsed. */

@@ -1,6 +1,6 @@
 import { stringify } from 'csv-stringify/sync';
 import { currencyDecimals, formatAmount } from '../money/format-amount.js';
-import { amountText, type StoredReconciliationResult } from './reconciliation-result.js';
+import { amountText, type StoredReconciliationResult } from '../reconciliation/reconciliation-result.js';
 import type { Report } from './report-data.js';
 import { caseCells } from './render-table.js';
 

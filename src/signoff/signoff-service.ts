@@ -15,12 +15,12 @@ import {
 import { ReconError } from '../errors.js';
 import type { SignoffInvalidatedData } from '../notifications/events.js';
 import { enqueueEvent } from '../notifications/outbox.js';
-import { renderHtml } from '../reconciliation/render-html.js';
-import { loadCurrencyHistories, loadReport } from '../reconciliation/report-data.js';
-import { loadReportFacts } from '../reconciliation/report-facts.js';
+import { renderHtml } from '../reports/render-html.js';
+import { loadCurrencyHistories, loadReport } from '../reports/report-data.js';
+import { loadReportFacts } from '../reports/report-facts.js';
 import { parseBusinessDate, todayOf } from '../reconciliation/business-dates.js';
 import type { ConsoleUser } from '../db/console.repository.js';
-import { mayApprove, mayPrepare } from './roles.js';
+import { mayApprove, mayPrepare } from '../console/roles.js';
 
 /** A sign-off the rules refuse (wrong role, the preparer approving, open cases): nothing changed. */
 export class SignoffRefusedError extends ReconError {

@@ -2,9 +2,9 @@ import type { ToleranceSettings } from '../config/index.js';
 import { describeTolerance } from './report-facts.js';
 import { AGE_BUCKETS } from '../cases/case-model.js';
 import { formatTable } from '../text-table.js';
-import { describeDates } from './business-dates.js';
+import { describeDates } from '../reconciliation/business-dates.js';
 import { formatOptionalAmount } from '../money/format-amount.js';
-import { countUnmatched, type ReconciliationResult, type StatusCounts } from './reconciliation-result.js';
+import { countUnmatched, type ReconciliationResult, type StatusCounts } from '../reconciliation/reconciliation-result.js';
 import type { Report, ReportSummary } from './report-data.js';
 import { compareByAbsoluteDifference } from './report-view.js';
 

@@ -1,4 +1,4 @@
-import { escapeHtml } from './escape-html.js';
+import { escapeHtml } from '../escape-html.js';
 import { currencyDecimals, formatAmount, groupDigits, toMajorUnits } from '../money/format-amount.js';
 import type { CurrencyHistory } from './report-data.js';
 

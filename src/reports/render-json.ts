@@ -1,7 +1,7 @@
 import type { ToleranceSettings } from '../config/index.js';
 import { describeTolerance } from './report-facts.js';
 import { currencyDecimals, formatAmount } from '../money/format-amount.js';
-import { resultColumns, type StoredReconciliationResult } from './reconciliation-result.js';
+import { resultColumns, type StoredReconciliationResult } from '../reconciliation/reconciliation-result.js';
 import type { Report } from './report-data.js';
 
 const AMOUNTS = ['gateway_balance', 'single_balance', 'expected_balance', 'previous_balance', 'movement', 'difference'] as const;
