@@ -53,9 +53,9 @@ export function resultCaseKey(r: Pick<ResultRecord, 'account' | 'currency'>): st
  * Follows the discrepancies of one reconciled date as cases (call inside the reconciliation's
  * transaction, after the date's results are stored): every result that did not match joins
  * the case of its (account, currency, kind) or opens it; a key that is clean again resolves
- * its case `auto`; a recurrence reopens a resolved case; an accepted one lapses when its
- * difference moves beyond the tolerance or the date passes its end. A date older than what a
- * case already knows only adds to its history. Returns each result's case by `resultCaseKey`.
+ * its case `auto`; a recurrence reopens a resolved case; an accepted one lapses when a date's
+ * difference is outside the accepted one (beyond the tolerance), whichever date it is, or the
+ * date passes its end. Otherwise a date older than what a case already knows only adds to its history. Returns each result's case by `resultCaseKey`.
  */
 export async function trackCases(trx: Transaction<Database>, input: TrackCasesInput): Promise<Map<string, ResultCase>> {
   const out = new Map<string, ResultCase>();
@@ -148,19 +148,21 @@ class AccountDayTracker {
       before === undefined
         ? `Seen on ${this.#date}: ${describeAmount(occurrence.difference, c.currency)}.`
         : `${this.#date} reconciled again: ${describeAmount(occurrence.difference, c.currency)} (was ${describeAmount(before.difference, c.currency)}).`;
-    await this.#event(c, 'seen', c.state, c.state, current ? seenNote : `${seenNote} An earlier date than the case's latest (${latestDateOf(c)}): its state is unchanged.`, occurrenceRecord(occurrence));
+    // An acceptance covers only the difference it accepted: a date showing another one (beyond
+    // the tolerance) is a break whichever date it is, an earlier one included, and reopens the case.
+    const lapse = c.state === 'accepted' ? this.#lapseReason(c, occurrence.difference) : undefined;
+    const history = lapse === undefined ? 'its state is unchanged' : 'it is outside the accepted difference, so the acceptance lapses';
+    await this.#event(c, 'seen', c.state, c.state, current ? seenNote : `${seenNote} An earlier date than the case's latest (${latestDateOf(c)}): ${history}.`, occurrenceRecord(occurrence));
 
     let next: ReconciliationCase = { ...c, occurrences: (await listOccurrences(this.#trx, c.id)).length };
+    if (lapse !== undefined) {
+      next = { ...next, state: 'open', resolution: null, acceptedUntil: null, acceptedDifference: null };
+      await this.#event(c, 'lapsed', 'accepted', 'open', `The acceptance lapsed on ${this.#date}: ${lapse}. The case is open again.`);
+    }
     if (current) {
       if (c.state === 'resolved') {
         next = { ...next, state: 'open', resolution: null, resolvedOn: null, openedOn: this.#date };
         await this.#event(c, 'reopened', 'resolved', 'open', `Seen again on ${this.#date} (${describeAmount(occurrence.difference, c.currency)}) after it was resolved (${c.resolution}) from ${c.resolvedOn}.`);
-      } else if (c.state === 'accepted') {
-        const reason = this.#lapseReason(c, occurrence.difference);
-        if (reason !== undefined) {
-          next = { ...next, state: 'open', resolution: null, acceptedUntil: null, acceptedDifference: null };
-          await this.#event(c, 'lapsed', 'accepted', 'open', `The acceptance lapsed on ${this.#date}: ${reason}. The case is open again.`);
-        }
       }
       next = { ...next, lastSeenOn: this.#date > c.lastSeenOn ? this.#date : c.lastSeenOn, latestDifference: occurrence.difference };
     }
