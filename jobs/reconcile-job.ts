@@ -1,12 +1,13 @@
+import { createHash } from 'node:crypto';
 import type { Transaction } from 'kysely';
 import type { AppContext } from '../src/app-context.js';
 import { businessCalendarOf } from '../src/config/index.js';
 import type { Database } from '../src/db/database.types.js';
 import { UsageError } from '../src/errors.js';
 import { enqueueEvent } from '../src/notifications/outbox.js';
-import type { BooksMissingData } from '../src/notifications/events.js';
+import type { BooksMissingData, ReconciliationFailedData } from '../src/notifications/events.js';
 import { countByStatus, isAccepted, reconciliationExitCode, type ReconciliationResult, type StatusCounts } from '../src/reconciliation/reconciliation-result.js';
-import { reconcileBusinessDate, reconcileOwedDates, resolveAccountNames, type SettledReconciliations } from '../src/reconciliation/reconciliation-service.js';
+import { reconcileBusinessDate, reconcileOwedDates, resolveAccountNames, type ReconcileFailure, type SettledReconciliations } from '../src/reconciliation/reconciliation-service.js';
 
 export interface ReconcileJobOptions {
   /** Business date, YYYY-MM-DD. */
@@ -51,6 +52,18 @@ function notifyMissingBooks(ctx: AppContext) {
 }
 
 /**
+ * Tells people an account-date could not be reconciled: one `reconciliation.failed` per account,
+ * date and reason (the worker tries again every minute; the same failure is not sent again).
+ */
+function notifyFailure(ctx: AppContext) {
+  return async (failure: ReconcileFailure): Promise<void> => {
+    const data: ReconciliationFailedData = { account: failure.account, businessDate: failure.businessDate, reason: failure.reason };
+    const reasonKey = createHash('sha256').update(failure.reason).digest('hex').slice(0, 16);
+    await enqueueEvent(ctx.database.db, ctx.config, 'reconciliation.failed', data, `reconciliation.failed:${failure.account}:${failure.businessDate}:${reasonKey}`, ctx.clock.now());
+  };
+}
+
+/**
  * The reconcile job shared by the CLI, the scheduler and backfill: reconciles one business date,
  * stores the results and logs the summary. A date whose cut-off has not passed cannot be
  * reconciled yet: its closing balance is not known.
@@ -85,7 +98,7 @@ export async function runReconcileJob(ctx: AppContext, options: ReconcileJobOpti
  */
 export async function settleOwedReconciliations(ctx: AppContext, options: { accounts?: readonly string[]; signal?: AbortSignal } = {}): Promise<SettledReconciliations> {
   const accounts = options.accounts ?? ctx.config.accounts.map((a) => a.name);
-  const settled = await reconcileOwedDates(ctx, accounts, { afterWrite: notifyMissingBooks(ctx), signal: options.signal });
+  const settled = await reconcileOwedDates(ctx, accounts, { afterWrite: notifyMissingBooks(ctx), signal: options.signal, onFailure: notifyFailure(ctx) });
   if (settled.reconciled.length > 0) {
     ctx.logger.info({ reconciled: settled.reconciled }, `reconciled ${settled.reconciled.length} account-date(s) whose inputs had changed`);
   }

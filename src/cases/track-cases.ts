@@ -40,8 +40,8 @@ export interface TrackCasesInput {
   at: Date;
   /** Today's business date, for the age of each case. */
   today: string;
-  /** Allowed absolute difference per currency: an accepted difference may move this much. */
-  toleranceFor: (currency: string) => bigint;
+  /** Allowed absolute difference per currency, at the scale of the result's amounts: an accepted difference may move this much. */
+  toleranceFor: (currency: string, scale: number | null) => bigint;
 }
 
 /** The key of a result within the map `trackCases` returns. */
@@ -150,7 +150,7 @@ class AccountDayTracker {
         : `${this.#date} reconciled again: ${describeAmount(occurrence.difference, c.currency)} (was ${describeAmount(before.difference, c.currency)}).`;
     // An acceptance covers only the difference it accepted: a date showing another one (beyond
     // the tolerance) is a break whichever date it is, an earlier one included, and reopens the case.
-    const lapse = c.state === 'accepted' ? this.#lapseReason(c, occurrence.difference) : undefined;
+    const lapse = c.state === 'accepted' ? this.#lapseReason(c, occurrence.difference, result.scale ?? null) : undefined;
     const history = lapse === undefined ? 'its state is unchanged' : 'it is outside the accepted difference, so the acceptance lapses';
     await this.#event(c, 'seen', c.state, c.state, current ? seenNote : `${seenNote} An earlier date than the case's latest (${latestDateOf(c)}): ${history}.`, occurrenceRecord(occurrence));
 
@@ -188,9 +188,9 @@ class AccountDayTracker {
   }
 
   /** Why an accepted case no longer covers what the date shows, or undefined while it does. */
-  #lapseReason(c: ReconciliationCase, amount: bigint | null): string | undefined {
+  #lapseReason(c: ReconciliationCase, amount: bigint | null, scale: number | null): string | undefined {
     if (c.acceptedUntil !== null && this.#date > c.acceptedUntil) return `it was accepted until ${c.acceptedUntil} and ${this.#date} is after that`;
-    const tolerance = c.currency === null ? 0n : this.#input.toleranceFor(c.currency);
+    const tolerance = c.currency === null ? 0n : this.#input.toleranceFor(c.currency, scale);
     const accepted = c.acceptedDifference;
     const moved = accepted === null || amount === null ? accepted !== amount : abs(amount - accepted) > tolerance;
     const shown = (v: bigint | null) => (v === null ? 'none' : caseAmountText(v, c.currency));

@@ -8,7 +8,7 @@ import type { StatusCounts } from '../reconciliation/reconciliation-result.js';
  */
 export const EVENT_VERSION = 1;
 
-export type EventType = 'night.completed' | 'date.missed' | 'date.at_risk' | 'books.missing' | 'notification.test' | 'signoff.invalidated';
+export type EventType = 'night.completed' | 'date.missed' | 'date.at_risk' | 'books.missing' | 'reconciliation.failed' | 'notification.test' | 'signoff.invalidated';
 
 export interface NotificationEvent<D = EventData> {
   /** `evt_…`, the same for every channel: a webhook receiver deduplicates on it (webhook-id). */
@@ -20,7 +20,7 @@ export interface NotificationEvent<D = EventData> {
   data: D;
 }
 
-export type EventData = NightCompletedData | DateMissedData | DateAtRiskData | BooksMissingData | TestEventData | SignoffInvalidatedData;
+export type EventData = NightCompletedData | DateMissedData | DateAtRiskData | BooksMissingData | ReconciliationFailedData | TestEventData | SignoffInvalidatedData;
 
 /** An exact amount in minor units, as a string of digits, with its currency. */
 export interface Money {
@@ -105,6 +105,13 @@ export interface BooksMissingData {
   deadlineAt: string;
 }
 
+/** One account-date could not be reconciled: it stays owed and is tried again; the others went on. */
+export interface ReconciliationFailedData {
+  account: string;
+  businessDate: string;
+  reason: string;
+}
+
 export interface DateMissedData {
   account: string;
   businessDate: string;
@@ -155,6 +162,10 @@ export function headlineOf(event: NotificationEvent): string {
   if (event.type === 'books.missing') {
     const d = event.data as BooksMissingData;
     return `Books of account "${d.account}" for ${d.businessDate} did not arrive by their deadline`;
+  }
+  if (event.type === 'reconciliation.failed') {
+    const d = event.data as ReconciliationFailedData;
+    return `Account "${d.account}" could not be reconciled for ${d.businessDate}`;
   }
   if (event.type === 'date.missed') {
     const d = event.data as DateMissedData;

@@ -1,7 +1,7 @@
 import { formatMoney, groupDigits } from '../money/format-amount.js';
 import { escapeHtml } from '../escape-html.js';
 import type { StatusCounts } from '../reconciliation/reconciliation-result.js';
-import { headlineOf, type BooksMissingData, type DateAtRiskData, type DateMissedData, type NightAccountDigest, type NightCompletedData, type NotificationEvent, type SignoffInvalidatedData, type TestEventData } from './events.js';
+import { headlineOf, type BooksMissingData, type DateAtRiskData, type DateMissedData, type NightAccountDigest, type NightCompletedData, type NotificationEvent, type ReconciliationFailedData, type SignoffInvalidatedData, type TestEventData } from './events.js';
 
 // Slack refuses a section text over 3,000 characters; the top breaks are cut well before.
 const SLACK_BREAK_LINES = 10;
@@ -76,6 +76,12 @@ export function renderEventText(event: NotificationEvent): string {
     lines.push(
       `No books of account "${d.account}" for business date ${d.businessDate} had been imported by ${d.deadlineAt} (RECON_BOOKS_DEADLINE after the cut-off at ${d.cutoffAt}): the date is reconciled as no_books and a case follows it.`,
       'Import the books (wallet-recon ledger import FILE); the date is then reconciled again and the case resolves.',
+    );
+  } else if (event.type === 'reconciliation.failed') {
+    const d = event.data as ReconciliationFailedData;
+    lines.push(
+      `Reconciling account "${d.account}" on business date ${d.businessDate} failed: ${d.reason}`,
+      'The date stays owed and is tried again at every settling (the worker, every minute); the other accounts and dates were reconciled. Correct the cause (usually a setting), and the next round reconciles it.',
     );
   } else if (event.type === 'date.missed') {
     const d = event.data as DateMissedData;

@@ -63,15 +63,18 @@ export async function reconcileBusinessDate(
       const previousDate = run === undefined ? undefined : await findPreviousSnapshotDate(trx, account, businessDate);
       const previousRun = previousDate === undefined ? undefined : await findDailyRun(trx, account, previousDate);
       const accountConfig = ctx.config.accounts.find((a) => a.name === account);
-      const scales = new ComparisonScales(ctx.config, accountConfig);
-      const books = (await listExpectedBalances(trx, account, businessDate)).map((b) => ({ ...b, balance: scales.toComparison(b.currency, b.balance, b.scale) }));
+      const snapshotRows = run === undefined ? [] : await listSnapshotRows(trx, run.runId);
+      const previousRows = previousRun === undefined ? [] : await listSnapshotRows(trx, previousRun.runId);
+      const bookRows = await listExpectedBalances(trx, account, businessDate);
+      const scales = new ComparisonScales(ctx.config, accountConfig, [...snapshotRows, ...previousRows, ...bookRows]);
+      const books = bookRows.map((b) => ({ ...b, balance: scales.toComparison(b.currency, b.balance, b.scale) }));
       // A day's books come whole from one import; the newest id names it should older rows linger.
       const booksImportId = books.reduce<number | null>((id, row) => (row.importId !== null && (id === null || row.importId > id) ? row.importId : id), null);
       const results = reconcileAccountDay({
         account,
         businessDate,
-        snapshot: run === undefined ? null : { runId: run.runId, balances: scales.snapshotRows(await listSnapshotRows(trx, run.runId)) },
-        previous: previousRun === undefined ? null : { balances: scales.snapshotRows(await listSnapshotRows(trx, previousRun.runId)) },
+        snapshot: run === undefined ? null : { runId: run.runId, balances: scales.snapshotRows(snapshotRows) },
+        previous: previousRun === undefined ? null : { balances: scales.snapshotRows(previousRows) },
         books,
         withoutBooks,
         toleranceFor: (currency, balance) => toleranceFor(ctx.config, currency, scales.of(currency) ?? 0, balance),
@@ -86,7 +89,7 @@ export async function reconcileBusinessDate(
       results: all,
       at: computedAt,
       today: todayOf(ctx).date,
-      toleranceFor: (currency) => toleranceFor(ctx.config, currency, new ComparisonScales(ctx.config, undefined).of(currency) ?? 0),
+      toleranceFor: (currency, scale) => toleranceFor(ctx.config, currency, scale ?? referenceScaleFor(ctx.config, undefined, currency) ?? 0),
     });
     const withCases = all.map((r) => ({ ...r, case: cases.get(resultCaseKey(r)) ?? null }));
     await options.afterWrite?.(trx, withCases);
@@ -96,37 +99,40 @@ export async function reconcileBusinessDate(
 }
 
 /**
- * Brings one account's stored amounts to the scale they are compared in: the currency's ISO
- * 4217 decimals (or those configured for a code ISO lacks). Stored rows keep the scale they were
+ * Brings one account-date's stored amounts to the scale they are compared in: the currency's ISO
+ * 4217 decimals (or those configured for a code ISO lacks), or the finest scale its stored rows
+ * have when that is finer (a setting lowered after amounts were captured with more decimals: they
+ * are compared and shown at the finer scale, never rounded). Stored rows keep the scale they were
  * captured in (whole rupiah: 0); scaling up is exact, so 1,500,000 whole rupiah (scale 0) equals
- * 150,000,000 sen of books kept in ISO scale 2. A row stored before scales were recorded (null)
- * is read in the comparison scale, as it always was.
+ * 150,000,000 sen of books kept in ISO scale 2. A row stored before scales were recorded (null) is
+ * read in the comparison scale, as it always was.
  */
-class ComparisonScales {
-  readonly #config: Config;
-  readonly #account: AccountConfig | undefined;
-  // Decided by the first row seen when the currency has no reference scale (an unknown code
-  // stored before scales were recorded): its rows are then compared as stored.
-  readonly #fallback = new Map<string, number | null>();
+export class ComparisonScales {
+  // Per currency: the scale configuration gives it now (ISO 4217 or GATEWAY_AMOUNT_DECIMALS_<CODE>), and the one compared in.
+  readonly #reference = new Map<string, number | null>();
+  readonly #scales = new Map<string, number | null>();
 
-  constructor(config: Config, account: AccountConfig | undefined) {
-    this.#config = config;
-    this.#account = account;
+  constructor(config: Pick<Config, 'amounts'>, account: Pick<AccountConfig, 'amounts'> | undefined, rows: ReadonlyArray<{ currency: string; scale?: number | null }>) {
+    for (const { currency } of rows) {
+      if (!this.#reference.has(currency)) this.#reference.set(currency, referenceScaleFor(config, account, currency));
+    }
+    for (const [currency, reference] of this.#reference) this.#scales.set(currency, reference);
+    for (const { currency, scale } of rows) {
+      const current = this.#scales.get(currency) ?? null;
+      if (scale !== null && scale !== undefined && (current === null || scale > current)) this.#scales.set(currency, scale);
+    }
   }
 
-  /** The comparison scale of a currency, null when neither ISO 4217 nor configuration gives one. */
+  /** The comparison scale of a currency, null when neither ISO 4217, configuration nor a stored row gives one. */
   of(currency: string): number | null {
-    return referenceScaleFor(this.#config, this.#account, currency) ?? this.#fallback.get(currency) ?? null;
+    return this.#scales.get(currency) ?? null;
   }
 
+  /** An amount stored at `scale` (null: stored before scales were recorded, in the configured scale) at the comparison scale. */
   toComparison(currency: string, amount: bigint, scale: number | null | undefined): bigint {
     const target = this.of(currency);
-    if (target === null) {
-      if (scale !== null && scale !== undefined && !this.#fallback.has(currency)) this.#fallback.set(currency, scale);
-      const fallback = this.#fallback.get(currency) ?? null;
-      return scale === null || scale === undefined || fallback === null ? amount : rescaleAmount(amount, scale, fallback);
-    }
-    return scale === null || scale === undefined ? amount : rescaleAmount(amount, scale, target);
+    const from = scale ?? this.#reference.get(currency) ?? target;
+    return target === null || from === null ? amount : rescaleAmount(amount, from, target);
   }
 
   snapshotRows(rows: readonly SnapshotRow[]): SnapshotBalance[] {
@@ -156,30 +162,58 @@ export async function oweDatesPastBooksDeadline(ctx: AppContext, accounts: reado
 export interface SettledReconciliations {
   /** Account-dates reconciled. */
   reconciled: Array<{ account: string; businessDate: string }>;
+  /** Account-dates that could not be reconciled, and why: still owed, the reason on their owed row. */
+  failed: ReconcileFailure[];
+}
+
+export interface ReconcileFailure {
+  account: string;
+  businessDate: string;
+  reason: string;
 }
 
 /**
  * Pays what is owed: every owed date of these accounts whose cut-off has passed is reconciled
  * (dates still open wait for their cut-off), oldest first, so a date's movement is computed
  * after the day before it. Whoever changed the inputs, this brings the results up to date.
+ *
+ * A failure is scoped to its account and date: each account-date is reconciled in its own
+ * transaction, and one that throws (a setting its stored amounts contradict, say) stays owed
+ * with the reason on its owed row (`reconciliation failed: …`), is logged and handed to
+ * `onFailure` (the jobs notify), and the others go on. Only an abort stops the round.
  */
 export async function reconcileOwedDates(
   ctx: AppContext,
   accounts: readonly string[],
-  options: { afterWrite?: AfterReconcileHook; signal?: AbortSignal; only?: ReadonlyArray<{ account: string; businessDate: string }> } = {},
+  options: {
+    afterWrite?: AfterReconcileHook;
+    signal?: AbortSignal;
+    only?: ReadonlyArray<{ account: string; businessDate: string }>;
+    onFailure?: (failure: ReconcileFailure) => Promise<void>;
+  } = {},
 ): Promise<SettledReconciliations> {
   if (options.only === undefined) await oweDatesPastBooksDeadline(ctx, accounts);
   // Books of a day never captured (nor missed) have nothing to be compared with: not owed.
   await clearOwedWithoutSnapshot(ctx.database.db, accounts);
   const wanted = options.only === undefined ? undefined : new Set(options.only.map((p) => `${p.account}|${p.businessDate}`));
+  // Oldest first, then by account: one account-date at a time.
   const owed = (await listOwedDates(ctx.database.db, accounts, latestClosedDateOf(ctx))).filter((o) => wanted === undefined || wanted.has(`${o.account}|${o.businessDate}`));
-  const byDate = new Map<string, string[]>();
-  for (const { account, businessDate } of owed) byDate.set(businessDate, [...(byDate.get(businessDate) ?? []), account]);
   const reconciled: SettledReconciliations['reconciled'] = [];
-  for (const [businessDate, dateAccounts] of byDate) {
+  const failed: ReconcileFailure[] = [];
+  for (const { account, businessDate } of owed) {
     if (options.signal?.aborted) break;
-    await reconcileBusinessDate(ctx, dateAccounts, businessDate, { afterWrite: options.afterWrite });
-    reconciled.push(...dateAccounts.map((account) => ({ account, businessDate })));
+    try {
+      await reconcileBusinessDate(ctx, [account], businessDate, { afterWrite: options.afterWrite });
+      reconciled.push({ account, businessDate });
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      // Kept owed, with why: the next round tries again, `runs` and the status view show it.
+      await markOwed(ctx.database.db, account, businessDate, `reconciliation failed: ${reason}`.slice(0, 1000));
+      ctx.logger.error({ err: error, account, businessDate }, `could not reconcile account "${account}" on ${businessDate}: ${reason}; the other account-dates go on and this one stays owed`);
+      const failure = { account, businessDate, reason };
+      failed.push(failure);
+      await options.onFailure?.(failure);
+    }
   }
-  return { reconciled };
+  return { reconciled, failed };
 }
