@@ -34,7 +34,7 @@ depth, connection-string passwords are masked, and so are the exact values of th
 secrets and of the current access token wherever they appear (an error body that echoes them).
 `;
 
-const OTHER_VARIABLES = `| \`RECON_TOLERANCE_<CUR>\` | — | Per-currency tolerance in minor units, e.g. \`RECON_TOLERANCE_JPY=100\`. |
+const OTHER_VARIABLES = `| \`RECON_TOLERANCE_<CUR>\` | — | Per-currency tolerance in **major** units of that currency, winning over \`RECON_TOLERANCE\`: \`RECON_TOLERANCE_JPY=1\` is one yen, \`RECON_TOLERANCE_EUR=1\` is EUR 1.00 (not 1 cent). At most the currency's own decimals. |
 | \`SANDBOX_API_SECRET\` / \`SANDBOX_API_SECRET_FILE\` | \`sandbox-secret\` | The secret \`wallet-recon sandbox\` expects in \`Secret-Key\` (never on the command line, where \`ps\` shows it). |
 `;
 

@@ -73,24 +73,29 @@ export function checkGatewayDecimals(currency: string, value: string): string | 
 }
 
 /**
+ * A tolerance written in major units, cut to `decimals` places: the finest step a currency has.
+ * Rounded down, so it never allows more than was stated: ("0.01", 0) → "0", ("1.5", 0) → "1",
+ * ("0.015", 2) → "0.01"; a tolerance that fits is returned as written.
+ */
+export function toleranceAtDecimals(text: string, decimals: number): string {
+  const [whole, fraction = ''] = text.split('.');
+  const kept = fraction.replace(/0+$/, '').slice(0, decimals);
+  return fraction.replace(/0+$/, '').length <= decimals ? text : kept.length === 0 ? whole! : `${whole}.${kept}`;
+}
+
+/**
  * The tolerance for one currency as an integer at `decimals` places (the currency's scale), for
  * a balance of `balance` at the same scale: the larger of the absolute tolerance
- * (RECON_TOLERANCE_<CODE>, else RECON_TOLERANCE) and RECON_TOLERANCE_BPS of |balance|. The
- * relative part is rounded down, so it never allows more than was stated. Throws a ConfigError
- * naming the variable when the tolerance has more decimals than the currency.
+ * (RECON_TOLERANCE_<CODE>, else RECON_TOLERANCE) and RECON_TOLERANCE_BPS of |balance|. Both are
+ * rounded down, so they never allow more than was stated: a tolerance with more decimals than the
+ * currency has is cut to its minor unit (RECON_TOLERANCE=0.01 is an exact match for JPY, 1.5 is
+ * 1 yen); reports say so in their header.
  *
  * @example toleranceFor(config, 'EUR', 2) // RECON_TOLERANCE=0.01 → 1n
  */
 export function toleranceFor(config: Pick<Config, 'tolerance'>, currency: string, decimals: number, balance = 0n): bigint {
-  const own = config.tolerance.byCurrency[currency];
-  const text = own ?? config.tolerance.default;
-  const absolute = parseMajorAmount(text, decimals);
-  if (absolute === undefined) {
-    const variable = own === undefined ? 'RECON_TOLERANCE' : `RECON_TOLERANCE_${currency}`;
-    throw configProblems([
-      `${variable}=${text} has more decimals than ${currency} has (${decimals})${own === undefined ? `; set RECON_TOLERANCE_${currency} to a tolerance in whole ${decimals === 0 ? 'units' : `units with at most ${decimals} decimals`}, such as RECON_TOLERANCE_${currency}=${decimals === 0 ? '1' : `0.${'0'.repeat(decimals - 1)}1`}` : ''}`,
-    ]);
-  }
+  const text = config.tolerance.byCurrency[currency] ?? config.tolerance.default;
+  const absolute = parseMajorAmount(toleranceAtDecimals(text, decimals), decimals)!;
   const magnitude = balance < 0n ? -balance : balance;
   const relative = (BigInt(config.tolerance.bps) * magnitude) / 10_000n;
   return relative > absolute ? relative : absolute;

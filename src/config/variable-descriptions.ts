@@ -47,7 +47,7 @@ export const VARIABLE_DESCRIPTIONS: Readonly<Record<SchemaVariable, { readonly m
   RECON_MAX_CONSECUTIVE_FAILURES: { meaning: 'Missed business dates in a row before each further miss is also logged as an alarm.' },
   RECON_CATCH_UP: { meaning: 'At start, record the dates whose window closed while no worker ran as missed, and resume the slot whose window is still open.' },
   RECON_SHUTDOWN_GRACE_MS: { meaning: 'On SIGTERM, how long a running run may finish before it is interrupted, in milliseconds.' },
-  RECON_TOLERANCE: { meaning: 'Reconciliation tolerance in major units (`0.01`; per currency: `RECON_TOLERANCE_<CUR>`, below). A result matches when the absolute difference is within the larger of this and `RECON_TOLERANCE_BPS`.' },
+  RECON_TOLERANCE: { meaning: 'Reconciliation tolerance in **major** units of each currency (`0.01` is one cent of EUR, not `1`; per currency: `RECON_TOLERANCE_<CUR>`, below). A result matches when the absolute difference is within the larger of this and `RECON_TOLERANCE_BPS`. For a currency with fewer decimals it is rounded down to that currency\'s minor unit (`0.01` is an exact match for JPY, `1.5` is 1 yen), and reports say so.' },
   RECON_TOLERANCE_BPS: { meaning: 'Relative tolerance in basis points of the balance (1 bps = 0.01 %); 0 turns it off.' },
   RECON_ACTOR: { meaning: 'Who manual case actions are recorded as when `--by` is not given (else the operating-system user).' },
   RECON_WEBHOOK_URL: { meaning: 'secret. Receiver of signed webhooks (https, or http for loopback hosts only); needs `RECON_WEBHOOK_SECRET`.' },

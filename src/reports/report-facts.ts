@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
-import type { Config, ToleranceSettings } from '../config/index.js';
+import { toleranceAtDecimals, type Config, type ToleranceSettings } from '../config/index.js';
+import { currencyDecimals } from '../money/format-amount.js';
 import type { Database } from '../db/database.types.js';
 import { listBooksImportsByIds } from '../db/expected-balance.repository.js';
 import { listRunsByIds } from '../db/snapshot-run.repository.js';
@@ -78,15 +79,34 @@ export async function loadReportFacts(
 
 /**
  * The tolerance that applied, in words for a report's header: "0.01 by default; JPY 1; or 5 bps
- * of the balance when that is larger (in major units)", or "none (exact match)".
+ * of the balance when that is larger (in major units)", or "none (exact match)". A tolerance with
+ * more decimals than a currency of the report has is cut to that currency's minor unit, and the
+ * header says so: "0.01 by default; JPY 0 (0.01 rounded down to JPY's whole units: exact match)".
  */
 export function describeTolerance(tolerance: ToleranceSettings, currencies: readonly string[] = []): string {
   const isZero = (text: string) => /^0+(\.0+)?$/.test(text);
   const overrides = Object.entries(tolerance.byCurrency)
     .filter(([currency]) => currencies.length === 0 || currencies.includes(currency))
     .sort(([a], [b]) => a.localeCompare(b))
-    .map(([currency, value]) => `${currency} ${value}`);
+    .map(([currency, value]) => `${currency} ${roundedNote(currency, value) ?? value}`);
+  const rounded = [...new Set(currencies)]
+    .filter((currency) => tolerance.byCurrency[currency] === undefined)
+    .sort()
+    .flatMap((currency) => {
+      const note = roundedNote(currency, tolerance.default);
+      return note === undefined ? [] : [`${currency} ${note}`];
+    });
   const relative = tolerance.bps === 0 ? [] : [`or ${tolerance.bps} bps of the balance when that is larger`];
   if (isZero(tolerance.default) && overrides.length === 0 && relative.length === 0) return 'none (exact match)';
-  return `${[`${isZero(tolerance.default) ? 'none (exact match)' : tolerance.default} by default`, ...overrides, ...relative].join('; ')} (in major units)`;
+  return `${[`${isZero(tolerance.default) ? 'none (exact match)' : tolerance.default} by default`, ...overrides, ...rounded, ...relative].join('; ')} (in major units)`;
+}
+
+/** "0 (0.01 rounded down to JPY's whole units: exact match)", or undefined when the tolerance fits the currency. */
+function roundedNote(currency: string, text: string): string | undefined {
+  const decimals = currencyDecimals(currency);
+  if (decimals === null) return undefined;
+  const applied = toleranceAtDecimals(text, decimals);
+  if (applied === text) return undefined;
+  const unit = decimals === 0 ? 'whole units' : `${decimals} decimal${decimals === 1 ? '' : 's'}`;
+  return `${applied} (${text} rounded down to ${currency}'s ${unit}${/^0+(\.0+)?$/.test(applied) ? ': exact match' : ''})`;
 }

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { assertScheduleFitsWindows, loadConfig, selectAccounts, toleranceFor, userDataRoot } from '../../src/config/index.js';
+import { assertScheduleFitsWindows, loadConfig, selectAccounts, toleranceAtDecimals, toleranceFor, userDataRoot } from '../../src/config/index.js';
 import { checkBaseUrl } from '../../src/gateway/base-url.js';
 import { ConfigError } from '../../src/errors.js';
 
@@ -128,10 +128,19 @@ describe('loadConfig', () => {
     expect(toleranceFor(config, 'EUR', 2, -100_000n)).toBe(50n);
     expect(toleranceFor(config, 'EUR', 2, 1_999n)).toBe(1n);
     expect(toleranceFor(config, 'EUR', 2, 3_999n)).toBe(1n);
-    // RECON_TOLERANCE=0.01 cannot be stated in a currency without decimals: the error names the variable to set.
-    expect(() => toleranceFor(load({ RECON_TOLERANCE: '0.01' }), 'JPY', 0)).toThrow(/RECON_TOLERANCE=0\.01 has more decimals than JPY has \(0\); set RECON_TOLERANCE_JPY/);
+    // A tolerance finer than a currency's minor unit is rounded down to it, never refused nor widened.
+    expect(toleranceFor(load({ RECON_TOLERANCE: '0.01' }), 'JPY', 0)).toBe(0n);
+    expect(toleranceFor(load({ RECON_TOLERANCE: '1.5' }), 'JPY', 0)).toBe(1n);
+    expect(toleranceFor(load({ RECON_TOLERANCE: '0.015' }), 'EUR', 2)).toBe(1n);
+    expect(toleranceFor(load({ RECON_TOLERANCE: '2.999' }), 'EUR', 2)).toBe(299n);
+    expect(toleranceFor(load({ RECON_TOLERANCE: '0.0100' }), 'EUR', 2)).toBe(1n);
+    expect(toleranceFor(load({ RECON_TOLERANCE: '0.01', RECON_TOLERANCE_BPS: '100' }), 'JPY', 0, 1_000n)).toBe(10n);
     expect(problemsOf({ RECON_TOLERANCE_JPY: '1.5' })[0]).toMatch(/^RECON_TOLERANCE_JPY has more decimals than JPY has \(0\)/);
     expect(problemsOf({ RECON_TOLERANCE_EUR: '0.005' })[0]).toMatch(/^RECON_TOLERANCE_EUR has more decimals than EUR has \(2\)/);
+    expect(toleranceAtDecimals('0.01', 0)).toBe('0');
+    expect(toleranceAtDecimals('1.5', 0)).toBe('1');
+    expect(toleranceAtDecimals('0.50', 1)).toBe('0.50');
+    expect(toleranceAtDecimals('0.125', 2)).toBe('0.12');
     expect(problemsOf({ RECON_TOLERANCE: '1e-2' })[0]).toMatch(/^RECON_TOLERANCE must be an amount in major units/);
     expect(problemsOf({ RECON_TOLERANCE_BPS: '-1' })[0]).toMatch(/^RECON_TOLERANCE_BPS must be a whole number of basis points/);
   });
