@@ -27,6 +27,7 @@ export const CASE_KIND_OF_STATUS: Readonly<Partial<Record<ReconciliationStatus, 
   missing_in_gateway: 'missing_in_gateway',
   endpoint_mismatch: 'endpoint_mismatch',
   disappeared: 'disappeared',
+  unknown_decimals: 'unknown_decimals',
   no_snapshot: 'no_snapshot',
   no_books: 'no_books',
 };
@@ -55,6 +56,8 @@ export function caseKindOf(status: ReconciliationStatus): CaseKind | undefined {
  */
 export function discrepancyAmount(r: Pick<ResultRecord, 'status' | 'gatewayBalance' | 'singleBalance' | 'expectedBalance' | 'difference'>): bigint | null {
   if (r.status === 'endpoint_mismatch' && r.gatewayBalance !== null && r.singleBalance !== null) return r.gatewayBalance - r.singleBalance;
+  // A raw integer of unknown decimals compares with nothing: no amount until its decimals are set.
+  if (r.status === 'unknown_decimals') return null;
   if (r.difference !== null) return r.difference;
   if (r.gatewayBalance === null && r.expectedBalance === null) return null;
   return (r.gatewayBalance ?? 0n) - (r.expectedBalance ?? 0n);

@@ -15,6 +15,7 @@ export type ReconciliationStatus =
   | 'endpoint_mismatch'
   | 'no_snapshot'
   | 'disappeared'
+  | 'unknown_decimals'
   | 'awaiting_books'
   | 'no_books';
 
@@ -204,7 +205,7 @@ export interface BalanceHistoryView {
   movement_major: string | null;
 }
 
-export type CaseKind = 'break' | 'missing_in_ledger' | 'missing_in_gateway' | 'endpoint_mismatch' | 'disappeared' | 'no_snapshot' | 'no_books';
+export type CaseKind = 'break' | 'missing_in_ledger' | 'missing_in_gateway' | 'endpoint_mismatch' | 'disappeared' | 'unknown_decimals' | 'no_snapshot' | 'no_books';
 export type CaseState = 'open' | 'acknowledged' | 'resolved' | 'accepted';
 export type CaseResolution = 'auto' | 'fixed' | 'accepted';
 export type CaseAction =

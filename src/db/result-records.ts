@@ -9,6 +9,7 @@ export const RECONCILIATION_STATUSES: readonly ReconciliationStatus[] = [
   'endpoint_mismatch',
   'no_snapshot',
   'disappeared',
+  'unknown_decimals',
   'no_books',
   'awaiting_books',
 ];

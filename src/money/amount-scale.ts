@@ -1,5 +1,4 @@
 import type { AccountConfig, Config } from '../config/index.js';
-import { ConfigError } from '../errors.js';
 import { currencyDecimals } from './format-amount.js';
 
 /**
@@ -8,22 +7,25 @@ import { currencyDecimals } from './format-amount.js';
  * GATEWAY_AMOUNT_DECIMALS_<CODE>, then the unit (the account's `amountUnit`, else
  * GATEWAY_AMOUNT_UNIT): `major` is 0, `minor` is the currency's ISO 4217 decimals.
  *
- * Throws a ConfigError naming the account, the currency and the variable to set when the
- * currency is unknown to ISO 4217 and not configured: its integer could mean anything.
+ * Null when the currency is unknown to ISO 4217 (or has no minor unit there, XAG) and not
+ * configured: its integer could mean anything, so it is kept raw and flagged, never guessed
+ * (see unknownDecimalsAdvice for what to set).
  *
  * @example gatewayScaleFor(config, account, 'IDR') // 2; with GATEWAY_AMOUNT_DECIMALS_IDR=0 → 0
  */
-export function gatewayScaleFor(config: Pick<Config, 'amounts'>, account: Pick<AccountConfig, 'name' | 'amounts'>, currency: string): number {
+export function gatewayScaleFor(config: Pick<Config, 'amounts'>, account: Pick<AccountConfig, 'name' | 'amounts'>, currency: string): number | null {
   const configured = account.amounts?.decimalsByCurrency?.[currency] ?? config.amounts.decimalsByCurrency[currency];
   if (configured !== undefined) return configured;
   if ((account.amounts?.unit ?? config.amounts.unit) === 'major') return 0;
-  const iso = currencyDecimals(currency);
-  if (iso !== null) return iso;
-  throw new ConfigError(
-    `Account "${account.name}" has a wallet in "${currency}", which is not an ISO 4217 currency with decimals, so its balance cannot be read safely. ` +
-      `Set GATEWAY_AMOUNT_DECIMALS_${currency} to the number of decimals the gateway's integer has (0 for whole units), or amountDecimals.${currency} for this account in RECON_ACCOUNTS_FILE.`,
-    [`GATEWAY_AMOUNT_DECIMALS_${currency} is not set (wallet ${currency} of account "${account.name}")`],
-  );
+  return currencyDecimals(currency);
+}
+
+/**
+ * What to set so a currency without known decimals can be read: the sentence a flagged wallet's
+ * result and its run's warning carry.
+ */
+export function unknownDecimalsAdvice(account: string, currency: string): string {
+  return `${currency} has no known decimals (not an ISO 4217 currency with a minor unit), so its balance is kept as the gateway's raw integer and not compared: set GATEWAY_AMOUNT_DECIMALS_${currency} to the number of decimals the gateway's integer has (0 for whole units), or amountDecimals.${currency} for account "${account}" in RECON_ACCOUNTS_FILE, then reconcile the date again`;
 }
 
 /**

@@ -7,6 +7,11 @@ export interface SnapshotBalance {
   singleBalance: bigint | null;
   /** Why the single-wallet read could not confirm the listed balance; absent or null when it did. */
   unconfirmedReason?: string | null;
+  /**
+   * What to set so the wallet's raw integer can be read, when its currency has no known decimals
+   * (XAG without GATEWAY_AMOUNT_DECIMALS_XAG); absent or null when they are known.
+   */
+  unknownDecimals?: string | null;
 }
 
 /** One expected balance from the books. */
@@ -44,8 +49,9 @@ const smallerMagnitude = (a: bigint, b: bigint): bigint => (abs(a) < abs(b) ? ab
  * The reconciliation rules: a pure function from one account-day's inputs to its results,
  * one per currency seen on either side (sorted), or a single `no_snapshot` row.
  *
- * Precedence for a currency the gateway reports: `endpoint_mismatch` (the snapshot itself is
- * in doubt, so it is reported even when the books match), then `missing_in_ledger`, then
+ * Precedence for a currency the gateway reports: `unknown_decimals` (its raw integer cannot be
+ * read: nothing is compared, the result says which setting to add), `endpoint_mismatch` (the
+ * snapshot itself is in doubt, so it is reported even when the books match), then `missing_in_ledger`, then
  * `break` or `matched`. For one it does not: `disappeared` when the previous snapshot had it
  * (an absent wallet is never read as zero), else `missing_in_gateway`. Zero on one side and
  * absent on the other matches. A date without books waits for them (`awaiting_books`, no
@@ -92,6 +98,18 @@ export function reconcileAccountDay(input: ReconcileInput): ReconciliationResult
       } else if (expected !== null) {
         results.push(row(input, currency, 'missing_in_gateway', { expectedBalance: expected }));
       }
+      continue;
+    }
+    if (wallet.unknownDecimals !== undefined && wallet.unknownDecimals !== null) {
+      results.push(
+        row(input, currency, 'unknown_decimals', {
+          gatewayBalance: wallet.balance,
+          singleBalance: wallet.singleBalance,
+          expectedBalance: expected,
+          previousBalance,
+          note: wallet.unknownDecimals,
+        }),
+      );
       continue;
     }
     // A wallet at zero the books do not list is the same as the books saying zero.

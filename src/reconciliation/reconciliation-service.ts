@@ -9,7 +9,7 @@ import { listExpectedBalances } from '../db/expected-balance.repository.js';
 import { findDailyRun, findPreviousSnapshotDate, lockReconciliationDay, replaceResultsForDate } from '../db/reconciliation-result.repository.js';
 import { UsageError } from '../errors.js';
 import { latestClosedDateOf, todayOf } from './business-dates.js';
-import { referenceScaleFor } from '../money/amount-scale.js';
+import { referenceScaleFor, unknownDecimalsAdvice } from '../money/amount-scale.js';
 import { rescaleAmount } from '../money/format-amount.js';
 import { reconcileAccountDay, type SnapshotBalance } from './reconcile-rules.js';
 import { resultColumns, type ReconciliationResult } from './reconciliation-result.js';
@@ -73,8 +73,8 @@ export async function reconcileBusinessDate(
       const results = reconcileAccountDay({
         account,
         businessDate,
-        snapshot: run === undefined ? null : { runId: run.runId, balances: scales.snapshotRows(snapshotRows) },
-        previous: previousRun === undefined ? null : { balances: scales.snapshotRows(previousRows) },
+        snapshot: run === undefined ? null : { runId: run.runId, balances: scales.snapshotRows(snapshotRows, account) },
+        previous: previousRun === undefined ? null : { balances: scales.snapshotRows(previousRows, account) },
         books,
         withoutBooks,
         toleranceFor: (currency, balance) => toleranceFor(ctx.config, currency, scales.of(currency) ?? 0, balance),
@@ -135,12 +135,14 @@ export class ComparisonScales {
     return target === null || from === null ? amount : rescaleAmount(amount, from, target);
   }
 
-  snapshotRows(rows: readonly SnapshotRow[]): SnapshotBalance[] {
+  /** Rows at the comparison scale; a wallet whose decimals nothing gives is flagged with what to set (`account` names it). */
+  snapshotRows(rows: readonly SnapshotRow[], account: string): SnapshotBalance[] {
     return rows.map((r) => ({
       currency: r.currency,
       balance: this.toComparison(r.currency, r.balance, r.scale),
       singleBalance: r.singleBalance === null ? null : this.toComparison(r.currency, r.singleBalance, r.scale),
       unconfirmedReason: r.unconfirmedReason ?? null,
+      unknownDecimals: this.of(r.currency) === null ? unknownDecimalsAdvice(account, r.currency) : null,
     }));
   }
 }

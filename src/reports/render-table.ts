@@ -39,6 +39,7 @@ export const SUMMARY_COLUMNS: ReadonlyArray<{ header: string; count: (c: StatusC
   { header: 'no snapshot', count: (c) => c.no_snapshot },
   { header: 'no books', count: (c) => c.no_books },
   { header: 'awaiting books', count: (c) => c.awaiting_books },
+  { header: 'unknown decimals', count: (c) => c.unknown_decimals },
 ];
 
 /**

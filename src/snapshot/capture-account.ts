@@ -4,7 +4,7 @@ import { describeCaptureTiming, type CaptureTiming, type CaptureWindow } from '.
 import { businessCalendarOf, type AccountConfig } from '../config/index.js';
 import type { RunTrigger } from '../db/database.types.js';
 import { insertSnapshotRows } from '../db/balance-snapshot.repository.js';
-import { gatewayScaleFor } from '../money/amount-scale.js';
+import { gatewayScaleFor, unknownDecimalsAdvice } from '../money/amount-scale.js';
 import {
   abandonRunningRuns,
   findRunningRun,
@@ -211,7 +211,8 @@ async function fetchAndRecord(
     const capturedAt = ctx.clock.now();
     const timing = timingAtReadsEnd(ctx, options.serve?.window, capturedAt);
     // Each row records the scale it was captured in, so a later change of the gateway's unit
-    // never reinterprets it; a currency whose decimals are unknown fails the run here, unwritten.
+    // never reinterprets it. A currency whose decimals are unknown (XAG) is kept as the raw
+    // integer with no scale and flagged: one exotic wallet never costs the account its night.
     const rows = listing.wallets.map((wallet, i) => {
       const single = singles[i]!;
       const scale = gatewayScaleFor(ctx.config, account, wallet.currency);
@@ -220,10 +221,12 @@ async function fetchAndRecord(
         : { currency: wallet.currency, balance: wallet.balance, singleBalance: single.balance, scale };
     });
     const unconfirmed = rows.filter((r) => 'unconfirmedReason' in r);
-    const warning =
-      unconfirmed.length === 0
-        ? null
-        : `${unconfirmed.length} wallet(s) the single read could not confirm, kept at their listed balance: ${unconfirmed.map((r) => `${r.currency} (${r.unconfirmedReason})`).join('; ')}`;
+    const unknownScale = rows.filter((r) => r.scale === null).map((r) => r.currency);
+    const warnings = [
+      ...(unconfirmed.length === 0 ? [] : [`${unconfirmed.length} wallet(s) the single read could not confirm, kept at their listed balance: ${unconfirmed.map((r) => `${r.currency} (${r.unconfirmedReason})`).join('; ')}`]),
+      ...unknownScale.map((currency) => unknownDecimalsAdvice(account.name, currency)),
+    ];
+    const warning = warnings.length === 0 ? null : warnings.join('; ');
     let finishedAt = capturedAt;
     await db.transaction().execute(async (trx) => {
       // Fencing: the lock is re-asserted in the transaction that writes, not trusted from its start.
@@ -241,7 +244,7 @@ async function fetchAndRecord(
         `the reads finished at ${capturedAt.toISOString()}: the snapshot counts as ${describeCaptureTiming(timing.businessDate, timing.endOfDay, timing.driftSeconds)}, not as the run started`,
       );
     }
-    if (warning !== null) run.log.warn({ unconfirmed: unconfirmed.map((r) => r.currency) }, warning);
+    if (warning !== null) run.log.warn({ unconfirmed: unconfirmed.map((r) => r.currency), unknownDecimals: unknownScale }, warning);
     const mismatches = rows.filter((r) => r.singleBalance !== null && r.singleBalance !== r.balance).length;
     if (mismatches > 0) run.log.warn({ mismatches }, 'the list and single-wallet endpoints disagree for some wallets');
     run.log.info({ ...counts, durationMs }, 'snapshot run succeeded');

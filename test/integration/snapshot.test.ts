@@ -74,7 +74,7 @@ describe(`snapshot run (${backend} database, emulator)`, () => {
     expect(rows.map((r) => [r.currency, r.balance])).toEqual(sandbox.wallets.map((w) => [w.currency, w.balance]));
   });
 
-  it('records the scale of each balance as the gateway unit is configured, and refuses a code whose decimals are unknown', async () => {
+  it('records the scale of each balance as the gateway unit is configured, and keeps a code whose decimals are unknown raw and flagged', async () => {
     sandbox.addWallet('IDR', 1_500_000n);
     try {
       const whole = await runSnapshotJob(createTestContext(t, sandboxEnv(sandbox, { GATEWAY_AMOUNT_DECIMALS_IDR: '0' })), { trigger: 'manual' });
@@ -99,10 +99,11 @@ describe(`snapshot run (${backend} database, emulator)`, () => {
     }
     sandbox.addWallet('QQQ', 5n);
     try {
-      const refused = await runSnapshotJob(createTestContext(t, sandboxEnv(sandbox)), { trigger: 'manual' });
-      expect(refused.accounts[0]).toMatchObject({ status: 'failed' });
-      expect(refused.accounts[0]!.error).toMatch(/Account "default" has a wallet in "QQQ".*Set GATEWAY_AMOUNT_DECIMALS_QQQ/);
-      expect(await listSnapshotRows(t.handle.db, refused.accounts[0]!.runId!)).toEqual([]);
+      // An unknown code no longer fails the account's run: it is kept as the raw integer, without a scale, and flagged.
+      const flagged = await runSnapshotJob(createTestContext(t, sandboxEnv(sandbox)), { trigger: 'manual' });
+      expect(flagged.accounts[0]).toMatchObject({ status: 'succeeded' });
+      expect(flagged.accounts[0]!.warning).toMatch(/QQQ has no known decimals.*set GATEWAY_AMOUNT_DECIMALS_QQQ/);
+      expect((await listSnapshotRows(t.handle.db, flagged.accounts[0]!.runId!)).find((r) => r.currency === 'QQQ')).toMatchObject({ balance: 5n, scale: null });
       const configured = await runSnapshotJob(createTestContext(t, sandboxEnv(sandbox, { GATEWAY_AMOUNT_DECIMALS_QQQ: '0' })), { trigger: 'manual' });
       expect((await listSnapshotRows(t.handle.db, configured.accounts[0]!.runId!)).find((r) => r.currency === 'QQQ')).toMatchObject({ balance: 5n, scale: 0 });
     } finally {

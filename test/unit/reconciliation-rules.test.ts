@@ -14,6 +14,21 @@ function input(overrides: Partial<ReconcileInput>): ReconcileInput {
 const statuses = (rows: ReturnType<typeof reconcileAccountDay>) => Object.fromEntries(rows.map((r) => [r.currency, r.status]));
 
 describe('reconciliation rules', () => {
+  it('flags a wallet of unknown decimals before any other rule: no comparison, no difference, the note says what to set', () => {
+    const advice = 'set GATEWAY_AMOUNT_DECIMALS_XAG';
+    const rows = reconcileAccountDay(
+      input({
+        snapshot: { runId: 7, balances: [{ currency: 'XAG', balance: 123_456n, singleBalance: 1n, unknownDecimals: advice }, { currency: 'EUR', balance: 5n, singleBalance: 5n, unknownDecimals: null }] },
+        books: [{ currency: 'XAG', balance: 123_456n }, { currency: 'EUR', balance: 5n }],
+      }),
+    );
+    expect(rows).toEqual([
+      expect.objectContaining({ currency: 'EUR', status: 'matched' }),
+      expect.objectContaining({ currency: 'XAG', status: 'unknown_decimals', gatewayBalance: 123_456n, singleBalance: 1n, expectedBalance: 123_456n, difference: null, movement: null, note: advice }),
+    ]);
+    expect(reconciliationExitCode(countByStatus(rows))).toBe(3);
+  });
+
   it('matches equal balances and breaks unequal ones, difference = gateway - books', () => {
     const rows = reconcileAccountDay(
       input({
