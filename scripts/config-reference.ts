@@ -26,7 +26,9 @@ unless an account names these very variables); and \`RECON_DATA_DIR=memory://\`,
 Pushgateway URLs and the webhook secret, and each account's \`apiSecretEnv\` variable) can each be
 given instead as \`<NAME>_FILE\`, the path of a file holding the value, as Docker and Kubernetes
 mount secrets (\`GATEWAY_API_SECRET_FILE=/run/secrets/gateway_api_secret\`). A trailing line break
-in the file is ignored; setting both forms is a configuration error. Once the configuration is
+in the file is ignored; setting both forms is a configuration error. A gateway API secret given as a
+file is read again before each capture attempt: a worker picks up a corrected (or rotated) file at
+its next attempt, without a restart; the other secrets are read when a command or the worker starts. Once the configuration is
 read, the secret variables are removed from the process environment, so child processes and
 diagnostic reports do not carry them. Logs never hold a secret: keys such as \`secret\`,
 \`secret-key\`, \`token\`, \`access_token\`, \`authorization\` and \`password\` are censored at any

@@ -38,6 +38,12 @@ function parseYaml(text: string): unknown {
   return (createRequire(import.meta.url)('yaml') as typeof import('yaml')).parse(text);
 }
 
+/** `{ apiSecretFile }` when the secret variable `name` is given as `<name>_FILE` (and not also directly). */
+function secretFileOf(env: Record<string, string | undefined>, name: string, cwd: string): { apiSecretFile?: string } {
+  const file = env[`${name}_FILE`];
+  return file === undefined || file === '' ? {} : { apiSecretFile: path.resolve(cwd, file) };
+}
+
 /** The accounts: those of RECON_ACCOUNTS_FILE, else one "default" account from GATEWAY_API_KEY/GATEWAY_API_SECRET. */
 export function resolveAccounts(
   env: Record<string, string | undefined>,
@@ -56,6 +62,7 @@ export function resolveAccounts(
           apiSecret: env.GATEWAY_API_SECRET === undefined ? undefined : new Secret(env.GATEWAY_API_SECRET),
           apiKeyEnv: 'GATEWAY_API_KEY',
           apiSecretEnv: 'GATEWAY_API_SECRET',
+          ...secretFileOf(env, 'GATEWAY_API_SECRET', cwd),
         },
       ],
       problems: [],
@@ -102,6 +109,7 @@ export function resolveAccounts(
       apiSecret: secret === undefined ? undefined : new Secret(secret),
       apiKeyEnv: a.apiKeyEnv,
       apiSecretEnv: a.apiSecretEnv,
+      ...secretFileOf(env, a.apiSecretEnv, cwd),
       // A query file is found beside the accounts file that names it, wherever the command starts.
       ...(a.amountUnit === undefined && a.amountDecimals === undefined
         ? {}

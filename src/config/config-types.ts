@@ -28,6 +28,11 @@ export interface AccountConfig {
   /** Where the credentials come from, for messages ("GATEWAY_API_KEY"). */
   readonly apiKeyEnv: string;
   readonly apiSecretEnv: string;
+  /**
+   * The file the API secret was read from (`<apiSecretEnv>_FILE`, absolute), when it came from one:
+   * read again before each capture attempt, so a corrected file counts without a restart.
+   */
+  readonly apiSecretFile?: string;
   /** The accounts file's `amountUnit` / `amountDecimals`, which win over the environment's for this account. */
   readonly amounts?: Partial<AmountUnitSettings>;
   /** How this account's books are written and where they are pulled from (the accounts file's `books`). */

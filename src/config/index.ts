@@ -22,4 +22,4 @@ export { userDataRoot } from './data-dir.js';
 export { loadConfig, type LoadConfigOptions } from './load-config.js';
 export { checkEndpointUrl } from './notification-settings.js';
 export { loadSandboxSecret, SANDBOX_SECRET_VARIABLE } from './sandbox-secret.js';
-export { copyEnvironment, removeSecretsFromEnvironment, SECRET_VARIABLES } from './secret-files.js';
+export { copyEnvironment, readSecretFile, removeSecretsFromEnvironment, SECRET_VARIABLES } from './secret-files.js';

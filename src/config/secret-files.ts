@@ -43,22 +43,29 @@ export function resolveSecretFiles(env: Record<string, string | undefined>, name
       problems.push(`${name} and ${fileVariable} are both set; set only one of them (the file is the safer place for a secret)`);
       continue;
     }
-    const where = `${fileVariable} (${file})`;
-    try {
-      const fullPath = path.resolve(cwd, file);
-      if (statSync(fullPath).size > MAX_SECRET_FILE_BYTES) {
-        problems.push(`${where} is larger than 64 KiB; it should hold only the value of ${name}`);
-        continue;
-      }
-      // Files written by `echo` or an editor end in a line break that is not part of the secret.
-      const value = readFileSync(fullPath, 'utf8').replace(/[\r\n]+$/, '');
-      if (value === '') problems.push(`${where} is empty; it should hold the value of ${name}`);
-      else env[name] = value;
-    } catch (error) {
-      problems.push(`${where} could not be read: ${describeFileError(error)}`);
-    }
+    const read = readSecretFile(name, file, cwd);
+    if ('problem' in read) problems.push(read.problem);
+    else env[name] = read.value;
   }
   return problems;
+}
+
+/**
+ * Reads the secret of variable `name` from `file` (relative to `cwd`): its value, or why it
+ * cannot be used (quoting the path only). Also called again before each use of a gateway
+ * secret given as a file, so a corrected file counts at the next attempt, without a restart.
+ */
+export function readSecretFile(name: string, file: string, cwd: string): { value: string } | { problem: string } {
+  const where = `${name}_FILE (${file})`;
+  try {
+    const fullPath = path.resolve(cwd, file);
+    if (statSync(fullPath).size > MAX_SECRET_FILE_BYTES) return { problem: `${where} is larger than 64 KiB; it should hold only the value of ${name}` };
+    // Files written by `echo` or an editor end in a line break that is not part of the secret.
+    const value = readFileSync(fullPath, 'utf8').replace(/[\r\n]+$/, '');
+    return value === '' ? { problem: `${where} is empty; it should hold the value of ${name}` } : { value };
+  } catch (error) {
+    return { problem: `${where} could not be read: ${describeFileError(error)}` };
+  }
 }
 
 function describeFileError(error: unknown): string {

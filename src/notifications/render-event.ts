@@ -69,7 +69,7 @@ export function renderEventText(event: NotificationEvent): string {
     const d = event.data as DateAtRiskData;
     lines.push(
       `${d.reason}`,
-      `Fix the credentials before ${d.windowClosesAt}, when the capture window of ${d.businessDate} closes; until then the worker tries again at the longest of RECON_RETRY_DELAYS.`,
+      `Fix the credentials before ${d.windowClosesAt}, when the capture window of ${d.businessDate} closes; until then the worker tries again at the longest of RECON_RETRY_DELAYS. A secret given as a file (…_FILE) is read again at each attempt: correct the file, no restart needed; one given directly in the environment needs the worker restarted with the new value.`,
     );
   } else if (event.type === 'books.missing') {
     const d = event.data as BooksMissingData;
