@@ -34,7 +34,7 @@ export interface BackfillJobOptions {
  * intraday one); capture: the date's capture window is open now, so the gateway is asked now;
  * import: a closed date filled from the statements file; pending: the date's cut-off (and
  * window) is still ahead; gap: a closed date nobody can fill; untracked: a closed date before the
- * account's first run or books, which is history, not a gap (neither reconciled nor a case).
+ * account's first run or books: not reconciled (no case), but a gap of the range asked for.
  */
 export type BackfillAction = 'existing' | 'capture' | 'import' | 'pending' | 'gap' | 'untracked';
 
@@ -123,7 +123,9 @@ export async function runBackfillJob(ctx: AppContext, options: BackfillJobOption
       else if (firstTracked.has(account) && businessDate < firstTracked.get(account)!) days.push({ account, action: 'untracked', firstTrackedDate: firstTracked.get(account)! });
       else days.push({ account, action: 'gap' });
     }
-    dates.push({ businessDate, accounts: days, gaps: days.filter((d) => d.action === 'gap').length, pending: state === 'ahead', windowClosesAt: window.closesAt, unmatched: 0 });
+    // A date asked for explicitly is a gap when nothing holds its balance, before the account's
+    // first capture too (it is not reconciled, so it opens no case, but it is not clean either).
+    dates.push({ businessDate, accounts: days, gaps: days.filter((d) => d.action === 'gap' || d.action === 'untracked').length, pending: state === 'ahead', windowClosesAt: window.closesAt, unmatched: 0 });
   }
   const unusedStatementRows = [...byAccountDay].filter(([key]) => !used.has(key)).reduce((n, [, rows]) => n + rows.length, 0);
 
@@ -166,7 +168,7 @@ export async function runBackfillJob(ctx: AppContext, options: BackfillJobOption
   for (const date of closedDates) {
     const reconciled = await runReconcileJob(ctx, { date: date.businessDate, accounts: reconciledAccounts(date) });
     date.summary = reconciled.summary;
-    date.gaps = reconciled.summary.no_snapshot;
+    date.gaps = reconciled.summary.no_snapshot + date.accounts.filter((a) => a.action === 'untracked').length;
     date.unmatched = countUnmatched(reconciled.summary) - reconciled.summary.no_snapshot;
     step();
   }

@@ -19,7 +19,7 @@ function describeDay(day: BackfillAccountDay, result: Pick<BackfillJobResult, 'd
     case 'gap':
       return result.source === undefined ? 'GAP (past date: the gateway cannot report it; use --import)' : `GAP (not in ${result.source})`;
     case 'untracked':
-      return `not tracked yet (before the account's first capture or books, ${day.firstTrackedDate})`;
+      return `GAP, not tracked yet (before the account's first capture or books, ${day.firstTrackedDate}; not reconciled, no case)`;
   }
 }
 
@@ -30,7 +30,7 @@ export function formatBackfillLine(date: BackfillDate, result: Pick<BackfillJobR
   const counts = date.pending
     ? 'not reconciled yet'
     : date.accounts.every((d) => d.action === 'untracked')
-      ? 'not reconciled (no account tracked yet)'
+      ? `not reconciled (no account tracked yet)  gaps ${date.gaps}`
       : date.summary === undefined
         ? !result.dryRun && date.accounts.some((a) => a.action === 'capture' && a.error === undefined)
           ? `reconciled once its cut-off passes  gaps ${date.gaps}`
@@ -51,7 +51,7 @@ export function registerBackfillCommand(program: Command, runtime: CliRuntime): 
     .option('--dry-run', 'print the plan and write nothing')
     .addHelpText(
       'after',
-      "\nThe gateway reports only current balances: a day can be captured only while its capture window is open.\nClosed dates without an end-of-day snapshot are filled from --import, or reported as gaps; dates whose\ncut-off is still ahead are pending (not a gap, not reconciled). Each date prints matched, not matched\n(of which breaks) and gaps.\n\nExample:\n  wallet-recon backfill --from 2026-11-18 --to 2026-11-20 --import statements.csv\n\nExit codes: 0 every closed date has a snapshot and reconciles clean, 3 gaps or results that did not match remain, 1 error, 2 usage error, 130 stopped by Ctrl-C (SIGINT), 143 stopped by SIGTERM.",
+      "\nThe gateway reports only current balances: a day can be captured only while its capture window is open.\nClosed dates without an end-of-day snapshot are filled from --import, or reported as gaps (dates before an\naccount's first capture too: not reconciled, no case, but a gap); dates whose\ncut-off is still ahead are pending (not a gap, not reconciled). Each date prints matched, not matched\n(of which breaks) and gaps.\n\nExample:\n  wallet-recon backfill --from 2026-11-18 --to 2026-11-20 --import statements.csv\n\nExit codes: 0 every closed date has a snapshot and reconciles clean, 3 gaps or results that did not match remain, 1 error, 2 usage error, 130 stopped by Ctrl-C (SIGINT), 143 stopped by SIGTERM.",
     )
     .action(async (opts: { from: string; to: string; account?: string; import?: string; dryRun?: boolean }) => {
       await runtime.withContext('wallet-recon backfill', { pushJob: 'backfill', exclusive: true }, async (ctx) => {
@@ -72,7 +72,7 @@ export function registerBackfillCommand(program: Command, runtime: CliRuntime): 
         if (result.unusedStatementRows > 0) out.out(`${result.unusedStatementRows} row(s) of ${result.source} were not used: their dates are outside the range's past gaps.`);
         // Advice by case: statements fill only closed dates; a date whose window is still open
         // lacks its snapshot because the capture failed, and the fix is the failure's cause.
-        const gaps = result.dates.filter((d) => d.accounts.some((a) => a.action === 'gap')).map((d) => d.businessDate);
+        const gaps = result.dates.filter((d) => d.accounts.some((a) => a.action === 'gap' || a.action === 'untracked')).map((d) => d.businessDate);
         const failedCaptures = result.dates.filter((d) => d.accounts.some((a) => a.action === 'capture' && a.error !== undefined));
         const unmatched = result.dates.filter((d) => d.unmatched > 0).map((d) => d.businessDate);
         if (gaps.length > 0) out.out(`${result.dryRun ? 'Would leave gaps' : 'Gaps remain'} on ${gaps.join(', ')}: import the gateway's statements for them with --import FILE.`);

@@ -159,16 +159,22 @@ describe(`backfill (${backend})`, () => {
     expect(reconciled.map((r) => r.business_date)).toEqual(PAST);
   });
 
-  it("treats dates before the account's first run or books as history, not gaps: no result, no case", async () => {
+  it("reports requested dates before the account's first run or books as gaps, without reconciling them: no result, no case", async () => {
+    const before = await runBackfillJob(ctx, { from: '2026-11-17', to: '2026-11-18' });
+    expect(before.dates.map((d) => [d.businessDate, d.accounts[0]!.action, d.gaps])).toEqual([
+      ['2026-11-17', 'untracked', 1],
+      ['2026-11-18', 'untracked', 1],
+    ]);
+    expect(before.exitCode).toBe(3);
     const result = await runBackfillJob(ctx, { from: '2026-11-17', to: PAST[1]! });
     expect(result.dates.map((d) => [d.businessDate, d.accounts[0]!.action, d.gaps])).toEqual([
-      ['2026-11-17', 'untracked', 0],
-      ['2026-11-18', 'untracked', 0],
+      ['2026-11-17', 'untracked', 1],
+      ['2026-11-18', 'untracked', 1],
       ['2026-11-19', 'gap', 1],
       ['2026-11-20', 'gap', 1],
     ]);
     expect(formatBackfillLine(result.dates[0]!, result)).toBe(
-      "2026-11-17  not tracked yet (before the account's first capture or books, 2026-11-19)  not reconciled (no account tracked yet)",
+      "2026-11-17  GAP, not tracked yet (before the account's first capture or books, 2026-11-19; not reconciled, no case)  not reconciled (no account tracked yet)  gaps 1",
     );
     const reconciled = await ctx.database.db.selectFrom('reconciliation_results').select('business_date').distinct().orderBy('business_date').execute();
     expect(reconciled.map((r) => r.business_date)).toEqual(PAST);
