@@ -4,7 +4,7 @@ import { renderCsv } from '../reports/render-csv.js';
 import { renderHtml } from '../reports/render-html.js';
 import { renderJson } from '../reports/render-json.js';
 import { renderTable } from '../reports/render-table.js';
-import { parseBusinessDate, parseDateRange, todayOf } from '../reconciliation/business-dates.js';
+import { latestClosedDateOf, parseBusinessDate, parseDateRange, todayOf } from '../reconciliation/business-dates.js';
 import { resolveAccountNames } from '../reconciliation/reconciliation-service.js';
 import { loadCurrencyHistories, loadReport, type ReportRange } from '../reports/report-data.js';
 import { loadReportFacts } from '../reports/report-facts.js';
@@ -53,7 +53,7 @@ export function registerReportCommand(program: Command, runtime: CliRuntime): vo
     .option('--out <file>', 'write to this file (mode 0600, replaced atomically) instead of stdout')
     .addHelpText(
       'after',
-      '\nExamples:\n  wallet-recon report --date 2026-11-20\n  wallet-recon report --from 2026-11-01 --to 2026-11-30 --format html --out november.html\n  wallet-recon report --date 2026-11-20 --format csv > results.csv\n\nDates of the range up to today with no stored result for an account are listed as not reconciled\n(JSON: summary.unreconciledDates, and summary.exitCode is then 3).\n\nExit codes: 0 written, 1 error, 2 usage error (also an account that is not configured, or a --date or --from after today), 130 stopped by Ctrl-C (SIGINT), 143 stopped by SIGTERM.',
+      '\nExamples:\n  wallet-recon report --date 2026-11-20\n  wallet-recon report --from 2026-11-01 --to 2026-11-30 --format html --out november.html\n  wallet-recon report --date 2026-11-20 --format csv > results.csv\n\nDates of the range up to the latest one whose cut-off has passed, with no stored result for an account are listed as not reconciled\n(JSON: summary.unreconciledDates, and summary.exitCode is then 3).\n\nExit codes: 0 written, 3 written but some results are owed (an input changed since they were computed; the\nworker or the next command recomputes them), 1 error, 2 usage error (also an account that is not configured, or a --date or --from after today), 130 stopped by Ctrl-C (SIGINT), 143 stopped by SIGTERM.',
     )
     .action(async (opts: ReportOptions) => {
       const range = rangeFromFlags(opts);
@@ -66,7 +66,9 @@ export function registerReportCommand(program: Command, runtime: CliRuntime): vo
         const today = todayOf(ctx);
         if (opts.date !== undefined) parseBusinessDate(range.from, '--date', today);
         else parseBusinessDate(range.from, '--from', today);
-        const report = await loadReport(db, range, { accounts, today: today.date });
+        const report = await loadReport(db, range, { accounts, today: today.date, latestClosedDate: latestClosedDateOf(ctx) });
+        // Owed results are not the answer yet: the report is written, and its exit code says so.
+        const exitCode = report.summary.accounts.some((a) => a.owedDates.length > 0) ? 3 : 0;
         const text =
           opts.format === 'csv'
             ? renderCsv(report)
@@ -77,7 +79,7 @@ export function registerReportCommand(program: Command, runtime: CliRuntime): vo
                 : renderTable(report, { tolerance: ctx.config.tolerance });
         if (opts.out === undefined) {
           runtime.output.out(text);
-          return 0;
+          return exitCode;
         }
         try {
           await writeFileAtomically(opts.out, text);
@@ -85,7 +87,7 @@ export function registerReportCommand(program: Command, runtime: CliRuntime): vo
           throw new ReconError(`Could not write the ${opts.format} report: ${describeError(error)}.`, { cause: error });
         }
         runtime.output.err(`Wrote the ${opts.format} report (${report.results.length} results) to ${opts.out}.`);
-        return 0;
+        return exitCode;
       });
     });
 }

@@ -65,7 +65,11 @@ export function renderTable(report: Report<ReconciliationResult>, options: { tol
   const toleranceLine = options.tolerance === undefined ? '' : `\nTolerance: ${describeTolerance(options.tolerance, [...new Set(results.flatMap((r) => (r.currency === null ? [] : [r.currency])))])}`;
   const title = `Reconciliation ${period}${summary.account === null ? '' : ` for account ${summary.account}`}${results.length === 0 ? '' : toleranceLine}`;
   if (results.length === 0) {
-    return `${title}: no results stored. Run "wallet-recon reconcile --date ${summary.from}" (or "wallet-recon backfill") first.`;
+    // Advice the tool will follow: only a date that can be reconciled now (its cut-off passed).
+    const first = summary.unreconciledDates[0];
+    return first === undefined
+      ? `${title}: no results stored, and no date of it can be reconciled now (its cut-off is still ahead, or it is before the accounts' first capture).`
+      : `${title}: no results stored. Run "wallet-recon reconcile --date ${first}" (or "wallet-recon backfill") first.`;
   }
   const table = formatTable(
     ['account', ...SUMMARY_COLUMNS.map((c) => c.header)],
@@ -74,7 +78,11 @@ export function renderTable(report: Report<ReconciliationResult>, options: { tol
   const unreconciled = describeUnreconciled(summary);
   const caseLines = describeCases(summary);
   const withCases = caseLines.length === 0 ? `${title}\n\n${table}` : `${title}\n\n${table}\n\n${caseLines.join('\n')}`;
-  const head = unreconciled.length === 0 ? withCases : `${withCases}\n\n${unreconciled.join('\n')}\nRun "wallet-recon reconcile --date D" (or "wallet-recon backfill") for these dates.`;
+  // Reconciling is the advice for dates never reconciled only: owed ones are recomputed by the
+  // worker or the next command, awaited books are imported, and a date whose cut-off is ahead
+  // is never listed (reconcile would refuse it).
+  const advice = summary.unreconciledDates.length === 0 ? '' : `\nRun "wallet-recon reconcile --date D" (or "wallet-recon backfill") for the dates not reconciled.`;
+  const head = unreconciled.length === 0 ? withCases : `${withCases}\n\n${unreconciled.join('\n')}${advice}`;
   const unmatched = results.filter((r) => r.status !== 'matched').sort(compareByAbsoluteDifference);
   if (unmatched.length === 0) return `${head}\n\n${unreconciled.length === 0 ? 'Every result matched.' : 'Every stored result matched, but not every date was reconciled.'}`;
   const details = formatTable(

@@ -40,7 +40,7 @@ export interface ReportSummary {
   cases: CasesSummary;
   /** Dates of the range (up to today) on which some account has no stored result: never reconciled. */
   unreconciledDates: string[];
-  /** 0 when every result matched and every date was reconciled, 3 otherwise (what `reconcile` would exit with). */
+  /** 0 when every result matched, every date was reconciled and none is owed, 3 otherwise (what `reconcile` would exit with). */
   exitCode: 0 | 3;
 }
 
@@ -72,6 +72,11 @@ export interface SummaryOptions {
   accounts?: readonly string[];
   /** Today's business date: later dates of the range cannot have been reconciled yet. */
   today?: string;
+  /**
+   * The latest business date whose cut-off has passed: a later one (today's, before its cut-off)
+   * cannot be reconciled yet, so it is not listed as left unreconciled (nor advised to reconcile).
+   */
+  latestClosedDate?: string;
   /** Where each account-date of the range stands (the reconciliation_status view). */
   states?: ReadonlyArray<{ account: string; businessDate: string; state: string }>;
   /**
@@ -109,7 +114,7 @@ export interface CurrencyHistory {
 export function summarizeResults<R extends ReconciliationResult>(range: ReportRange, results: R[], options: SummaryOptions = {}): Report<R> {
   const expected = options.accounts ?? [];
   const names = [...new Set([...(range.account === undefined ? [] : [range.account]), ...expected, ...results.map((r) => r.account)])].sort();
-  const last = options.today !== undefined && options.today < range.to ? options.today : range.to;
+  const last = [options.today, options.latestClosedDate].reduce<string>((end, limit) => (limit !== undefined && limit < end ? limit : end), range.to);
   const dates = range.from <= last ? datesBetween(range.from, last) : [];
   const accounts = names.map((account) => {
     const own = results.filter((r) => r.account === account);
@@ -124,7 +129,9 @@ export function summarizeResults<R extends ReconciliationResult>(range: ReportRa
   const total = accounts.reduce((sum, a) => addCounts(sum, a.counts), countByStatus([]));
   const accepted = accounts.reduce((sum, a) => sum + a.accepted, 0);
   const unreconciledDates = dates.filter((d) => accounts.some((a) => a.unreconciledDates.includes(d)));
-  const exitCode = unreconciledDates.length > 0 ? 3 : reconciliationExitCode(total);
+  // Owed results are not the answer yet (an input changed since): not clean, whatever they say.
+  const owed = accounts.some((a) => a.owedDates.length > 0);
+  const exitCode = unreconciledDates.length > 0 || owed ? 3 : reconciliationExitCode(total);
   const cases = summarizeCases(results);
   return { summary: { from: range.from, to: range.to, account: range.account ?? null, total, accepted, accounts, cases, unreconciledDates, exitCode }, results };
 }

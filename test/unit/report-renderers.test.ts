@@ -91,7 +91,12 @@ describe('table', () => {
   });
 
   it('says so when nothing is stored or everything matched', () => {
-    expect(renderTable(summarizeResults({ from: '2026-11-20', to: '2026-11-20' }, []))).toMatch(/no results stored. Run "wallet-recon reconcile --date 2026-11-20"/);
+    expect(renderTable(summarizeResults({ from: '2026-11-20', to: '2026-11-20' }, [], { accounts: ['acme'], today: '2026-11-21', latestClosedDate: '2026-11-20' }))).toMatch(
+      /no results stored. Run "wallet-recon reconcile --date 2026-11-20"/,
+    );
+    // A range whose dates' cut-offs are still ahead: no advice that reconcile would then refuse.
+    const ahead = renderTable(summarizeResults({ from: '2026-11-20', to: '2026-11-21' }, [], { accounts: ['acme'], today: '2026-11-21', latestClosedDate: '2026-11-19' }));
+    expect(ahead).toBe("Reconciliation 2026-11-20 to 2026-11-21: no results stored, and no date of it can be reconciled now (its cut-off is still ahead, or it is before the accounts' first capture).");
     expect(renderTable(summarizeResults({ from: '2026-11-20', to: '2026-11-20' }, [result({})]))).toMatch(/Every result matched\.$/);
   });
 });
