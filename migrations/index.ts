@@ -11,6 +11,7 @@ import * as booksSources from './2026-11-26T0004_books-sources.js';
 import * as console_ from './2026-11-26T0005_console.js';
 import * as lockFencing from './2026-11-26T0006_lock-fencing.js';
 import * as unknownDecimals from './2026-11-27T3351_unknown-decimals.js';
+import * as booksDeadlineInStatus from './2026-11-27T3352_books-deadline-in-status.js';
 
 /**
  * Every migration by its name (the file name without extension), in the order they apply.
@@ -30,4 +31,5 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '2026-11-26T0005_console': console_,
   '2026-11-26T0006_lock-fencing': lockFencing,
   '2026-11-27T3351_unknown-decimals': unknownDecimals,
+  '2026-11-27T3352_books-deadline-in-status': booksDeadlineInStatus,
 };

@@ -99,7 +99,7 @@ export interface AuthoritativeRunsView {
   reason: string;
 }
 
-export type ReconciliationState = 'current' | 'owed' | 'awaiting_books' | 'not_captured';
+export type ReconciliationState = 'current' | 'owed' | 'awaiting_books' | 'no_books' | 'not_captured';
 
 export interface ReconciliationStatusView {
   account: string;
@@ -136,6 +136,8 @@ export interface BalanceSnapshotsTable {
   unconfirmed_reason: ColumnType<string | null, string | null | undefined, string | null>;
   /** Decimals of balance and single_balance as captured (IDR 2, or 0 for whole rupiah); null: a code without ISO decimals captured before scales were recorded. */
   scale: ColumnType<number | null, number | null | undefined, number | null>;
+  /** For a date awaiting its books: when they are due (RECON_BOOKS_DEADLINE after the cut-off); null otherwise. */
+  books_deadline_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
 }
 
 export interface ExpectedBalancesTable {
@@ -148,6 +150,8 @@ export interface ExpectedBalancesTable {
   import_id: number | null;
   /** Decimals of balance (the currency's ISO 4217 decimals). */
   scale: ColumnType<number | null, number | null | undefined, number | null>;
+  /** For a date awaiting its books: when they are due (RECON_BOOKS_DEADLINE after the cut-off); null otherwise. */
+  books_deadline_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
 }
 
 export interface ReconciliationResultsTable {
@@ -171,6 +175,8 @@ export interface ReconciliationResultsTable {
   note: ColumnType<string | null, string | null | undefined, string | null>;
   /** Decimals of every amount of the row: the currency's ISO 4217 scale, which snapshots and books are brought to before comparing. */
   scale: ColumnType<number | null, number | null | undefined, number | null>;
+  /** For a date awaiting its books: when they are due (RECON_BOOKS_DEADLINE after the cut-off); null otherwise. */
+  books_deadline_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
 }
 
 export interface DailyBalancesView {

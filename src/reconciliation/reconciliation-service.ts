@@ -81,7 +81,14 @@ export async function reconcileBusinessDate(
       });
       all.push(...results.map((r) => ({ ...r, booksImportId, scale: r.currency === null ? null : scales.of(r.currency) })));
     }
-    await replaceResultsForDate(trx, accounts, businessDate, all.map((r) => ({ ...resultColumns(r), computed_at: computedAt })));
+    // Kept with the awaited date, so the status view says no_books once it passed, whoever runs next.
+    const booksDeadlineAt = new Date(businessCalendarOf(ctx.config).cutoffOf(businessDate).getTime() + ctx.config.booksDeadlineMs);
+    await replaceResultsForDate(
+      trx,
+      accounts,
+      businessDate,
+      all.map((r) => ({ ...resultColumns(r), computed_at: computedAt, books_deadline_at: r.status === 'awaiting_books' ? booksDeadlineAt : null })),
+    );
     // Discrepancy cases: each result that did not match joins (or opens) its case, in the same transaction.
     const cases = await trackCases(trx, {
       accounts,
