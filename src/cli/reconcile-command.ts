@@ -1,6 +1,8 @@
 import type { Command } from 'commander';
 import { runReconcileJob } from '../../jobs/reconcile-job.js';
+import { findFirstCapturableDates } from '../db/capture-day.repository.js';
 import { latestClosedDateOf, parseBusinessDate, todayOf } from '../reconciliation/business-dates.js';
+import { resolveAccountNames } from '../reconciliation/reconciliation-service.js';
 import { summarizeResults } from '../reports/report-data.js';
 import { renderTable } from '../reports/render-table.js';
 import type { CliRuntime } from './runtime.js';
@@ -11,7 +13,7 @@ export function registerReconcileCommand(program: Command, runtime: CliRuntime):
   program
     .command('reconcile')
     .description(summaryOf('reconcile'))
-    .option('--date <date>', 'business date YYYY-MM-DD (default: the latest business date whose cut-off has passed)')
+    .option('--date <date>', 'business date YYYY-MM-DD (default: the latest business date whose cut-off has passed, for the accounts captured on or before it)')
     .option('--account <name>', 'only this account (default: every configured account)')
     .addHelpText(
       'after',
@@ -23,7 +25,22 @@ export function registerReconcileCommand(program: Command, runtime: CliRuntime):
       await runtime.withContext('wallet-recon reconcile', { pushJob: 'reconcile' }, async (ctx) => {
         const today = todayOf(ctx);
         const businessDate = date === undefined ? latestClosedDateOf(ctx) : parseBusinessDate(date, '--date', today);
-        const result = await runReconcileJob(ctx, { date: businessDate, account: opts.account });
+        let accounts: string[] | undefined;
+        if (date === undefined) {
+          // Without --date, only accounts the tool could have captured on that date: on a first run
+          // the latest closed date is the day before the tool existed, which has no missing snapshot.
+          const names = resolveAccountNames(ctx.config, opts.account);
+          const first = await findFirstCapturableDates(ctx.database.db, names);
+          accounts = names.filter((a) => first.has(a) && first.get(a)! <= businessDate);
+          for (const account of names.filter((a) => !accounts!.includes(a))) {
+            const since = first.get(account);
+            runtime.output.out(
+              `Not reconciled: account "${account}" ${since === undefined ? 'has never been captured' : `was first captured for ${since}`}, so ${businessDate} (the latest business date whose cut-off has passed) could not have been captured.${since === undefined ? '' : ` Run "wallet-recon reconcile --date ${since}" once its cut-off has passed.`}`,
+            );
+          }
+          if (accounts.length === 0) return 0;
+        }
+        const result = await runReconcileJob(ctx, { date: businessDate, account: opts.account, ...(accounts === undefined ? {} : { accounts }) });
         runtime.output.out(renderTable(summarizeResults({ from: businessDate, to: businessDate, account: opts.account }, result.results), { tolerance: ctx.config.tolerance }));
         return result.exitCode;
       });

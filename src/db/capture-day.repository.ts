@@ -110,6 +110,22 @@ export async function findFirstTrackedDates(db: Db, accounts: readonly string[])
   return new Map(rows.map((r) => [r.account, r.first_date]));
 }
 
+/**
+ * Each account's first business date the tool could have captured: the earliest date of any of
+ * its runs (whatever their outcome), of a worker serving it, or of a recorded miss. An account
+ * absent here was never captured nor served: no date of it could have been.
+ */
+export async function findFirstCapturableDates(db: Db, accounts: readonly string[]): Promise<Map<string, string>> {
+  if (accounts.length === 0) return new Map();
+  const rows = await sql<{ account: string; first_date: string }>`
+    select account, min(business_date)::text as first_date from (
+      select account, business_date from snapshot_runs where account = any(${[...accounts]}::text[])
+      union all select account, first_business_date as business_date from scheduled_accounts where account = any(${[...accounts]}::text[])
+      union all select account, business_date from missed_dates where account = any(${[...accounts]}::text[])
+    ) capturable group by account`.execute(db);
+  return new Map(rows.rows.map((r) => [r.account, r.first_date]));
+}
+
 /** Account-date pairs from `from` on that are settled (captured at end of day, or recorded missed). */
 export async function listSettledDates(db: Db, accounts: readonly string[], from: string): Promise<Set<string>> {
   if (accounts.length === 0) return new Set();
