@@ -26,8 +26,12 @@ export interface BalanceFileRow {
 export interface BooksFormat {
   /** `major` (default for books): 1234.56 with the currency's decimals; `minor`: the integer 123456. */
   amounts: 'major' | 'minor';
-  /** `1.234,56`: decimals after a comma (text amounts only; spreadsheet numbers are numbers). */
-  decimalComma?: boolean;
+  /**
+   * The decimal mark of text amounts (spreadsheet and JSON numbers are numbers): `comma` for
+   * `1.234,56`, `point` for `1,234.56`; `unstated` refuses an amount that reads both ways. Absent:
+   * `point`, the machine text of a ledger query's numeric.
+   */
+  decimalMark?: 'comma' | 'point' | 'unstated';
   /** How text dates are written; ISO YYYY-MM-DD when absent. */
   dateFormat?: DateFormat;
   /** Headers (or JSON keys) of the fields, when not the default names. */
@@ -50,6 +54,8 @@ export interface RawRow {
   line: number;
   unit: 'line' | 'row';
   fields: Record<string, unknown>;
+  /** The header (or JSON key) the balance was read from, for messages that name the column. */
+  balanceColumn?: string;
 }
 
 // numeric(38,0): at most 38 digits, an optional minus, nothing else (no "1.00", "1e3", "+1", "1,000").
@@ -116,6 +122,8 @@ function tableRows(table: Table, name: string, unit: 'line' | 'row', map: Column
     return [];
   }
   const rows: RawRow[] = [];
+  const balanceAt = columns.fields.indexOf('balance');
+  const balanceColumn = balanceAt < 0 ? undefined : table.header.cells[balanceAt]?.trim();
   for (const { line, cells } of table.rows) {
     const at = `${name} ${unit} ${line}`;
     if (cells.length !== columns.fields.length) {
@@ -129,7 +137,7 @@ function tableRows(table: Table, name: string, unit: 'line' | 'row', map: Column
       // Every text field but the balance is read without surrounding spaces; a balance with them is refused.
       fields[field] = typeof cell === 'string' && field !== 'balance' ? cell.trim() : cell;
     });
-    rows.push({ line, unit, fields });
+    rows.push({ line, unit, fields, balanceColumn });
   }
   return rows;
 }
@@ -142,7 +150,7 @@ export function validateRows(raw: readonly RawRow[], name: string, options: Bala
   const rows: BalanceFileRow[] = [];
   const firstLineOfKey = new Map<string, number>();
   const dateFormat = options.dateFormat ?? 'YYYY-MM-DD';
-  for (const { line, unit, fields } of raw) {
+  for (const { line, unit, fields, balanceColumn } of raw) {
     const at = `${name} ${unit} ${line}`;
     const rowProblems: string[] = [];
     const unknown = Object.keys(fields).filter((f) => !(BOOKS_FIELDS as readonly string[]).includes(f));
@@ -155,7 +163,7 @@ export function validateRows(raw: readonly RawRow[], name: string, options: Bala
       rowProblems.push(`${at}: business_date ${date} is after today (${options.notAfter.date} in ${options.notAfter.timezone}); books cannot hold a day that has not begun`);
     }
     const currency = readCurrency(fields.currency, at, rowProblems);
-    const balance = readBalance(fields.balance, currency, options, at, rowProblems);
+    const balance = readBalance(fields.balance, currency, options, at, rowProblems, balanceColumn ?? 'balance');
     const account = resolveAccount(fields.account, options, at, rowProblems);
     if (rowProblems.length > 0 || account === undefined || date === undefined || currency === undefined || balance === undefined) {
       problems.push(...rowProblems);
@@ -203,7 +211,7 @@ function readCurrency(value: unknown, at: string, problems: string[]): string | 
   return code;
 }
 
-function readBalance(value: unknown, currency: string | undefined, options: BalanceFileOptions, at: string, problems: string[]): bigint | undefined {
+function readBalance(value: unknown, currency: string | undefined, options: BalanceFileOptions, at: string, problems: string[], column: string): bigint | undefined {
   if (value === undefined || value === '' || value === null) return undefined;
   if (typeof value === 'string' && value !== value.trim()) {
     // " 100" may be a column shifted by a stray separator: refused rather than guessed.
@@ -230,9 +238,10 @@ function readBalance(value: unknown, currency: string | undefined, options: Bala
     problems.push(`${at}: currency ${currency} is not an ISO 4217 currency, so its decimals are unknown; write its books in minor units with --amounts minor`);
     return undefined;
   }
-  const reading = readMajorAmount(text, decimals, { decimalComma: typeof value === 'string' && options.decimalComma === true }, currency);
+  const reading = readMajorAmount(text, decimals, { decimalMark: typeof value === 'string' ? (options.decimalMark ?? 'point') : 'point' }, currency);
   if (!reading.ok) {
-    problems.push(`${at}: ${reading.problem}`);
+    // An ambiguous amount is fixed in the file or by a flag: the message points at the very cell.
+    problems.push(`${at}${reading.ambiguous === true ? `, column ${JSON.stringify(column)}` : ''}: ${reading.problem}`);
     return undefined;
   }
   return reading.minor;

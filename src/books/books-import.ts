@@ -51,7 +51,8 @@ export function resolveBooksFormat(config: Config, options: Partial<BooksFormat>
   const saved: AccountBooksSettings = config.accounts.find((a) => a.name === accountName)?.books ?? {};
   return {
     amounts: options.amounts ?? saved.amounts ?? 'major',
-    decimalComma: options.decimalComma ?? saved.decimalComma ?? false,
+    // Unstated unless someone said: an amount that reads two ways is then refused, not guessed.
+    decimalMark: options.decimalMark ?? saved.decimalMark ?? (saved.decimalComma === undefined ? 'unstated' : saved.decimalComma ? 'comma' : 'point'),
     dateFormat: options.dateFormat ?? saved.dateFormat,
     map: options.map ?? saved.map,
   };

@@ -10,6 +10,7 @@ interface LedgerImportOptions {
   account?: string;
   amounts?: 'major' | 'minor';
   decimalComma?: boolean;
+  decimalPoint?: boolean;
   dateFormat?: string;
   map?: string;
   dryRun?: boolean;
@@ -24,7 +25,8 @@ export function registerLedgerCommand(program: Command, runtime: CliRuntime): vo
     .argument('<file>', 'a .csv file with a header line, an .xlsx workbook (first sheet, header in its first row), or .jsonl with one object per line')
     .option('--account <name>', 'the account of rows without an account column (default: the only configured account); its saved books settings apply')
     .addOption(new Option('--amounts <unit>', 'major: 1234.56 with the currency\'s decimals (default); minor: the integer 123456').choices(['major', 'minor']))
-    .option('--decimal-comma', 'amounts written 1.234,56 (a comma before the decimals)')
+    .addOption(new Option('--decimal-comma', 'amounts written 1.234,56 (a comma before the decimals)').conflicts('decimalPoint'))
+    .option('--decimal-point', 'amounts written 1,234.56 (a point before the decimals)')
     .option('--date-format <format>', `how dates are written: ${DATE_FORMATS.join(', ')} (default YYYY-MM-DD)`)
     .option('--map <columns>', 'headers of other names: business_date="Value date",currency=Curr,balance="Closing balance"[,account=Entity]')
     .option('--dry-run', 'print what would change and write nothing')
@@ -37,7 +39,7 @@ export function registerLedgerCommand(program: Command, runtime: CliRuntime): vo
       const dateFormat = opts.dateFormat === undefined ? undefined : checkDateFormat(opts.dateFormat);
       const map: ColumnMap | undefined = opts.map === undefined ? undefined : parseColumnMap(opts.map);
       await runtime.withContext('wallet-recon ledger import', {}, async (ctx) => {
-        const result = await importBooksFile(ctx, file, { account: opts.account, amounts: opts.amounts, decimalComma: opts.decimalComma, dateFormat, map, dryRun: opts.dryRun === true });
+        const result = await importBooksFile(ctx, file, { account: opts.account, amounts: opts.amounts, decimalMark: opts.decimalComma === true ? 'comma' : opts.decimalPoint === true ? 'point' : undefined, dateFormat, map, dryRun: opts.dryRun === true });
         runtime.output.out(describeImport(result));
         // New books of a signed date void its sign-off: said now, not at the worker's next check.
         if (opts.dryRun !== true) {
