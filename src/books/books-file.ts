@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { isCalendarDate } from '../clock.js';
-import { InputFileError } from '../errors.js';
+import { InputFileError, UsageError } from '../errors.js';
 import { describeJsonValue, isJsonInteger, isLosslessNumber, parseJsonLosslessly } from '../lossless-json.js';
 import { currencyDecimals } from '../money/format-amount.js';
 import type { BusinessToday } from '../reconciliation/business-dates.js';
@@ -80,7 +80,11 @@ export async function readBalanceFile(filePath: string, options: BalanceFileOpti
   try {
     content = await readFile(filePath);
   } catch (error) {
-    throw new InputFileError(`Could not read ${filePath}: ${(error as NodeJS.ErrnoException).code === 'ENOENT' ? 'there is no such file' : (error as Error).message}.`, [], { cause: error });
+    const code = (error as NodeJS.ErrnoException).code;
+    // A file name that names no file is a mistyped command line (exit 2), not a file with bad rows.
+    if (code === 'ENOENT') throw new UsageError(`Could not read ${filePath}: there is no such file.`, { cause: error });
+    if (code === 'EISDIR') throw new UsageError(`Could not read ${filePath}: it is a folder, not a file.`, { cause: error });
+    throw new InputFileError(`Could not read ${filePath}: ${(error as Error).message}.`, [], { cause: error });
   }
   const format = detectFormat(filePath, content);
   if (format !== 'xlsx') return { rows: parseBalanceFile(content.toString('utf8'), filePath, options), format };

@@ -1,6 +1,8 @@
 import path from 'node:path';
 import type { AppContext } from '../app-context.js';
-import type { AccountBooksSettings, Config } from '../config/index.js';
+import { toleranceFor, type AccountBooksSettings, type Config } from '../config/index.js';
+import { ReconError } from '../errors.js';
+import { referenceScaleFor } from '../money/amount-scale.js';
 import type { BooksFormatName } from '../db/database.types.js';
 import { lockBooksOfAccounts, previewExpectedBalanceDays, replaceExpectedBalanceDays, type BooksChange } from '../db/expected-balance.repository.js';
 import { todayOf } from '../reconciliation/business-dates.js';
@@ -36,6 +38,8 @@ export interface BooksImportResult {
   importId: number | null;
   /** Dates that had results and were reconciled again with the new books. */
   reReconciledDates: number;
+  /** Why reconciling those dates again failed after the books were stored (they stay owed). */
+  reconcileFailure?: string;
   accounts: string[];
   firstDate: string;
   lastDate: string;
@@ -90,6 +94,9 @@ export async function storeBooks(
   if (dryRun) {
     return { ...summary, inserted: preview.inserted, replaced: preview.changed + preview.unchanged, changed: preview.changed, unchanged: preview.unchanged, removed: preview.removed, changes: preview.changes, importId: null, reReconciledDates: 0 };
   }
+  // Settings the re-reconciliation will need are checked before anything is written, so a
+  // configuration error ends the command with the database as it was.
+  checkComparisonSettings(ctx.config, rows);
   const importedAt = ctx.clock.now();
   const counts = await ctx.database.db.transaction().execute(async (trx) => {
     await lockBooksOfAccounts(trx, rows.map((r) => r.account));
@@ -99,9 +106,33 @@ export async function storeBooks(
   // The import marked its dates owed (in its transaction, by trigger); those whose cut-off passed
   // are reconciled now, before the command ends. Dates still open wait for their cut-off.
   const pairs = [...days.values()];
-  const reReconciledDates = how.reconcile
-    ? new Set((await reconcileOwedDates(ctx, [...new Set(pairs.map((p) => p.account))], { only: pairs })).reconciled.map((p) => p.businessDate)).size
-    : 0;
+  let reReconciledDates = 0;
+  let reconcileFailure: string | undefined;
+  if (how.reconcile) {
+    try {
+      reReconciledDates = new Set((await reconcileOwedDates(ctx, [...new Set(pairs.map((p) => p.account))], { only: pairs })).reconciled.map((p) => p.businessDate)).size;
+    } catch (error) {
+      // The books are committed: the failure is reported beside them, never as "nothing was touched".
+      // Their dates stay owed, so the next reconcile (or the worker) takes them up.
+      reconcileFailure = error instanceof ReconError ? error.message : `${(error as Error).message ?? String(error)}.`;
+      ctx.logger.error({ err: error, source }, 'books imported, but reconciling their dates again failed');
+    }
+  }
   ctx.logger.info({ source, format, amounts, rows: rows.length, ...counts, reReconciledDates }, 'books imported');
-  return { ...summary, ...counts, changes: preview.changes, reReconciledDates };
+  return { ...summary, ...counts, changes: preview.changes, reReconciledDates, ...(reconcileFailure === undefined ? {} : { reconcileFailure }) };
+}
+
+/**
+ * Throws the ConfigError reconciling these books would throw for a setting (a tolerance finer
+ * than a currency's minor unit), before the import writes anything.
+ */
+function checkComparisonSettings(config: Config, rows: readonly BalanceFileRow[]): void {
+  const seen = new Set<string>();
+  for (const { account, currency } of rows) {
+    const key = `${account}|${currency}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    const decimals = referenceScaleFor(config, config.accounts.find((a) => a.name === account), currency);
+    if (decimals !== null) toleranceFor(config, currency, decimals);
+  }
 }

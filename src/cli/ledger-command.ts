@@ -32,7 +32,7 @@ export function registerLedgerCommand(program: Command, runtime: CliRuntime): vo
     .option('--dry-run', 'print what would change and write nothing')
     .addHelpText(
       'after',
-      "\nEach (account, business date) in the file is taken as that day's complete books: its keys (account,\nbusiness date, currency) are inserted or replaced, recording the file name as their source, and the\nday's stored currencies the file lacks are removed. Days the file does not mention are left alone.\nDates that were already reconciled are reconciled again with the new books, in the same command.\n\nAmounts are in major units by default: 1234.56, -1234.56, 1,234.56 and (1,234.56) for a negative. More\ndecimals than the currency has (1234.565 for EUR) are refused, never rounded. Currency codes may be in\nany case. A column map, date format, decimal comma and unit can be saved per account in the accounts\nfile (its \"books\" section); options given here win. See docs/books.md.\n\nExamples:\n  wallet-recon ledger import books-2026-11.csv --account eu-main\n  wallet-recon ledger import export.csv --decimal-comma --date-format DD/MM/YYYY \\\n    --map business_date=Date,currency=Currency,balance=\"Closing balance\"\n  wallet-recon ledger import books.xlsx --dry-run\n\nPrints how many keys are new, changed, unchanged and removed. Dates after today (RECON_TIMEZONE) and amounts\nwith spaces around them are refused.\n\nExit codes: 0 imported (or, with --dry-run, checked), 1 the file has bad rows (each listed with its line; nothing imported), 2 usage or configuration error, 130 stopped by Ctrl-C (SIGINT), 143 stopped by SIGTERM.",
+      "\nEach (account, business date) in the file is taken as that day's complete books: its keys (account,\nbusiness date, currency) are inserted or replaced, recording the file name as their source, and the\nday's stored currencies the file lacks are removed. Days the file does not mention are left alone.\nDates that were already reconciled are reconciled again with the new books, in the same command.\n\nAmounts are in major units by default: 1234.56, -1234.56, 1,234.56 and (1,234.56) for a negative. More\ndecimals than the currency has (1234.565 for EUR) are refused, never rounded. Currency codes may be in\nany case. A column map, date format, decimal comma and unit can be saved per account in the accounts\nfile (its \"books\" section); options given here win. See docs/books.md.\n\nExamples:\n  wallet-recon ledger import books-2026-11.csv --account eu-main\n  wallet-recon ledger import export.csv --decimal-comma --date-format DD/MM/YYYY \\\n    --map business_date=Date,currency=Currency,balance=\"Closing balance\"\n  wallet-recon ledger import books.xlsx --dry-run\n\nPrints how many keys are new, changed, unchanged and removed. Dates after today (RECON_TIMEZONE) and amounts\nwith spaces around them are refused.\n\nExit codes: 0 imported (or, with --dry-run, checked), 1 the file has bad rows (each listed with its line; nothing imported), or the books were\nimported but reconciling their dates again failed (said so; the dates stay owed), 2 usage or configuration error\n(also a file that does not exist; nothing imported), 130 stopped by Ctrl-C (SIGINT), 143 stopped by SIGTERM.",
     )
     .action(async (file: string, opts: LedgerImportOptions) => {
       // Bad options are refused before the database is opened.
@@ -41,6 +41,10 @@ export function registerLedgerCommand(program: Command, runtime: CliRuntime): vo
       await runtime.withContext('wallet-recon ledger import', {}, async (ctx) => {
         const result = await importBooksFile(ctx, file, { account: opts.account, amounts: opts.amounts, decimalMark: opts.decimalComma === true ? 'comma' : opts.decimalPoint === true ? 'point' : undefined, dateFormat, map, dryRun: opts.dryRun === true });
         runtime.output.out(describeImport(result));
+        if (result.reconcileFailure !== undefined) {
+          runtime.output.err(reconcileFailureAdvice(result));
+          return 1;
+        }
         // New books of a signed date void its sign-off: said now, not at the worker's next check.
         if (opts.dryRun !== true) {
           for (const { signoff } of await detectSignoffChanges(ctx)) {
@@ -56,6 +60,12 @@ function checkDateFormat(text: string): DateFormat {
   const format = parseDateFormat(text);
   if (format === undefined) throw new UsageError(`--date-format "${text}" is not one of: ${DATE_FORMATS.join(', ')}.`);
   return format;
+}
+
+/** What to do when the books were stored but their dates could not be reconciled again. */
+export function reconcileFailureAdvice(result: BooksImportResult): string {
+  const rerun = result.firstDate === result.lastDate ? `"wallet-recon reconcile --date ${result.firstDate}"` : `"wallet-recon reconcile --date DATE" for each date from ${result.firstDate} to ${result.lastDate}`;
+  return `The books were imported, but reconciling their dates again failed: ${result.reconcileFailure} Those dates stay owed: fix that, then run ${rerun} (or let the worker reconcile them).`;
 }
 
 /** The command's summary: counts, and with --dry-run each change it would make. */
