@@ -47,11 +47,11 @@ export function registerBackfillCommand(program: Command, runtime: CliRuntime): 
     .requiredOption('--from <date>', 'first business date YYYY-MM-DD')
     .requiredOption('--to <date>', 'last business date YYYY-MM-DD (the current business date at the latest)')
     .option('--account <name>', 'only this account')
-    .option('--import <file>', "balances from the gateway's statements for past dates (same format as the books)")
+    .option('--import <file>', "the gateway's statements for past dates: its own integer balances, read in the gateway's unit (see below)")
     .option('--dry-run', 'print the plan and write nothing')
     .addHelpText(
       'after',
-      "\nThe gateway reports only current balances: a day can be captured only while its capture window is open.\nClosed dates without an end-of-day snapshot are filled from --import, or reported as gaps; dates whose\ncut-off is still ahead are pending (not a gap, not reconciled). Each date prints matched, not matched\n(of which breaks) and gaps.\n\nExample:\n  wallet-recon backfill --from 2026-11-18 --to 2026-11-20 --import statements.csv\n\nExit codes: 0 every closed date has a snapshot and reconciles clean, 3 gaps or results that did not match remain, 1 error, 2 usage error, 130 stopped by Ctrl-C (SIGINT), 143 stopped by SIGTERM.",
+      "\nThe gateway reports only current balances: a day can be captured only while its capture window is open.\nClosed dates without an end-of-day snapshot are filled from --import, or reported as gaps; dates whose\ncut-off is still ahead are pending (not a gap, not reconciled). Each date prints matched, not matched\n(of which breaks) and gaps.\n\nThe statements file is a CSV, .xlsx or JSON lines file with business_date, currency, balance (and account\nwhen it holds several accounts), like a books file, but each balance is the gateway's own integer, read as a\ncapture reads it: in GATEWAY_AMOUNT_UNIT (minor: GBP 45000 is 450.00; major: GBP 45000 is 45,000) and\nGATEWAY_AMOUNT_DECIMALS_<CUR>, or the account's amountUnit and amountDecimals in the accounts file. A code\nwithout ISO 4217 decimals needs GATEWAY_AMOUNT_DECIMALS_<CUR>. It is not the books' major units.\n\nExample:\n  wallet-recon backfill --from 2026-11-18 --to 2026-11-20 --import statements.csv\n\nExit codes: 0 every closed date has a snapshot and reconciles clean, 3 gaps or results that did not match remain, 1 error, 2 usage or configuration error (nothing written), 130 stopped by Ctrl-C (SIGINT), 143 stopped by SIGTERM.",
     )
     .action(async (opts: { from: string; to: string; account?: string; import?: string; dryRun?: boolean }) => {
       await runtime.withContext('wallet-recon backfill', { pushJob: 'backfill', exclusive: true }, async (ctx) => {
