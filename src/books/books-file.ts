@@ -7,6 +7,7 @@ import { currencyDecimals } from '../money/format-amount.js';
 import type { BusinessToday } from '../reconciliation/business-dates.js';
 import { readMajorAmount } from './amount-text.js';
 import { BOOKS_FIELDS, REQUIRED_FIELDS, resolveColumns, type ColumnMap } from './column-map.js';
+import { dropFooter, type SkippedRow, type Table } from './table.js';
 import { readCsvTable } from './csv-table.js';
 import { readDate, type DateFormat } from './date-text.js';
 import { CellDate, readXlsxTable } from './xlsx-table.js';
@@ -36,6 +37,10 @@ export interface BooksFormat {
   dateFormat?: DateFormat;
   /** Headers (or JSON keys) of the fields, when not the default names. */
   map?: ColumnMap;
+  /** Lines (spreadsheet rows) above the header to leave unread: a title, an export date. */
+  skipRows?: number;
+  /** Rows at the end to leave out (a footer); total rows at the end ("Summe", "Total") are left out anyway. */
+  skipFooter?: number;
 }
 
 export interface BalanceFileOptions extends BooksFormat {
@@ -74,8 +79,15 @@ export function detectFormat(fileName: string, content: string | Buffer): Balanc
   return text.replace(/^\uFEFF/, '').trimStart().startsWith('{') ? 'jsonl' : 'csv';
 }
 
+/** A file's validated rows, its format, and the rows left out on purpose (title, footer, total rows). */
+export interface BalanceFileReading {
+  rows: BalanceFileRow[];
+  format: BalanceFileFormat;
+  skipped: SkippedRow[];
+}
+
 /** Reads and validates a books or statements file (CSV, .xlsx or JSON lines); throws InputFileError naming every bad line. */
-export async function readBalanceFile(filePath: string, options: BalanceFileOptions): Promise<{ rows: BalanceFileRow[]; format: BalanceFileFormat }> {
+export async function readBalanceFile(filePath: string, options: BalanceFileOptions): Promise<BalanceFileReading> {
   let content: Buffer;
   try {
     content = await readFile(filePath);
@@ -83,16 +95,16 @@ export async function readBalanceFile(filePath: string, options: BalanceFileOpti
     const code = (error as NodeJS.ErrnoException).code;
     // A file name that names no file is a mistyped command line (exit 2), not a file with bad rows.
     if (code === 'ENOENT') throw new UsageError(`Could not read ${filePath}: there is no such file.`, { cause: error });
-    if (code === 'EISDIR') throw new UsageError(`Could not read ${filePath}: it is a folder, not a file.`, { cause: error });
     throw new InputFileError(`Could not read ${filePath}: ${(error as Error).message}.`, [], { cause: error });
   }
   const format = detectFormat(filePath, content);
-  if (format !== 'xlsx') return { rows: parseBalanceFile(content.toString('utf8'), filePath, options), format };
+  if (format !== 'xlsx') return { ...readBalanceText(content.toString('utf8'), filePath, options), format };
   const name = path.basename(filePath);
   const problems: string[] = [];
-  const table = await readXlsxTable(content, name, problems);
-  const raw = table === undefined ? [] : tableRows(table, name, 'row', options.map, problems);
-  return { rows: validateRows(raw, name, options, problems), format };
+  const skipped: SkippedRow[] = [];
+  const table = await readXlsxTable(content, name, problems, options.skipRows ?? 0);
+  const raw = table === undefined ? [] : tableRows(table, name, 'row', options, problems, skipped);
+  return { rows: validateRows(raw, name, options, problems), format, skipped };
 }
 
 /**
@@ -101,26 +113,25 @@ export async function readBalanceFile(filePath: string, options: BalanceFileOpti
  * so a half-imported file never exists.
  */
 export function parseBalanceFile(text: string, fileName: string, options: BalanceFileOptions): BalanceFileRow[] {
+  return readBalanceText(text, fileName, options).rows;
+}
+
+function readBalanceText(text: string, fileName: string, options: BalanceFileOptions): { rows: BalanceFileRow[]; skipped: SkippedRow[] } {
   const name = path.basename(fileName);
   const problems: string[] = [];
+  const skipped: SkippedRow[] = [];
   let raw: RawRow[];
   if (detectFormat(fileName, text) === 'csv') {
-    const table = readCsvTable(text, name, problems);
-    raw = table === undefined ? [] : tableRows(table, name, 'line', options.map, problems);
+    const table = readCsvTable(text, name, problems, options.skipRows ?? 0);
+    raw = table === undefined ? [] : tableRows(table, name, 'line', options, problems, skipped);
   } else {
-    raw = readJsonLines(text, name, options.map, problems);
+    raw = readJsonLines(text, name, options, problems, skipped);
   }
-  return validateRows(raw, name, options, problems);
+  return { rows: validateRows(raw, name, options, problems), skipped };
 }
 
-/** A header and its data rows, as the CSV and spreadsheet readers give them. */
-export interface Table {
-  header: { line: number; cells: string[] };
-  rows: Array<{ line: number; cells: unknown[] }>;
-}
-
-function tableRows(table: Table, name: string, unit: 'line' | 'row', map: ColumnMap | undefined, problems: string[]): RawRow[] {
-  const columns = resolveColumns(table.header.cells, map);
+function tableRows(table: Table, name: string, unit: 'line' | 'row', options: BooksFormat, problems: string[], skipped: SkippedRow[]): RawRow[] {
+  const columns = resolveColumns(table.header.cells, options.map);
   if ('problem' in columns) {
     problems.push(`${name} ${unit} ${table.header.line}: ${columns.problem}`);
     return [];
@@ -128,7 +139,7 @@ function tableRows(table: Table, name: string, unit: 'line' | 'row', map: Column
   const rows: RawRow[] = [];
   const balanceAt = columns.fields.indexOf('balance');
   const balanceColumn = balanceAt < 0 ? undefined : table.header.cells[balanceAt]?.trim();
-  for (const { line, cells } of table.rows) {
+  for (const { line, cells } of dropFooter(table.rows, options.skipFooter ?? 0, unit, skipped)) {
     const at = `${name} ${unit} ${line}`;
     if (cells.length !== columns.fields.length) {
       problems.push(`${at}: has ${cells.length} field${cells.length === 1 ? '' : 's'}, the header has ${columns.fields.length}`);
@@ -279,15 +290,17 @@ function show(value: unknown): string {
   return `(${describeJsonValue(value)})`;
 }
 
-function readJsonLines(text: string, name: string, map: ColumnMap | undefined, problems: string[]): RawRow[] {
+function readJsonLines(text: string, name: string, options: BooksFormat, problems: string[], skipped: SkippedRow[]): RawRow[] {
   const rows: RawRow[] = [];
   // The map names JSON keys as it names headers: key → field.
-  const rename = new Map(Object.entries(map ?? {}).map(([field, key]) => [key, field]));
-  const lines = text.replace(/^\uFEFF/, '').split(/\r?\n/);
-  lines.forEach((content, index) => {
-    const line = index + 1;
+  const rename = new Map(Object.entries(options.map ?? {}).map(([field, key]) => [key, field]));
+  const all = text.replace(/^\uFEFF/, '').split(/\r?\n/);
+  const skipRows = options.skipRows ?? 0;
+  const nonEmpty = all.flatMap((content, index) => (index >= skipRows && content.trim() !== '' ? [{ line: index + 1, content }] : []));
+  const footerFrom = Math.max(0, nonEmpty.length - (options.skipFooter ?? 0));
+  for (const { line } of nonEmpty.slice(footerFrom)) skipped.push({ line, unit: 'line', why: 'footer (--skip-footer)' });
+  nonEmpty.slice(0, footerFrom).forEach(({ line, content }) => {
     const at = `${name} line ${line}`;
-    if (content.trim() === '') return;
     let value: unknown;
     try {
       value = parseJsonLosslessly(content);

@@ -1,5 +1,5 @@
 import { parse as parseCsv } from 'csv-parse/sync';
-import type { Table } from './books-file.js';
+import type { Table } from './table.js';
 
 const DELIMITERS = [',', ';', '\t'] as const;
 
@@ -8,8 +8,8 @@ const DELIMITERS = [',', ';', '\t'] as const;
  * that occurs most often outside quotes. The header, not a data line, decides, because a data
  * line of a semicolon file with decimal commas (`21/11/2026;EUR;1.234,56`) holds commas too.
  */
-export function detectDelimiter(text: string): string {
-  const firstLine = text.replace(/^\uFEFF/, '').split(/\r?\n/).find((l) => l.trim() !== '') ?? '';
+export function detectDelimiter(text: string, skipLines = 0): string {
+  const firstLine = text.replace(/^\uFEFF/, '').split(/\r?\n/).slice(skipLines).find((l) => l.trim() !== '') ?? '';
   const counts = new Map<string, number>(DELIMITERS.map((d) => [d, 0]));
   let quoted = false;
   for (const char of firstLine) {
@@ -21,13 +21,16 @@ export function detectDelimiter(text: string): string {
   return best;
 }
 
-/** Reads CSV text into a header and rows; a problem (with its line) when it is not valid CSV. */
-export function readCsvTable(text: string, name: string, problems: string[]): Table | undefined {
+/**
+ * Reads CSV text into a header and rows; a problem (with its line) when it is not valid CSV.
+ * The first `skipLines` lines (a title above the header) are not read at all.
+ */
+export function readCsvTable(text: string, name: string, problems: string[], skipLines = 0): Table | undefined {
   let records: Array<{ record: string[]; info: { lines: number } }>;
   try {
     // csv-parse handles RFC 4180 quoting, a UTF-8 BOM and CRLF; rows of the wrong width are
     // kept (relaxed) so they can be reported with the others instead of stopping at the first.
-    records = parseCsv(text, { bom: true, delimiter: detectDelimiter(text), info: true, relax_column_count: true, skip_empty_lines: true, trim: false }) as unknown as typeof records;
+    records = parseCsv(text, { bom: true, delimiter: detectDelimiter(text, skipLines), from_line: skipLines + 1, info: true, relax_column_count: true, skip_empty_lines: true, trim: false }) as unknown as typeof records;
   } catch (error) {
     const e = error as Error & { lines?: number };
     problems.push(`${name}${e.lines === undefined ? '' : ` line ${e.lines}`}: not valid CSV: ${e.message}`);

@@ -1,5 +1,5 @@
 import { LosslessNumber } from '../lossless-json.js';
-import type { Table } from './books-file.js';
+import type { Table } from './table.js';
 
 /** A spreadsheet cell formatted as a date: already a calendar day, whatever `--date-format` says. */
 export class CellDate {
@@ -11,7 +11,7 @@ export class CellDate {
  * their kind: text stays text, a number becomes its exact decimal text (a LosslessNumber, never
  * used as a float), a date cell a CellDate.
  */
-export async function readXlsxTable(content: Buffer, name: string, problems: string[]): Promise<Table | undefined> {
+export async function readXlsxTable(content: Buffer, name: string, problems: string[], skipRows = 0): Promise<Table | undefined> {
   // Loaded only for spreadsheets: the library is large and most imports are CSV.
   const { default: ExcelJS } = await import('exceljs');
   const workbook = new ExcelJS.Workbook();
@@ -28,6 +28,8 @@ export async function readXlsxTable(content: Buffer, name: string, problems: str
   }
   const rows: Array<{ line: number; cells: unknown[] }> = [];
   sheet.eachRow({ includeEmpty: false }, (row, rowNumber) => {
+    // Rows above the header a title or a date stamp fills (--skip-rows) are not read.
+    if (rowNumber <= skipRows) return;
     const cells: unknown[] = [];
     for (let column = 1; column <= row.cellCount; column++) cells.push(cellValue(row.getCell(column).value));
     // Trailing empty cells (a column formatted but left blank) are not fields.

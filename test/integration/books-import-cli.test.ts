@@ -117,11 +117,12 @@ describe(`ledger import of books as they are exported (${backend})`, () => {
       '  changed   default 2026-11-21 EUR: 1,234.56 -> 1,300.00',
       '  new       default 2026-11-21 GBP: 5.00',
       '  removed   default 2026-11-21 KWD: 0.125',
+      "The import would be refused: it removes a day's stored currencies the file lacks; pass --replace-day to allow that, or add their rows.",
     ]);
     expect(await booksTables()).toEqual(before);
 
     // The same file for real gives the counts the dry run announced.
-    const real = await cli(['ledger', 'import', corrected]);
+    const real = await cli(['ledger', 'import', corrected, '--replace-day']);
     expect(real.stdout).toBe('Imported 4 expected balances from corrected.csv for default, 2026-11-21: 1 new, 1 changed, 2 unchanged, 1 removed.');
   });
 
