@@ -1,7 +1,13 @@
+import { createReadStream } from 'node:fs';
+import { open } from 'node:fs/promises';
+import { parse as parseCsvStream } from 'csv-parse';
 import { parse as parseCsv } from 'csv-parse/sync';
-import type { Table } from './table.js';
+import type { TableRow } from './table.js';
 
 const DELIMITERS = [',', ';', '\t'] as const;
+
+// Enough of a file's start to hold its title rows and its header line.
+const HEAD_BYTES = 64 * 1024;
 
 /**
  * The field separator of a CSV file, from its header line: the candidate (comma, semicolon, tab)
@@ -21,22 +27,54 @@ export function detectDelimiter(text: string, skipLines = 0): string {
   return best;
 }
 
+// csv-parse handles RFC 4180 quoting, a UTF-8 BOM and CRLF; rows of the wrong width are kept
+// (relaxed) so they can be reported with the others instead of stopping at the first.
+const csvOptions = (delimiter: string, skipLines: number) => ({ bom: true, delimiter, from_line: skipLines + 1, info: true, relax_column_count: true, skip_empty_lines: true, trim: false }) as const;
+
+type CsvRecord = { record: string[]; info: { lines: number } };
+
+function csvProblem(name: string, error: unknown): string {
+  const e = error as Error & { lines?: number };
+  return `${name}${e.lines === undefined ? '' : ` line ${e.lines}`}: not valid CSV: ${e.message}`;
+}
+
 /**
- * Reads CSV text into a header and rows; a problem (with its line) when it is not valid CSV.
- * The first `skipLines` lines (a title above the header) are not read at all.
+ * Reads CSV text into records (header first), each with the line it ends on; a problem (with
+ * its line) when it is not valid CSV. The first `skipLines` lines (a title) are not read at all.
  */
-export function readCsvTable(text: string, name: string, problems: string[], skipLines = 0): Table | undefined {
-  let records: Array<{ record: string[]; info: { lines: number } }>;
+export function readCsvRecords(text: string, name: string, problem: (text: string) => void, skipLines = 0): TableRow[] {
   try {
-    // csv-parse handles RFC 4180 quoting, a UTF-8 BOM and CRLF; rows of the wrong width are
-    // kept (relaxed) so they can be reported with the others instead of stopping at the first.
-    records = parseCsv(text, { bom: true, delimiter: detectDelimiter(text, skipLines), from_line: skipLines + 1, info: true, relax_column_count: true, skip_empty_lines: true, trim: false }) as unknown as typeof records;
+    const records = parseCsv(text, csvOptions(detectDelimiter(text, skipLines), skipLines)) as unknown as CsvRecord[];
+    return records.map(({ record, info }) => ({ line: info.lines, cells: record }));
   } catch (error) {
-    const e = error as Error & { lines?: number };
-    problems.push(`${name}${e.lines === undefined ? '' : ` line ${e.lines}`}: not valid CSV: ${e.message}`);
-    return undefined;
+    problem(csvProblem(name, error));
+    return [];
   }
-  const [header, ...data] = records;
-  if (header === undefined) return undefined;
-  return { header: { line: header.info.lines, cells: header.record }, rows: data.map(({ record, info }) => ({ line: info.lines, cells: record })) };
+}
+
+/**
+ * Streams a CSV file's records (header first) without holding the file: memory is one record
+ * plus the parser's buffer. Invalid CSV ends the records with a problem naming its line.
+ */
+export async function* streamCsvRecords(filePath: string, name: string, problem: (text: string) => void, skipLines = 0): AsyncGenerator<TableRow> {
+  const head = await readHead(filePath);
+  const parser = createReadStream(filePath).pipe(parseCsvStream(csvOptions(detectDelimiter(head, skipLines), skipLines)));
+  try {
+    for await (const { record, info } of parser as AsyncIterable<CsvRecord>) yield { line: info.lines, cells: record };
+  } catch (error) {
+    problem(csvProblem(name, error));
+  } finally {
+    parser.destroy();
+  }
+}
+
+async function readHead(filePath: string): Promise<string> {
+  const handle = await open(filePath, 'r');
+  try {
+    const buffer = Buffer.alloc(HEAD_BYTES);
+    const { bytesRead } = await handle.read(buffer, 0, HEAD_BYTES, 0);
+    return buffer.subarray(0, bytesRead).toString('utf8');
+  } finally {
+    await handle.close();
+  }
 }
