@@ -6,10 +6,20 @@ import { InputFileError, ReconError, UsageError } from '../errors.js';
 import { formatAmount } from '../money/format-amount.js';
 import { referenceScaleFor } from '../money/amount-scale.js';
 import type { BooksFormatName, Database } from '../db/database.types.js';
-import { lockBooksOfAccounts, previewExpectedBalanceDays, replaceExpectedBalanceDays, type BooksChange } from '../db/expected-balance.repository.js';
+import {
+  applyBooksStage,
+  createBooksStage,
+  findStagedDuplicates,
+  listStagedRemovals,
+  lockBooksOfAccounts,
+  previewBooksStage,
+  stageBooksRows,
+  summarizeBooksStage,
+  type BooksChange,
+} from '../db/expected-balance.repository.js';
 import { todayOf } from '../reconciliation/business-dates.js';
 import { reconcileOwedDates, resolveAccountNames } from '../reconciliation/reconciliation-service.js';
-import { readBalanceFile, type BalanceFileRow } from './books-file.js';
+import { duplicateProblem, noRows, openBalanceFile, ProblemList, type BalanceFileRow } from './books-file.js';
 import { loadImportProfile, mergeProfile, resolveBooksFormat, storeImportProfile, type ImportProfile } from './import-profile.js';
 import type { SkippedRow } from './table.js';
 
@@ -38,8 +48,10 @@ export interface BooksImportResult {
   unchanged: number;
   /** Keys of the books' (account, business date) days that they no longer list, deleted (or that would be). */
   removed: number;
-  /** Each key added, changed or removed, for `--dry-run` to list. */
+  /** Each key added, changed or removed, for `--dry-run` to list (the first 1,000). */
   changes: BooksChange[];
+  /** Changes a dry run did not list (beyond the first 1,000). */
+  changesNotListed: number;
   /** The books_imports row recorded for this import; null for a dry run. */
   importId: number | null;
   /** Dates that had results and were reconciled again with the new books. */
@@ -76,11 +88,11 @@ export async function importBooksFile(ctx: AppContext, filePath: string, options
   const format = resolveBooksFormat(ctx.config, options, saved?.profile);
   const replaceDay = options.replaceDay ?? saved?.profile.replaceDay ?? false;
   // Books of a day that has not begun are a mistake (a wrong year, a template filled ahead).
-  const read = await readBalanceFile(filePath, { ...format, account: options.account, knownAccounts: ctx.config.accounts.map((a) => a.name), notAfter: todayOf(ctx) });
+  const opened = await openBalanceFile(filePath, { ...format, account: options.account, knownAccounts: ctx.config.accounts.map((a) => a.name), notAfter: todayOf(ctx) });
   const toSave = options.saveProfile === true ? mergeProfile(options, saved?.profile) : undefined;
-  const result = await storeBooks(ctx, read.rows, {
+  const result = await storeBookBatches(ctx, opened, {
     source: path.basename(filePath),
-    format: read.format,
+    format: opened.format,
     amounts: format.amounts,
     dryRun: options.dryRun === true,
     reconcile: true,
@@ -90,83 +102,120 @@ export async function importBooksFile(ctx: AppContext, filePath: string, options
   });
   return {
     ...result,
-    skipped: read.skipped,
     ...(accountName === undefined || (saved === undefined && toSave === undefined) ? {} : { profile: { account: accountName, used: saved !== undefined, saved: toSave !== undefined } }),
   };
 }
 
+/** How a set of books rows is stored (a file or a ledger query). */
+export interface StoreBooksHow {
+  source: string;
+  format: BooksFormatName;
+  amounts: 'major' | 'minor';
+  dryRun: boolean;
+  reconcile: boolean;
+  /** Refuse (all or nothing) an import that would remove a day's stored currencies the rows lack. */
+  refuseRemovals?: boolean;
+  /** More writes that belong with these books, in their transaction. */
+  alsoInTransaction?: (trx: Transaction<Database>) => Promise<void>;
+}
+
 /**
- * Stores validated books rows (from a file or a ledger query) as one books import, or with
- * `dryRun` only works out what would change. With `reconcile`, dates whose results predate
- * these books are reconciled again before it returns (the commands do; the worker need not).
+ * Stores validated books rows (from a ledger query) as one books import, or with `dryRun` only
+ * works out what would change. With `reconcile`, dates whose results predate these books are
+ * reconciled again before it returns (the commands do; the worker need not).
  */
-export async function storeBooks(
+export async function storeBooks(ctx: AppContext, rows: readonly BalanceFileRow[], how: StoreBooksHow): Promise<BooksImportResult> {
+  async function* once(): AsyncGenerator<BalanceFileRow[]> {
+    yield [...rows];
+  }
+  return storeBookBatches(ctx, { name: how.source, unit: 'row', batches: once(), problems: new ProblemList(), skipped: [] }, how);
+}
+
+// Duplicates listed by a refused import, and changes by a dry run; the counts cover them all.
+const LISTED_DUPLICATES = 1_000;
+const LISTED_CHANGES = 1_000;
+
+/** Thrown to end a dry run's transaction, which rolls back everything it staged. */
+class DryRunEnded {
+  constructor(readonly result: BooksImportResult) {}
+}
+
+/**
+ * The one all-or-nothing path of every books import: in a single transaction the rows are staged
+ * batch by batch while they are read (memory is one batch), then checked as a whole (problems of
+ * any row, keys repeated, settings the reconciliation will need, removals without consent), then
+ * compared with the stored books and stored set-based. Any problem rolls the transaction back, so
+ * a failed import leaves the database as it was. Dates whose cut-off passed are reconciled after.
+ */
+async function storeBookBatches(
   ctx: AppContext,
-  rows: readonly BalanceFileRow[],
-  how: {
-    source: string;
-    format: BooksFormatName;
-    amounts: 'major' | 'minor';
-    dryRun: boolean;
-    reconcile: boolean;
-    /** Refuse (all or nothing) an import that would remove a day's stored currencies the rows lack. */
-    refuseRemovals?: boolean;
-    /** More writes that belong with these books, in their transaction. */
-    alsoInTransaction?: (trx: Transaction<Database>) => Promise<void>;
-  },
+  input: { name: string; unit: 'line' | 'row'; batches: AsyncIterable<BalanceFileRow[]>; problems: ProblemList; skipped: SkippedRow[] },
+  how: StoreBooksHow,
 ): Promise<BooksImportResult> {
   const { source, format, amounts, dryRun } = how;
-  const dates = rows.map((r) => r.businessDate).sort();
-  const summary = {
-    source,
-    format,
-    amounts,
-    dryRun,
-    rows: rows.length,
-    accounts: [...new Set(rows.map((r) => r.account))].sort(),
-    firstDate: dates[0]!,
-    lastDate: dates[dates.length - 1]!,
-    skipped: [],
-    removalsNeedConsent: false,
-  };
-  const preview = await previewExpectedBalanceDays(ctx.database.db, rows);
-  const removals = preview.changes.filter((c) => c.kind === 'removed');
-  if (dryRun) {
-    return {
-      ...summary,
-      inserted: preview.inserted,
-      replaced: preview.changed + preview.unchanged,
-      changed: preview.changed,
-      unchanged: preview.unchanged,
-      removed: preview.removed,
-      changes: preview.changes,
-      importId: null,
-      reReconciledDates: 0,
-      removalsNeedConsent: how.refuseRemovals === true && removals.length > 0,
-    };
-  }
-  if (how.refuseRemovals === true && removals.length > 0) throw removalRefused(source, removals);
-  // Settings the re-reconciliation will need are checked before anything is written, so a
-  // configuration error ends the command with the database as it was.
-  checkComparisonSettings(ctx.config, rows);
   const importedAt = ctx.clock.now();
-  const counts = await ctx.database.db.transaction().execute(async (trx) => {
-    await lockBooksOfAccounts(trx, rows.map((r) => r.account));
-    const written = await replaceExpectedBalanceDays(trx, rows, source, importedAt, { format, amounts });
-    // Another import may have added a currency since the preview: still refused, rolled back whole.
-    if (how.refuseRemovals === true && written.removed > 0) throw removalRefused(source, [], written.removed);
-    await how.alsoInTransaction?.(trx);
-    return written;
-  });
-  const days = new Map(rows.map((r) => [`${r.account}|${r.businessDate}`, { account: r.account, businessDate: r.businessDate }]));
+  let stored: { result: BooksImportResult; days: Array<{ account: string; businessDate: string }> };
+  try {
+    stored = await ctx.database.db.transaction().execute(async (trx) => {
+      await createBooksStage(trx);
+      for await (const batch of input.batches) {
+        // Once a row is bad nothing will be written: the rest is read only for its problems.
+        if (input.problems.count === 0) await stageBooksRows(trx, batch);
+      }
+      if (input.problems.count === 0) {
+        const duplicates = await findStagedDuplicates(trx, LISTED_DUPLICATES);
+        for (const d of duplicates.listed) input.problems.add(duplicateProblem(input.name, input.unit, d.line, d.firstLine, d));
+        for (let i = duplicates.listed.length; i < duplicates.count; i++) input.problems.add(`${input.name}: a further duplicate key`);
+      }
+      input.problems.throwIfAny(input.name);
+      const staged = await summarizeBooksStage(trx);
+      if (staged.rows === 0) throw noRows(input.name);
+      // Settings the re-reconciliation will need are checked before anything is written, so a
+      // configuration error ends the command with the database as it was.
+      checkComparisonSettings(ctx.config, staged.currencies);
+      // Concurrent imports of the same accounts take turns from here until the commit.
+      if (!dryRun) await lockBooksOfAccounts(trx, staged.accounts);
+      const preview = await previewBooksStage(trx, dryRun ? LISTED_CHANGES : 0);
+      const summary = {
+        source,
+        format,
+        amounts,
+        dryRun,
+        rows: staged.rows,
+        accounts: staged.accounts,
+        firstDate: staged.firstDate!,
+        lastDate: staged.lastDate!,
+        skipped: input.skipped,
+        inserted: preview.inserted,
+        replaced: preview.changed + preview.unchanged,
+        changed: preview.changed,
+        unchanged: preview.unchanged,
+        removed: preview.removed,
+        removalsNeedConsent: false,
+        reReconciledDates: 0,
+      };
+      if (dryRun) {
+        const listed = preview.changes;
+        const total = preview.inserted + preview.changed + preview.removed;
+        throw new DryRunEnded({ ...summary, changes: listed, changesNotListed: total - listed.length, importId: null, removalsNeedConsent: how.refuseRemovals === true && preview.removed > 0 });
+      }
+      if (how.refuseRemovals === true && preview.removed > 0) throw removalRefused(source, await listStagedRemovals(trx, 10), preview.removed);
+      const { importId } = await applyBooksStage(trx, source, importedAt, { rows: staged.rows, format, amounts });
+      await how.alsoInTransaction?.(trx);
+      return { result: { ...summary, changes: [], changesNotListed: 0, importId }, days: staged.days };
+    });
+  } catch (error) {
+    if (error instanceof DryRunEnded) return error.result;
+    throw error;
+  }
+  const { result, days } = stored;
   // The import marked its dates owed (in its transaction, by trigger); those whose cut-off passed
   // are reconciled now, before the command ends. Dates still open wait for their cut-off.
-  const pairs = [...days.values()];
   let reReconciledDates = 0;
   let reconcileFailure: string | undefined;
   if (how.reconcile) {
     try {
-      reReconciledDates = new Set((await reconcileOwedDates(ctx, [...new Set(pairs.map((p) => p.account))], { only: pairs })).reconciled.map((p) => p.businessDate)).size;
+      reReconciledDates = new Set((await reconcileOwedDates(ctx, result.accounts, { only: days })).reconciled.map((p) => p.businessDate)).size;
     } catch (error) {
       // The books are committed: the failure is reported beside them, never as "nothing was touched".
       // Their dates stay owed, so the next reconcile (or the worker) takes them up.
@@ -174,8 +223,9 @@ export async function storeBooks(
       ctx.logger.error({ err: error, source }, 'books imported, but reconciling their dates again failed');
     }
   }
-  ctx.logger.info({ source, format, amounts, rows: rows.length, ...counts, reReconciledDates }, 'books imported');
-  return { ...summary, ...counts, changes: preview.changes, reReconciledDates, ...(reconcileFailure === undefined ? {} : { reconcileFailure }) };
+  const { inserted, changed, unchanged, removed, importId } = result;
+  ctx.logger.info({ source, format, amounts, rows: result.rows, importId, inserted, changed, unchanged, removed, reReconciledDates }, 'books imported');
+  return { ...result, reReconciledDates, ...(reconcileFailure === undefined ? {} : { reconcileFailure }) };
 }
 
 /** The refusal of an import that would remove a day's other currencies without consent. */
@@ -193,12 +243,8 @@ function removalRefused(source: string, removals: readonly BooksChange[], count 
  * Throws the ConfigError reconciling these books would throw for a setting (a tolerance finer
  * than a currency's minor unit), before the import writes anything.
  */
-function checkComparisonSettings(config: Config, rows: readonly BalanceFileRow[]): void {
-  const seen = new Set<string>();
-  for (const { account, currency } of rows) {
-    const key = `${account}|${currency}`;
-    if (seen.has(key)) continue;
-    seen.add(key);
+function checkComparisonSettings(config: Config, pairs: ReadonlyArray<{ account: string; currency: string }>): void {
+  for (const { account, currency } of pairs) {
     const decimals = referenceScaleFor(config, config.accounts.find((a) => a.name === account), currency);
     if (decimals !== null) toleranceFor(config, currency, decimals);
   }

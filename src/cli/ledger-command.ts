@@ -154,6 +154,7 @@ function describeCounts(result: BooksImportResult): string {
     if (c.kind === 'removed') return `  removed   ${where}: ${formatAmount(c.before!, c.currency)}`;
     return `  changed   ${where}: ${formatAmount(c.before!, c.currency)} -> ${formatAmount(c.after!, c.currency)}`;
   });
+  if (result.changesNotListed > 0) lines.push(`  … and ${result.changesNotListed} more change${result.changesNotListed === 1 ? '' : 's'}`);
   const consent = result.removalsNeedConsent ? ["The import would be refused: it removes a day's stored currencies the file lacks; pass --replace-day to allow that, or add their rows."] : [];
   return [`Dry run, nothing written: ${result.rows} expected balance${plural} from ${result.source} for ${result.accounts.join(', ')}, ${period} would give ${counts}.`, ...lines, ...consent].join('\n');
 }
