@@ -3,6 +3,8 @@ import type { AppContext } from '../src/app-context.js';
 import { datesBetween } from '../src/clock.js';
 import { businessCalendarOf } from '../src/config/index.js';
 import { insertSnapshotRows } from '../src/db/balance-snapshot.repository.js';
+import { ConfigError } from '../src/errors.js';
+import { gatewayScaleFor } from '../src/money/amount-scale.js';
 import { findFirstTrackedDates } from '../src/db/capture-day.repository.js';
 import { findDailyRun } from '../src/db/reconciliation-result.repository.js';
 import { insertRunningRun, markRunSucceeded } from '../src/db/snapshot-run.repository.js';
@@ -18,7 +20,7 @@ export interface BackfillJobOptions {
   to: string;
   /** One configured account; all when absent. */
   account?: string;
-  /** Balances exported from the gateway's statements (books format) for past dates. */
+  /** The gateway's statements for past dates: a books-shaped file whose balances are the gateway's own integers. */
   importFile?: string;
   /** Print the plan, write nothing. */
   dryRun?: boolean;
@@ -90,13 +92,15 @@ export async function runBackfillJob(ctx: AppContext, options: BackfillJobOption
   const accounts = resolveAccountNames(ctx.config, options.account);
   const { db } = ctx.database;
 
-  // The gateway's statements carry its own integers (minor units), not an accountant's decimals.
+  // The gateway's statements carry its own integers, read as a capture reads them: in the
+  // gateway's unit and decimals for the account (GATEWAY_AMOUNT_UNIT, GATEWAY_AMOUNT_DECIMALS_<CUR>,
+  // the accounts file's amountUnit/amountDecimals), never as an accountant's decimals.
   const statements =
     options.importFile === undefined
       ? []
-      : (await readBalanceFile(options.importFile, { amounts: 'minor', account: options.account, knownAccounts: ctx.config.accounts.map((a) => a.name) })).rows;
+      : withGatewayScales(ctx, path.basename(options.importFile), (await readBalanceFile(options.importFile, { amounts: 'minor', account: options.account, knownAccounts: ctx.config.accounts.map((a) => a.name) })).rows);
   const source = options.importFile === undefined ? undefined : path.basename(options.importFile);
-  const byAccountDay = new Map<string, BalanceFileRow[]>();
+  const byAccountDay = new Map<string, StatementRow[]>();
   for (const row of statements) {
     const key = `${row.account}|${row.businessDate}`;
     byAccountDay.set(key, [...(byAccountDay.get(key) ?? []), row]);
@@ -181,8 +185,37 @@ export async function runBackfillJob(ctx: AppContext, options: BackfillJobOption
   return { dryRun: false, source, dates, exitCode, unusedStatementRows };
 }
 
+/** A statement row with the scale of its integer: the gateway's decimals for its account and currency. */
+type StatementRow = BalanceFileRow & { scale: number };
+
+/**
+ * Gives each statement row the scale the gateway's integers have for its account and currency;
+ * a code whose decimals nobody configured is refused before anything is written, naming its
+ * lines and the setting to add (its integer could mean anything).
+ */
+function withGatewayScales(ctx: AppContext, name: string, rows: readonly BalanceFileRow[]): StatementRow[] {
+  const problems: string[] = [];
+  const scaled: StatementRow[] = [];
+  for (const row of rows) {
+    const account = ctx.config.accounts.find((a) => a.name === row.account)!;
+    try {
+      scaled.push({ ...row, scale: gatewayScaleFor(ctx.config, account, row.currency) });
+    } catch (error) {
+      if (!(error instanceof ConfigError)) throw error;
+      problems.push(`${name} line ${row.line}: currency ${row.currency} is not an ISO 4217 currency and GATEWAY_AMOUNT_DECIMALS_${row.currency} (or amountDecimals.${row.currency} of account "${row.account}") is not set, so its integer cannot be read`);
+    }
+  }
+  if (problems.length > 0) {
+    throw new ConfigError(
+      `${problems.length === 1 ? problems[0] : `${name} has ${problems.length} rows in currencies without known decimals:\n${problems.map((p) => `  - ${p}`).join('\n')}`}; nothing was written. Set the gateway's decimals for the code (0 for whole units).`,
+      problems,
+    );
+  }
+  return scaled;
+}
+
 /** Records one past date from the statements as a succeeded `backfill` run, all or nothing. */
-async function importStatementDay(ctx: AppContext, account: string, businessDate: string, rows: readonly BalanceFileRow[], source: string): Promise<number> {
+async function importStatementDay(ctx: AppContext, account: string, businessDate: string, rows: readonly StatementRow[], source: string): Promise<number> {
   const environment = ctx.config.accounts.find((a) => a.name === account)!.environment;
   const now = ctx.clock.now();
   // Statements state the balance at the day's close: end of day by definition, drift 0.
@@ -192,7 +225,7 @@ async function importStatementDay(ctx: AppContext, account: string, businessDate
     const runId = await insertRunningRun(trx, { account, environment, trigger: 'backfill', businessDate, startedAt: now, source, timing });
     // The statements carry one balance per wallet: there is no single-wallet reading to compare.
     // Their balances are as of the cut-off, whenever they were imported: that is their capture time.
-    await insertSnapshotRows(trx, runId, account, cutoffAt, rows.map((r) => ({ currency: r.currency, balance: r.balance, singleBalance: null })));
+    await insertSnapshotRows(trx, runId, account, cutoffAt, rows.map((r) => ({ currency: r.currency, balance: r.balance, singleBalance: null, scale: r.scale })));
     await markRunSucceeded(trx, runId, now, { walletsReported: null, walletsFetched: rows.length, pagesFetched: 0, requests: 0 }, { timing, readsFinishedAt: cutoffAt });
     return runId;
   });

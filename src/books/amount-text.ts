@@ -5,23 +5,47 @@
  */
 
 export interface AmountStyle {
-  /** `1.234,56`: the comma separates decimals and `.` (or a space) groups thousands. */
-  decimalComma: boolean;
+  /**
+   * `comma`: `1.234,56` (a comma before the decimals, `.` or a space groups thousands); `point`:
+   * `1,234.56`; `unstated`: nobody said, so an amount whose separator could be read either way
+   * for its currency (`250.000` for JPY, `1.500` for EUR, `1,234` for KWD) is refused, not guessed.
+   */
+  decimalMark: 'comma' | 'point' | 'unstated';
 }
 
-export type AmountReading = { ok: true; minor: bigint } | { ok: false; problem: string };
+export type AmountReading = { ok: true; minor: bigint } | { ok: false; problem: string; ambiguous?: true };
 
 // numeric(38,0) holds the stored minor units.
 const MAX_DIGITS = 38;
 
+const DECIMAL_COMMA_HINT = 'looks like a decimal comma; pass --decimal-comma (or set books.decimalMark: comma for the account)';
+
 /**
  * Reads a major-unit amount for a currency with `decimals` minor digits. More decimals than the
  * currency has are refused (never rounded); trailing zeros beyond them carry nothing and are
- * accepted (`1234.5600` from a numeric(18,4) ledger column is 1234.56).
+ * accepted (`1234.5600` from a numeric(18,4) ledger column is 1234.56). With the decimal mark
+ * unstated, an amount that reads as two different valid amounts (one per mark) is refused.
  *
- * @example readMajorAmount('(1,234.56)', 2, { decimalComma: false }) // { ok: true, minor: -123456n }
+ * @example readMajorAmount('(1,234.56)', 2, { decimalMark: 'point' }, 'EUR') // { ok: true, minor: -123456n }
  */
 export function readMajorAmount(text: string, decimals: number, style: AmountStyle, currency: string): AmountReading {
+  if (style.decimalMark !== 'unstated') return readWithMark(text, decimals, style.decimalMark === 'comma', currency);
+  const asPoint = readWithMark(text, decimals, false, currency);
+  const asComma = readWithMark(text, decimals, true, currency);
+  if (asPoint.ok && asComma.ok && asPoint.minor !== asComma.minor) {
+    return {
+      ok: false,
+      ambiguous: true,
+      problem:
+        `balance ${JSON.stringify(text)} is ambiguous for ${currency}: ${formatMinor(asPoint.minor, decimals)} if "${separatorOf(text)}" is the decimal mark, ` +
+        `${formatMinor(asComma.minor, decimals)} if it groups thousands; say which with --decimal-point or --decimal-comma (or books.decimalMark: point|comma for the account)`,
+    };
+  }
+  // One reading (or none): the point reading and its messages, as before a mark was required.
+  return asPoint;
+}
+
+function readWithMark(text: string, decimals: number, decimalComma: boolean, currency: string): AmountReading {
   let body = text;
   let negative = false;
   if (/^\(.*\)$/.test(body)) {
@@ -33,18 +57,18 @@ export function readMajorAmount(text: string, decimals: number, style: AmountSty
     negative = true;
     body = body.slice(1);
   }
-  const point = style.decimalComma ? ',' : '.';
-  const groupChars = style.decimalComma ? ['.', ' ', '\u00a0', '\u202f'] : [','];
+  const point = decimalComma ? ',' : '.';
+  const groupChars = decimalComma ? ['.', ' ', '\u00a0', '\u202f'] : [','];
   const [whole = '', fraction, extra] = body.split(point);
-  if (extra !== undefined) return fail(text, `has more than one decimal ${style.decimalComma ? 'comma' : 'point'}`);
+  if (extra !== undefined) return fail(text, `has more than one decimal ${decimalComma ? 'comma' : 'point'}`);
   if (fraction !== undefined && !/^\d+$/.test(fraction)) {
-    if (!style.decimalComma && /^\d{1,3}(\.\d{3})*,\d+$/.test(body)) return fail(text, 'looks like a decimal comma; pass --decimal-comma (or set decimalComma in the accounts file)');
+    if (!decimalComma && /^\d{1,3}(\.\d{3})*,\d+$/.test(body)) return fail(text, DECIMAL_COMMA_HINT);
     return fail(text, 'is not an amount such as 1234.56, -1234.56, 1,234.56 or (1,234.56)');
   }
   const wholeDigits = readGroupedDigits(whole, groupChars);
   if (wholeDigits === undefined) {
-    if (!style.decimalComma && fraction === undefined && /^\d+,\d{1,2}$/.test(body)) return fail(text, 'looks like a decimal comma; pass --decimal-comma (or set decimalComma in the accounts file)');
-    return fail(text, `is not an amount such as ${style.decimalComma ? '1234,56, -1.234,56 or (1.234,56)' : '1234.56, -1234.56, 1,234.56 or (1,234.56)'}`);
+    if (!decimalComma && fraction === undefined && /^\d+,\d{1,2}$/.test(body)) return fail(text, DECIMAL_COMMA_HINT);
+    return fail(text, `is not an amount such as ${decimalComma ? '1234,56, -1.234,56 or (1.234,56)' : '1234.56, -1234.56, 1,234.56 or (1,234.56)'}`);
   }
   const significant = (fraction ?? '').replace(/0+$/, '');
   if (significant.length > decimals) {
@@ -54,6 +78,18 @@ export function readMajorAmount(text: string, decimals: number, style: AmountSty
   if (digits.length > MAX_DIGITS) return fail(text, `is too large (at most ${MAX_DIGITS} digits in minor units)`);
   const minor = BigInt(digits);
   return { ok: true, minor: negative ? -minor : minor };
+}
+
+/** The separator an ambiguous amount holds (it holds only one kind: two kinds decide the mark). */
+function separatorOf(text: string): string {
+  return text.includes(',') ? ',' : '.';
+}
+
+/** Minor units written plainly in major units with a decimal point (`250000`, `1.50`), for messages. */
+function formatMinor(minor: bigint, decimals: number): string {
+  const sign = minor < 0n ? '-' : '';
+  const digits = (minor < 0n ? -minor : minor).toString().padStart(decimals + 1, '0');
+  return decimals === 0 ? `${sign}${digits}` : `${sign}${digits.slice(0, -decimals)}.${digits.slice(-decimals)}`;
 }
 
 /** `1,234,567` → `1234567`; groups of three after the first, one separator throughout; undefined when not digits. */

@@ -1,15 +1,20 @@
-import { readFile } from 'node:fs/promises';
+import { createReadStream } from 'node:fs';
+import { open } from 'node:fs/promises';
 import path from 'node:path';
+import { createInterface } from 'node:readline';
 import { isCalendarDate } from '../clock.js';
-import { InputFileError } from '../errors.js';
+import { InputFileError, UsageError } from '../errors.js';
 import { describeJsonValue, isJsonInteger, isLosslessNumber, parseJsonLosslessly } from '../lossless-json.js';
 import { currencyDecimals } from '../money/format-amount.js';
 import type { BusinessToday } from '../reconciliation/business-dates.js';
 import { readMajorAmount } from './amount-text.js';
-import { BOOKS_FIELDS, REQUIRED_FIELDS, resolveColumns, type ColumnMap } from './column-map.js';
-import { readCsvTable } from './csv-table.js';
+import { BOOKS_FIELDS, REQUIRED_FIELDS, type ColumnMap } from './column-map.js';
+import { readCsvRecords, streamCsvRecords } from './csv-table.js';
 import { readDate, type DateFormat } from './date-text.js';
-import { CellDate, readXlsxTable } from './xlsx-table.js';
+import { FooterFilter, TableShaper, type RawRow, type SkippedRow, type TableRow } from './table.js';
+import { CellDate, streamXlsxRecords } from './xlsx-table.js';
+
+export type { RawRow } from './table.js';
 
 /** One validated row of a books (or statements) file. */
 export interface BalanceFileRow {
@@ -26,12 +31,20 @@ export interface BalanceFileRow {
 export interface BooksFormat {
   /** `major` (default for books): 1234.56 with the currency's decimals; `minor`: the integer 123456. */
   amounts: 'major' | 'minor';
-  /** `1.234,56`: decimals after a comma (text amounts only; spreadsheet numbers are numbers). */
-  decimalComma?: boolean;
+  /**
+   * The decimal mark of text amounts (spreadsheet and JSON numbers are numbers): `comma` for
+   * `1.234,56`, `point` for `1,234.56`; `unstated` refuses an amount that reads both ways. Absent:
+   * `point`, the machine text of a ledger query's numeric.
+   */
+  decimalMark?: 'comma' | 'point' | 'unstated';
   /** How text dates are written; ISO YYYY-MM-DD when absent. */
   dateFormat?: DateFormat;
   /** Headers (or JSON keys) of the fields, when not the default names. */
   map?: ColumnMap;
+  /** Lines (spreadsheet rows) above the header to leave unread: a title, an export date. */
+  skipRows?: number;
+  /** Rows at the end to leave out (a footer); total rows at the end ("Summe", "Total") are left out anyway. */
+  skipFooter?: number;
 }
 
 export interface BalanceFileOptions extends BooksFormat {
@@ -45,16 +58,12 @@ export interface BalanceFileOptions extends BooksFormat {
 
 export type BalanceFileFormat = 'csv' | 'jsonl' | 'xlsx';
 
-/** A row as read, before validation; messages name it by its unit ("books.csv line 3", "books.xlsx row 3"). */
-export interface RawRow {
-  line: number;
-  unit: 'line' | 'row';
-  fields: Record<string, unknown>;
-}
-
 // numeric(38,0): at most 38 digits, an optional minus, nothing else (no "1.00", "1e3", "+1", "1,000").
 const MINOR_BALANCE = /^-?(0|[1-9]\d{0,37})$/;
 const CURRENCY = /^[A-Z]{3}$/;
+
+// A file with a million bad lines is told by its first problems and a count, not a million lines.
+const LISTED_PROBLEMS = 1000;
 
 /** The format of a file: by its extension (.csv, .xlsx, .jsonl, .ndjson, .json), else by its first bytes. */
 export function detectFormat(fileName: string, content: string | Buffer): BalanceFileFormat {
@@ -68,21 +77,119 @@ export function detectFormat(fileName: string, content: string | Buffer): Balanc
   return text.replace(/^\uFEFF/, '').trimStart().startsWith('{') ? 'jsonl' : 'csv';
 }
 
-/** Reads and validates a books or statements file (CSV, .xlsx or JSON lines); throws InputFileError naming every bad line. */
-export async function readBalanceFile(filePath: string, options: BalanceFileOptions): Promise<{ rows: BalanceFileRow[]; format: BalanceFileFormat }> {
-  let content: Buffer;
-  try {
-    content = await readFile(filePath);
-  } catch (error) {
-    throw new InputFileError(`Could not read ${filePath}: ${(error as NodeJS.ErrnoException).code === 'ENOENT' ? 'there is no such file' : (error as Error).message}.`, [], { cause: error });
+/** The problems found in a file: the first ones listed, all of them counted. */
+export class ProblemList {
+  readonly listed: string[] = [];
+  count = 0;
+
+  add(problem: string): void {
+    this.count++;
+    if (this.listed.length < LISTED_PROBLEMS) this.listed.push(problem);
   }
-  const format = detectFormat(filePath, content);
-  if (format !== 'xlsx') return { rows: parseBalanceFile(content.toString('utf8'), filePath, options), format };
+
+  /** Throws one InputFileError listing the problems in line order, if there are any. */
+  throwIfAny(name: string): void {
+    if (this.count === 0) return;
+    // Duplicates are found after the rows are read: the list is put back in the file's order.
+    const lineOf = (p: string) => Number(/ (?:line|row) (\d+)[:,]/.exec(p)?.[1] ?? 0);
+    this.listed.sort((a, b) => lineOf(a) - lineOf(b));
+    // One problem is one sentence on one line; several are listed, one per line.
+    if (this.count === 1) throw new InputFileError(`${this.listed[0]}; nothing was imported.`, this.listed);
+    const more = this.count > this.listed.length ? `\n  … and ${this.count - this.listed.length} more` : '';
+    throw new InputFileError(`${name} has ${this.count} problems; nothing was imported:\n${this.listed.map((p) => `  - ${p}`).join('\n')}${more}`, this.listed);
+  }
+}
+
+/** A books file opened for streaming: its validated rows come in batches; problems and skipped rows gather as they are read. */
+export interface BalanceFileStream {
+  name: string;
+  format: BalanceFileFormat;
+  unit: 'line' | 'row';
+  /** Valid rows in batches of at most `batchRows`; bad rows go to `problems` (duplicates are found by the caller). */
+  batches: AsyncGenerator<BalanceFileRow[]>;
+  problems: ProblemList;
+  skipped: SkippedRow[];
+}
+
+/**
+ * Opens a books or statements file (CSV, .xlsx or JSON lines) for reading in batches: memory is
+ * bounded by the batch, not the file. A file that does not exist is a usage error (exit 2).
+ */
+export async function openBalanceFile(filePath: string, options: BalanceFileOptions, batchRows = 5_000): Promise<BalanceFileStream> {
+  let head: Buffer;
+  try {
+    const handle = await open(filePath, 'r');
+    try {
+      const buffer = Buffer.alloc(64);
+      const { bytesRead } = await handle.read(buffer, 0, 64, 0);
+      head = buffer.subarray(0, bytesRead);
+    } finally {
+      await handle.close();
+    }
+  } catch (error) {
+    // A file name that names no file is a mistyped command line (exit 2), not a file with bad rows.
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new UsageError(`Could not read ${filePath}: there is no such file.`, { cause: error });
+    throw new InputFileError(`Could not read ${filePath}: ${(error as Error).message}.`, [], { cause: error });
+  }
+  const format = detectFormat(filePath, head);
   const name = path.basename(filePath);
-  const problems: string[] = [];
-  const table = await readXlsxTable(content, name, problems);
-  const raw = table === undefined ? [] : tableRows(table, name, 'row', options.map, problems);
-  return { rows: validateRows(raw, name, options, problems), format };
+  const unit = format === 'xlsx' ? 'row' : 'line';
+  const problems = new ProblemList();
+  const skipped: SkippedRow[] = [];
+  const problem = (text: string) => problems.add(text);
+  const raw = format === 'jsonl' ? streamJsonLines(filePath, name, options, problem, skipped) : streamTableRows(format === 'csv' ? streamCsvRecords(filePath, name, problem, options.skipRows ?? 0) : streamXlsxRecords(filePath, name, problem, options.skipRows ?? 0), name, unit, options, problem, skipped);
+  return { name, format, unit, batches: validBatches(raw, name, options, problems, batchRows), problems, skipped };
+}
+
+async function* validBatches(raw: AsyncIterable<RawRow>, name: string, options: BalanceFileOptions, problems: ProblemList, batchRows: number): AsyncGenerator<BalanceFileRow[]> {
+  let batch: BalanceFileRow[] = [];
+  for await (const row of raw) {
+    const checked = validateRow(row, name, options);
+    if ('row' in checked) batch.push(checked.row);
+    else for (const p of checked.problems) problems.add(p);
+    if (batch.length >= batchRows) {
+      yield batch;
+      batch = [];
+    }
+  }
+  if (batch.length > 0) yield batch;
+}
+
+async function* streamTableRows(records: AsyncIterable<TableRow>, name: string, unit: 'line' | 'row', options: BooksFormat, problem: (text: string) => void, skipped: SkippedRow[]): AsyncGenerator<RawRow> {
+  const shaper = new TableShaper(name, unit, options.map, options.skipFooter ?? 0, skipped, problem);
+  for await (const { line, cells } of records) yield* shaper.push(line, cells);
+  shaper.end();
+}
+
+async function* streamJsonLines(filePath: string, name: string, options: BooksFormat, problem: (text: string) => void, skipped: SkippedRow[]): AsyncGenerator<RawRow> {
+  const rename = jsonRenames(options.map);
+  // JSON lines have no header and no total rows: only --skip-rows and --skip-footer apply.
+  const footer = new FooterFilter(options.skipFooter ?? 0, 'line', skipped, false);
+  const lines = createInterface({ input: createReadStream(filePath, { encoding: 'utf8' }), crlfDelay: Infinity });
+  let line = 0;
+  for await (const text of lines) {
+    line++;
+    if (line <= (options.skipRows ?? 0) || text.trim() === '') continue;
+    for (const released of footer.push({ line, cells: [line === 1 ? text.replace(/^\uFEFF/, '') : text] })) {
+      const row = jsonLineRow(released.cells[0] as string, released.line, name, rename, problem);
+      if (row !== undefined) yield row;
+    }
+  }
+  footer.end();
+}
+
+/**
+ * Reads and validates a whole books or statements file into memory (statements for a backfill;
+ * imports stream with openBalanceFile instead); throws InputFileError naming every bad line.
+ */
+export async function readBalanceFile(filePath: string, options: BalanceFileOptions): Promise<{ rows: BalanceFileRow[]; format: BalanceFileFormat; skipped: SkippedRow[] }> {
+  const opened = await openBalanceFile(filePath, options);
+  const rows: BalanceFileRow[] = [];
+  for await (const batch of opened.batches) rows.push(...batch);
+  checkDuplicates(rows, opened.name, opened.unit, opened.problems);
+  opened.problems.throwIfAny(opened.name);
+  if (rows.length === 0) throw noRows(opened.name);
+  return { rows, format: opened.format, skipped: opened.skipped };
 }
 
 /**
@@ -93,45 +200,29 @@ export async function readBalanceFile(filePath: string, options: BalanceFileOpti
 export function parseBalanceFile(text: string, fileName: string, options: BalanceFileOptions): BalanceFileRow[] {
   const name = path.basename(fileName);
   const problems: string[] = [];
-  let raw: RawRow[];
+  const skipped: SkippedRow[] = [];
+  const problem = (p: string) => problems.push(p);
+  const raw: RawRow[] = [];
   if (detectFormat(fileName, text) === 'csv') {
-    const table = readCsvTable(text, name, problems);
-    raw = table === undefined ? [] : tableRows(table, name, 'line', options.map, problems);
+    const shaper = new TableShaper(name, 'line', options.map, options.skipFooter ?? 0, skipped, problem);
+    for (const { line, cells } of readCsvRecords(text, name, problem, options.skipRows ?? 0)) raw.push(...shaper.push(line, cells));
+    shaper.end();
   } else {
-    raw = readJsonLines(text, name, options.map, problems);
+    const rename = jsonRenames(options.map);
+    const footer = new FooterFilter(options.skipFooter ?? 0, 'line', skipped, false);
+    text
+      .replace(/^\uFEFF/, '')
+      .split(/\r?\n/)
+      .forEach((content, index) => {
+        if (index < (options.skipRows ?? 0) || content.trim() === '') return;
+        for (const released of footer.push({ line: index + 1, cells: [content] })) {
+          const row = jsonLineRow(released.cells[0] as string, released.line, name, rename, problem);
+          if (row !== undefined) raw.push(row);
+        }
+      });
+    footer.end();
   }
   return validateRows(raw, name, options, problems);
-}
-
-/** A header and its data rows, as the CSV and spreadsheet readers give them. */
-export interface Table {
-  header: { line: number; cells: string[] };
-  rows: Array<{ line: number; cells: unknown[] }>;
-}
-
-function tableRows(table: Table, name: string, unit: 'line' | 'row', map: ColumnMap | undefined, problems: string[]): RawRow[] {
-  const columns = resolveColumns(table.header.cells, map);
-  if ('problem' in columns) {
-    problems.push(`${name} ${unit} ${table.header.line}: ${columns.problem}`);
-    return [];
-  }
-  const rows: RawRow[] = [];
-  for (const { line, cells } of table.rows) {
-    const at = `${name} ${unit} ${line}`;
-    if (cells.length !== columns.fields.length) {
-      problems.push(`${at}: has ${cells.length} field${cells.length === 1 ? '' : 's'}, the header has ${columns.fields.length}`);
-      continue;
-    }
-    const fields: Record<string, unknown> = {};
-    columns.fields.forEach((field, i) => {
-      if (field === undefined) return;
-      const cell = cells[i];
-      // Every text field but the balance is read without surrounding spaces; a balance with them is refused.
-      fields[field] = typeof cell === 'string' && field !== 'balance' ? cell.trim() : cell;
-    });
-    rows.push({ line, unit, fields });
-  }
-  return rows;
 }
 
 /**
@@ -139,45 +230,63 @@ function tableRows(table: Table, name: string, unit: 'line' | 'row', map: Column
  * InputFileError listing every problem (with those already found while reading).
  */
 export function validateRows(raw: readonly RawRow[], name: string, options: BalanceFileOptions, problems: string[] = []): BalanceFileRow[] {
+  const list = new ProblemList();
+  for (const p of problems) list.add(p);
   const rows: BalanceFileRow[] = [];
-  const firstLineOfKey = new Map<string, number>();
-  const dateFormat = options.dateFormat ?? 'YYYY-MM-DD';
-  for (const { line, unit, fields } of raw) {
-    const at = `${name} ${unit} ${line}`;
-    const rowProblems: string[] = [];
-    const unknown = Object.keys(fields).filter((f) => !(BOOKS_FIELDS as readonly string[]).includes(f));
-    if (unknown.length > 0) rowProblems.push(`${at}: unknown field ${unknown.map((f) => `"${f}"`).join(', ')} (allowed: ${BOOKS_FIELDS.join(', ')})`);
-    for (const field of REQUIRED_FIELDS) {
-      if (fields[field] === undefined || fields[field] === '' || fields[field] === null) rowProblems.push(`${at}: ${field} is missing`);
-    }
-    const date = readDateField(fields.business_date, dateFormat, at, rowProblems);
-    if (date !== undefined && options.notAfter !== undefined && date > options.notAfter.date) {
-      rowProblems.push(`${at}: business_date ${date} is after today (${options.notAfter.date} in ${options.notAfter.timezone}); books cannot hold a day that has not begun`);
-    }
-    const currency = readCurrency(fields.currency, at, rowProblems);
-    const balance = readBalance(fields.balance, currency, options, at, rowProblems);
-    const account = resolveAccount(fields.account, options, at, rowProblems);
-    if (rowProblems.length > 0 || account === undefined || date === undefined || currency === undefined || balance === undefined) {
-      problems.push(...rowProblems);
-      continue;
-    }
-    const key = `${account}|${date}|${currency}`;
-    const first = firstLineOfKey.get(key);
-    if (first !== undefined) {
-      problems.push(`${at}: duplicate of ${unit} ${first} (account ${account}, business_date ${date}, currency ${currency})`);
-      continue;
-    }
-    firstLineOfKey.set(key, line);
-    rows.push({ line, account, businessDate: date, currency, balance });
+  for (const r of raw) {
+    const checked = validateRow(r, name, options);
+    if ('row' in checked) rows.push(checked.row);
+    else for (const p of checked.problems) list.add(p);
   }
-
-  if (problems.length > 0) {
-    // One problem is one sentence on one line; several are listed, one per line.
-    if (problems.length === 1) throw new InputFileError(`${problems[0]}; nothing was imported.`, problems);
-    throw new InputFileError(`${name} has ${problems.length} problems; nothing was imported:\n${problems.map((p) => `  - ${p}`).join('\n')}`, problems);
-  }
-  if (rows.length === 0) throw new InputFileError(`${name} holds no rows: expected a header business_date,currency,balance[,account] and at least one row.`, [`${name}: no rows`]);
+  checkDuplicates(rows, name, raw[0]?.unit ?? 'line', list);
+  list.throwIfAny(name);
+  if (rows.length === 0) throw noRows(name);
   return rows;
+}
+
+/** The refusal of a file without a single row. */
+export function noRows(name: string): InputFileError {
+  return new InputFileError(`${name} holds no rows: expected a header business_date,currency,balance[,account] and at least one row.`, [`${name}: no rows`]);
+}
+
+/** The problem of a row repeating an earlier row's key. */
+export function duplicateProblem(name: string, unit: 'line' | 'row', line: number, first: number, key: { account: string; businessDate: string; currency: string }): string {
+  return `${name} ${unit} ${line}: duplicate of ${unit} ${first} (account ${key.account}, business_date ${key.businessDate}, currency ${key.currency})`;
+}
+
+/** Rows of one key after its first, as problems (in memory: for files read whole). */
+function checkDuplicates(rows: BalanceFileRow[], name: string, unit: 'line' | 'row', problems: ProblemList): void {
+  const firstLineOfKey = new Map<string, number>();
+  const unique: BalanceFileRow[] = [];
+  for (const row of rows) {
+    const key = `${row.account}|${row.businessDate}|${row.currency}`;
+    const first = firstLineOfKey.get(key);
+    if (first === undefined) {
+      firstLineOfKey.set(key, row.line);
+      unique.push(row);
+    } else problems.add(duplicateProblem(name, unit, row.line, first, row));
+  }
+  rows.splice(0, rows.length, ...unique);
+}
+
+/** Validates one row: the books row it makes, or every problem it has. Duplicates are checked by the caller. */
+export function validateRow({ line, unit, fields, balanceColumn }: RawRow, name: string, options: BalanceFileOptions): { row: BalanceFileRow } | { problems: string[] } {
+  const at = `${name} ${unit} ${line}`;
+  const rowProblems: string[] = [];
+  const unknown = Object.keys(fields).filter((f) => !(BOOKS_FIELDS as readonly string[]).includes(f));
+  if (unknown.length > 0) rowProblems.push(`${at}: unknown field ${unknown.map((f) => `"${f}"`).join(', ')} (allowed: ${BOOKS_FIELDS.join(', ')})`);
+  for (const field of REQUIRED_FIELDS) {
+    if (fields[field] === undefined || fields[field] === '' || fields[field] === null) rowProblems.push(`${at}: ${field} is missing`);
+  }
+  const date = readDateField(fields.business_date, options.dateFormat ?? 'YYYY-MM-DD', at, rowProblems);
+  if (date !== undefined && options.notAfter !== undefined && date > options.notAfter.date) {
+    rowProblems.push(`${at}: business_date ${date} is after today (${options.notAfter.date} in ${options.notAfter.timezone}); books cannot hold a day that has not begun`);
+  }
+  const currency = readCurrency(fields.currency, at, rowProblems);
+  const balance = readBalance(fields.balance, currency, options, at, rowProblems, balanceColumn ?? 'balance');
+  const account = resolveAccount(fields.account, options, at, rowProblems);
+  if (rowProblems.length > 0 || account === undefined || date === undefined || currency === undefined || balance === undefined) return { problems: rowProblems };
+  return { row: { line, account, businessDate: date, currency, balance } };
 }
 
 function readDateField(value: unknown, format: DateFormat, at: string, problems: string[]): string | undefined {
@@ -203,7 +312,7 @@ function readCurrency(value: unknown, at: string, problems: string[]): string | 
   return code;
 }
 
-function readBalance(value: unknown, currency: string | undefined, options: BalanceFileOptions, at: string, problems: string[]): bigint | undefined {
+function readBalance(value: unknown, currency: string | undefined, options: BalanceFileOptions, at: string, problems: string[], column: string): bigint | undefined {
   if (value === undefined || value === '' || value === null) return undefined;
   if (typeof value === 'string' && value !== value.trim()) {
     // " 100" may be a column shifted by a stray separator: refused rather than guessed.
@@ -230,9 +339,10 @@ function readBalance(value: unknown, currency: string | undefined, options: Bala
     problems.push(`${at}: currency ${currency} is not an ISO 4217 currency, so its decimals are unknown; write its books in minor units with --amounts minor`);
     return undefined;
   }
-  const reading = readMajorAmount(text, decimals, { decimalComma: typeof value === 'string' && options.decimalComma === true }, currency);
+  const reading = readMajorAmount(text, decimals, { decimalMark: typeof value === 'string' ? (options.decimalMark ?? 'point') : 'point' }, currency);
   if (!reading.ok) {
-    problems.push(`${at}: ${reading.problem}`);
+    // An ambiguous amount is fixed in the file or by a flag: the message points at the very cell.
+    problems.push(`${at}${reading.ambiguous === true ? `, column ${JSON.stringify(column)}` : ''}: ${reading.problem}`);
     return undefined;
   }
   return reading.minor;
@@ -266,31 +376,27 @@ function show(value: unknown): string {
   return `(${describeJsonValue(value)})`;
 }
 
-function readJsonLines(text: string, name: string, map: ColumnMap | undefined, problems: string[]): RawRow[] {
-  const rows: RawRow[] = [];
-  // The map names JSON keys as it names headers: key → field.
-  const rename = new Map(Object.entries(map ?? {}).map(([field, key]) => [key, field]));
-  const lines = text.replace(/^\uFEFF/, '').split(/\r?\n/);
-  lines.forEach((content, index) => {
-    const line = index + 1;
-    const at = `${name} line ${line}`;
-    if (content.trim() === '') return;
-    let value: unknown;
-    try {
-      value = parseJsonLosslessly(content);
-    } catch (error) {
-      problems.push(`${at}: not valid JSON: ${(error as Error).message}`);
-      return;
-    }
-    // A bare number parses to a LosslessNumber, an object too: it is not a row.
-    if (value === null || typeof value !== 'object' || Array.isArray(value) || isLosslessNumber(value)) {
-      problems.push(`${at}: expected an object with business_date, currency, balance, got ${describeJsonValue(value)}`);
-      return;
-    }
-    const fields = Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([k, v]) => [rename.get(k) ?? k, v]));
-    rows.push({ line, unit: 'line', fields });
-  });
-  return rows;
+/** The map names JSON keys as it names headers: key → field. */
+function jsonRenames(map: ColumnMap | undefined): Map<string, string> {
+  return new Map(Object.entries(map ?? {}).map(([field, key]) => [key, field]));
+}
+
+function jsonLineRow(content: string, line: number, name: string, rename: Map<string, string>, problem: (text: string) => void): RawRow | undefined {
+  const at = `${name} line ${line}`;
+  let value: unknown;
+  try {
+    value = parseJsonLosslessly(content);
+  } catch (error) {
+    problem(`${at}: not valid JSON: ${(error as Error).message}`);
+    return undefined;
+  }
+  // A bare number parses to a LosslessNumber, an object too: it is not a row.
+  if (value === null || typeof value !== 'object' || Array.isArray(value) || isLosslessNumber(value)) {
+    problem(`${at}: expected an object with business_date, currency, balance, got ${describeJsonValue(value)}`);
+    return undefined;
+  }
+  const fields = Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([k, v]) => [rename.get(k) ?? k, v]));
+  return { line, unit: 'line', fields };
 }
 
 /**

@@ -1,17 +1,35 @@
 import path from 'node:path';
 import type { AppContext } from '../app-context.js';
-import type { AccountBooksSettings, Config } from '../config/index.js';
-import type { BooksFormatName } from '../db/database.types.js';
-import { lockBooksOfAccounts, previewExpectedBalanceDays, replaceExpectedBalanceDays, type BooksChange } from '../db/expected-balance.repository.js';
+import type { Transaction } from 'kysely';
+import { toleranceFor, type Config } from '../config/index.js';
+import { InputFileError, ReconError, UsageError } from '../errors.js';
+import { formatAmount } from '../money/format-amount.js';
+import { referenceScaleFor } from '../money/amount-scale.js';
+import type { BooksFormatName, Database } from '../db/database.types.js';
+import {
+  applyBooksStage,
+  createBooksStage,
+  findStagedDuplicates,
+  listStagedRemovals,
+  lockBooksOfAccounts,
+  previewBooksStage,
+  stageBooksRows,
+  summarizeBooksStage,
+  type BooksChange,
+} from '../db/expected-balance.repository.js';
 import { todayOf } from '../reconciliation/business-dates.js';
 import { reconcileOwedDates, resolveAccountNames } from '../reconciliation/reconciliation-service.js';
-import { readBalanceFile, type BalanceFileRow, type BooksFormat } from './books-file.js';
+import { duplicateProblem, noRows, openBalanceFile, ProblemList, type BalanceFileRow } from './books-file.js';
+import { loadImportProfile, mergeProfile, resolveBooksFormat, storeImportProfile, type ImportProfile } from './import-profile.js';
+import type { SkippedRow } from './table.js';
 
-export interface BooksImportOptions extends Partial<BooksFormat> {
-  /** `--account`: the account of rows without an account column; its saved books settings apply. */
+export interface BooksImportOptions extends ImportProfile {
+  /** `--account`: the account of rows without an account column; its saved profile and books settings apply. */
   account?: string;
   /** Work out and report the changes, write nothing. */
   dryRun?: boolean;
+  /** `--save-profile`: store this import's options as the account's import profile, with the books. */
+  saveProfile?: boolean;
 }
 
 export interface BooksImportResult {
@@ -30,77 +48,204 @@ export interface BooksImportResult {
   unchanged: number;
   /** Keys of the books' (account, business date) days that they no longer list, deleted (or that would be). */
   removed: number;
-  /** Each key added, changed or removed, for `--dry-run` to list. */
+  /** Each key added, changed or removed, for `--dry-run` to list (the first 1,000). */
   changes: BooksChange[];
+  /** Changes a dry run did not list (beyond the first 1,000). */
+  changesNotListed: number;
   /** The books_imports row recorded for this import; null for a dry run. */
   importId: number | null;
   /** Dates that had results and were reconciled again with the new books. */
   reReconciledDates: number;
+  /** Why reconciling those dates again failed after the books were stored (they stay owed). */
+  reconcileFailure?: string;
+  /** Rows left out on purpose: a title above the header, a footer, total rows. */
+  skipped: SkippedRow[];
+  /** A dry run whose removals the real import would refuse without --replace-day. */
+  removalsNeedConsent: boolean;
+  /** The account whose import profile this import used (or saved). */
+  profile?: { account: string; used: boolean; saved: boolean };
   accounts: string[];
   firstDate: string;
   lastDate: string;
 }
 
 /**
- * How an account's books are written: the command line's options over the account's saved
- * `books` settings, over the defaults (major units, decimal point, ISO dates, default headers).
- * Without --account the saved settings of the only configured account apply.
- */
-export function resolveBooksFormat(config: Config, options: Partial<BooksFormat> & { account?: string }): BooksFormat {
-  const accountName = options.account ?? (config.accounts.length === 1 ? config.accounts[0]!.name : undefined);
-  const saved: AccountBooksSettings = config.accounts.find((a) => a.name === accountName)?.books ?? {};
-  return {
-    amounts: options.amounts ?? saved.amounts ?? 'major',
-    decimalComma: options.decimalComma ?? saved.decimalComma ?? false,
-    dateFormat: options.dateFormat ?? saved.dateFormat,
-    map: options.map ?? saved.map,
-  };
-}
-
-/**
  * Imports a books file into expected_balances: validates every row first, then, in one
  * transaction, makes each (account, business date) in the file hold exactly the file's rows
- * (new keys inserted, others replaced, the day's keys the file lacks removed), so a file is
- * either wholly imported or not at all and a corrected day never keeps a stale currency.
+ * (new keys inserted, others replaced), so a file is either wholly imported or not at all. The
+ * day's stored currencies the file lacks are removed only with consent (--replace-day, or the
+ * account's saved profile): a one-line correction file must not silently drop the others.
  */
 export async function importBooksFile(ctx: AppContext, filePath: string, options: BooksImportOptions = {}): Promise<BooksImportResult> {
   // A mistyped --account is one usage error, not the same problem repeated on every line.
   if (options.account !== undefined) resolveAccountNames(ctx.config, options.account);
-  const format = resolveBooksFormat(ctx.config, options);
+  const accountName = options.account ?? (ctx.config.accounts.length === 1 ? ctx.config.accounts[0]!.name : undefined);
+  if (options.saveProfile === true) {
+    if (options.dryRun === true) throw new UsageError('--save-profile saves the options of an import that is written; run it without --dry-run.');
+    if (accountName === undefined) throw new UsageError(`--save-profile needs --account NAME: a profile belongs to one account (configured: ${ctx.config.accounts.map((a) => a.name).join(', ')}).`);
+  }
+  const saved = accountName === undefined ? undefined : await loadImportProfile(ctx, accountName);
+  const format = resolveBooksFormat(ctx.config, options, saved?.profile);
+  const replaceDay = options.replaceDay ?? saved?.profile.replaceDay ?? false;
   // Books of a day that has not begun are a mistake (a wrong year, a template filled ahead).
-  const read = await readBalanceFile(filePath, { ...format, account: options.account, knownAccounts: ctx.config.accounts.map((a) => a.name), notAfter: todayOf(ctx) });
-  return storeBooks(ctx, read.rows, { source: path.basename(filePath), format: read.format, amounts: format.amounts, dryRun: options.dryRun === true, reconcile: true });
+  const opened = await openBalanceFile(filePath, { ...format, account: options.account, knownAccounts: ctx.config.accounts.map((a) => a.name), notAfter: todayOf(ctx) });
+  const toSave = options.saveProfile === true ? mergeProfile(options, saved?.profile) : undefined;
+  const result = await storeBookBatches(ctx, opened, {
+    source: path.basename(filePath),
+    format: opened.format,
+    amounts: format.amounts,
+    dryRun: options.dryRun === true,
+    reconcile: true,
+    refuseRemovals: !replaceDay,
+    // The profile is saved with the books it read, in their transaction: both or neither.
+    alsoInTransaction: toSave === undefined ? undefined : (trx) => storeImportProfile(trx, accountName!, toSave, ctx.clock.now()),
+  });
+  return {
+    ...result,
+    ...(accountName === undefined || (saved === undefined && toSave === undefined) ? {} : { profile: { account: accountName, used: saved !== undefined, saved: toSave !== undefined } }),
+  };
+}
+
+/** How a set of books rows is stored (a file or a ledger query). */
+export interface StoreBooksHow {
+  source: string;
+  format: BooksFormatName;
+  amounts: 'major' | 'minor';
+  dryRun: boolean;
+  reconcile: boolean;
+  /** Refuse (all or nothing) an import that would remove a day's stored currencies the rows lack. */
+  refuseRemovals?: boolean;
+  /** More writes that belong with these books, in their transaction. */
+  alsoInTransaction?: (trx: Transaction<Database>) => Promise<void>;
 }
 
 /**
- * Stores validated books rows (from a file or a ledger query) as one books import, or with
- * `dryRun` only works out what would change. With `reconcile`, dates whose results predate
- * these books are reconciled again before it returns (the commands do; the worker need not).
+ * Stores validated books rows (from a ledger query) as one books import, or with `dryRun` only
+ * works out what would change. With `reconcile`, dates whose results predate these books are
+ * reconciled again before it returns (the commands do; the worker need not).
  */
-export async function storeBooks(
+export async function storeBooks(ctx: AppContext, rows: readonly BalanceFileRow[], how: StoreBooksHow): Promise<BooksImportResult> {
+  async function* once(): AsyncGenerator<BalanceFileRow[]> {
+    yield [...rows];
+  }
+  return storeBookBatches(ctx, { name: how.source, unit: 'row', batches: once(), problems: new ProblemList(), skipped: [] }, how);
+}
+
+// Duplicates listed by a refused import, and changes by a dry run; the counts cover them all.
+const LISTED_DUPLICATES = 1_000;
+const LISTED_CHANGES = 1_000;
+
+/** Thrown to end a dry run's transaction, which rolls back everything it staged. */
+class DryRunEnded {
+  constructor(readonly result: BooksImportResult) {}
+}
+
+/**
+ * The one all-or-nothing path of every books import: in a single transaction the rows are staged
+ * batch by batch while they are read (memory is one batch), then checked as a whole (problems of
+ * any row, keys repeated, settings the reconciliation will need, removals without consent), then
+ * compared with the stored books and stored set-based. Any problem rolls the transaction back, so
+ * a failed import leaves the database as it was. Dates whose cut-off passed are reconciled after.
+ */
+async function storeBookBatches(
   ctx: AppContext,
-  rows: readonly BalanceFileRow[],
-  how: { source: string; format: BooksFormatName; amounts: 'major' | 'minor'; dryRun: boolean; reconcile: boolean },
+  input: { name: string; unit: 'line' | 'row'; batches: AsyncIterable<BalanceFileRow[]>; problems: ProblemList; skipped: SkippedRow[] },
+  how: StoreBooksHow,
 ): Promise<BooksImportResult> {
   const { source, format, amounts, dryRun } = how;
-  const dates = rows.map((r) => r.businessDate).sort();
-  const summary = { source, format, amounts, dryRun, rows: rows.length, accounts: [...new Set(rows.map((r) => r.account))].sort(), firstDate: dates[0]!, lastDate: dates[dates.length - 1]! };
-  const preview = await previewExpectedBalanceDays(ctx.database.db, rows);
-  if (dryRun) {
-    return { ...summary, inserted: preview.inserted, replaced: preview.changed + preview.unchanged, changed: preview.changed, unchanged: preview.unchanged, removed: preview.removed, changes: preview.changes, importId: null, reReconciledDates: 0 };
-  }
   const importedAt = ctx.clock.now();
-  const counts = await ctx.database.db.transaction().execute(async (trx) => {
-    await lockBooksOfAccounts(trx, rows.map((r) => r.account));
-    return replaceExpectedBalanceDays(trx, rows, source, importedAt, { format, amounts });
-  });
-  const days = new Map(rows.map((r) => [`${r.account}|${r.businessDate}`, { account: r.account, businessDate: r.businessDate }]));
+  let stored: { result: BooksImportResult; days: Array<{ account: string; businessDate: string }> };
+  try {
+    stored = await ctx.database.db.transaction().execute(async (trx) => {
+      await createBooksStage(trx);
+      for await (const batch of input.batches) {
+        // Once a row is bad nothing will be written: the rest is read only for its problems.
+        if (input.problems.count === 0) await stageBooksRows(trx, batch);
+      }
+      if (input.problems.count === 0) {
+        const duplicates = await findStagedDuplicates(trx, LISTED_DUPLICATES);
+        for (const d of duplicates.listed) input.problems.add(duplicateProblem(input.name, input.unit, d.line, d.firstLine, d));
+        for (let i = duplicates.listed.length; i < duplicates.count; i++) input.problems.add(`${input.name}: a further duplicate key`);
+      }
+      input.problems.throwIfAny(input.name);
+      const staged = await summarizeBooksStage(trx);
+      if (staged.rows === 0) throw noRows(input.name);
+      // Settings the re-reconciliation will need are checked before anything is written, so a
+      // configuration error ends the command with the database as it was.
+      checkComparisonSettings(ctx.config, staged.currencies);
+      // Concurrent imports of the same accounts take turns from here until the commit.
+      if (!dryRun) await lockBooksOfAccounts(trx, staged.accounts);
+      const preview = await previewBooksStage(trx, dryRun ? LISTED_CHANGES : 0);
+      const summary = {
+        source,
+        format,
+        amounts,
+        dryRun,
+        rows: staged.rows,
+        accounts: staged.accounts,
+        firstDate: staged.firstDate!,
+        lastDate: staged.lastDate!,
+        skipped: input.skipped,
+        inserted: preview.inserted,
+        replaced: preview.changed + preview.unchanged,
+        changed: preview.changed,
+        unchanged: preview.unchanged,
+        removed: preview.removed,
+        removalsNeedConsent: false,
+        reReconciledDates: 0,
+      };
+      if (dryRun) {
+        const listed = preview.changes;
+        const total = preview.inserted + preview.changed + preview.removed;
+        throw new DryRunEnded({ ...summary, changes: listed, changesNotListed: total - listed.length, importId: null, removalsNeedConsent: how.refuseRemovals === true && preview.removed > 0 });
+      }
+      if (how.refuseRemovals === true && preview.removed > 0) throw removalRefused(source, await listStagedRemovals(trx, 10), preview.removed);
+      const { importId } = await applyBooksStage(trx, source, importedAt, { rows: staged.rows, format, amounts });
+      await how.alsoInTransaction?.(trx);
+      return { result: { ...summary, changes: [], changesNotListed: 0, importId }, days: staged.days };
+    });
+  } catch (error) {
+    if (error instanceof DryRunEnded) return error.result;
+    throw error;
+  }
+  const { result, days } = stored;
   // The import marked its dates owed (in its transaction, by trigger); those whose cut-off passed
   // are reconciled now, before the command ends. Dates still open wait for their cut-off.
-  const pairs = [...days.values()];
-  const reReconciledDates = how.reconcile
-    ? new Set((await reconcileOwedDates(ctx, [...new Set(pairs.map((p) => p.account))], { only: pairs })).reconciled.map((p) => p.businessDate)).size
-    : 0;
-  ctx.logger.info({ source, format, amounts, rows: rows.length, ...counts, reReconciledDates }, 'books imported');
-  return { ...summary, ...counts, changes: preview.changes, reReconciledDates };
+  let reReconciledDates = 0;
+  let reconcileFailure: string | undefined;
+  if (how.reconcile) {
+    try {
+      reReconciledDates = new Set((await reconcileOwedDates(ctx, result.accounts, { only: days })).reconciled.map((p) => p.businessDate)).size;
+    } catch (error) {
+      // The books are committed: the failure is reported beside them, never as "nothing was touched".
+      // Their dates stay owed, so the next reconcile (or the worker) takes them up.
+      reconcileFailure = error instanceof ReconError ? error.message : `${(error as Error).message ?? String(error)}.`;
+      ctx.logger.error({ err: error, source }, 'books imported, but reconciling their dates again failed');
+    }
+  }
+  const { inserted, changed, unchanged, removed, importId } = result;
+  ctx.logger.info({ source, format, amounts, rows: result.rows, importId, inserted, changed, unchanged, removed, reReconciledDates }, 'books imported');
+  return { ...result, reReconciledDates, ...(reconcileFailure === undefined ? {} : { reconcileFailure }) };
+}
+
+/** The refusal of an import that would remove a day's other currencies without consent. */
+function removalRefused(source: string, removals: readonly BooksChange[], count = removals.length): InputFileError {
+  const listed = removals.slice(0, 10).map((c) => `${c.account} ${c.businessDate} ${c.currency} (${formatAmount(c.before!, c.currency)})`);
+  const more = count > listed.length && listed.length > 0 ? ` and ${count - listed.length} more` : '';
+  return new InputFileError(
+    `${source} would remove ${count} stored balance${count === 1 ? '' : 's'} of the days it lists, because it lacks their currencies${listed.length === 0 ? '' : `: ${listed.join(', ')}${more}`}. ` +
+      `Each day in a books file is taken as that day's complete books: pass --replace-day to remove them (save that consent with --save-profile), or add their rows. Nothing was imported.`,
+    removals.map((c) => `would remove ${c.account} ${c.businessDate} ${c.currency}`),
+  );
+}
+
+/**
+ * Throws the ConfigError reconciling these books would throw for a setting (a tolerance finer
+ * than a currency's minor unit), before the import writes anything.
+ */
+function checkComparisonSettings(config: Config, pairs: ReadonlyArray<{ account: string; currency: string }>): void {
+  for (const { account, currency } of pairs) {
+    const decimals = referenceScaleFor(config, config.accounts.find((a) => a.name === account), currency);
+    if (decimals !== null) toleranceFor(config, currency, decimals);
+  }
 }

@@ -1,15 +1,21 @@
+import { createReadStream } from 'node:fs';
+import { open } from 'node:fs/promises';
+import { parse as parseCsvStream } from 'csv-parse';
 import { parse as parseCsv } from 'csv-parse/sync';
-import type { Table } from './books-file.js';
+import type { TableRow } from './table.js';
 
 const DELIMITERS = [',', ';', '\t'] as const;
+
+// Enough of a file's start to hold its title rows and its header line.
+const HEAD_BYTES = 64 * 1024;
 
 /**
  * The field separator of a CSV file, from its header line: the candidate (comma, semicolon, tab)
  * that occurs most often outside quotes. The header, not a data line, decides, because a data
  * line of a semicolon file with decimal commas (`21/11/2026;EUR;1.234,56`) holds commas too.
  */
-export function detectDelimiter(text: string): string {
-  const firstLine = text.replace(/^\uFEFF/, '').split(/\r?\n/).find((l) => l.trim() !== '') ?? '';
+export function detectDelimiter(text: string, skipLines = 0): string {
+  const firstLine = text.replace(/^\uFEFF/, '').split(/\r?\n/).slice(skipLines).find((l) => l.trim() !== '') ?? '';
   const counts = new Map<string, number>(DELIMITERS.map((d) => [d, 0]));
   let quoted = false;
   for (const char of firstLine) {
@@ -21,19 +27,54 @@ export function detectDelimiter(text: string): string {
   return best;
 }
 
-/** Reads CSV text into a header and rows; a problem (with its line) when it is not valid CSV. */
-export function readCsvTable(text: string, name: string, problems: string[]): Table | undefined {
-  let records: Array<{ record: string[]; info: { lines: number } }>;
+// csv-parse handles RFC 4180 quoting, a UTF-8 BOM and CRLF; rows of the wrong width are kept
+// (relaxed) so they can be reported with the others instead of stopping at the first.
+const csvOptions = (delimiter: string, skipLines: number) => ({ bom: true, delimiter, from_line: skipLines + 1, info: true, relax_column_count: true, skip_empty_lines: true, trim: false }) as const;
+
+type CsvRecord = { record: string[]; info: { lines: number } };
+
+function csvProblem(name: string, error: unknown): string {
+  const e = error as Error & { lines?: number };
+  return `${name}${e.lines === undefined ? '' : ` line ${e.lines}`}: not valid CSV: ${e.message}`;
+}
+
+/**
+ * Reads CSV text into records (header first), each with the line it ends on; a problem (with
+ * its line) when it is not valid CSV. The first `skipLines` lines (a title) are not read at all.
+ */
+export function readCsvRecords(text: string, name: string, problem: (text: string) => void, skipLines = 0): TableRow[] {
   try {
-    // csv-parse handles RFC 4180 quoting, a UTF-8 BOM and CRLF; rows of the wrong width are
-    // kept (relaxed) so they can be reported with the others instead of stopping at the first.
-    records = parseCsv(text, { bom: true, delimiter: detectDelimiter(text), info: true, relax_column_count: true, skip_empty_lines: true, trim: false }) as unknown as typeof records;
+    const records = parseCsv(text, csvOptions(detectDelimiter(text, skipLines), skipLines)) as unknown as CsvRecord[];
+    return records.map(({ record, info }) => ({ line: info.lines, cells: record }));
   } catch (error) {
-    const e = error as Error & { lines?: number };
-    problems.push(`${name}${e.lines === undefined ? '' : ` line ${e.lines}`}: not valid CSV: ${e.message}`);
-    return undefined;
+    problem(csvProblem(name, error));
+    return [];
   }
-  const [header, ...data] = records;
-  if (header === undefined) return undefined;
-  return { header: { line: header.info.lines, cells: header.record }, rows: data.map(({ record, info }) => ({ line: info.lines, cells: record })) };
+}
+
+/**
+ * Streams a CSV file's records (header first) without holding the file: memory is one record
+ * plus the parser's buffer. Invalid CSV ends the records with a problem naming its line.
+ */
+export async function* streamCsvRecords(filePath: string, name: string, problem: (text: string) => void, skipLines = 0): AsyncGenerator<TableRow> {
+  const head = await readHead(filePath);
+  const parser = createReadStream(filePath).pipe(parseCsvStream(csvOptions(detectDelimiter(head, skipLines), skipLines)));
+  try {
+    for await (const { record, info } of parser as AsyncIterable<CsvRecord>) yield { line: info.lines, cells: record };
+  } catch (error) {
+    problem(csvProblem(name, error));
+  } finally {
+    parser.destroy();
+  }
+}
+
+async function readHead(filePath: string): Promise<string> {
+  const handle = await open(filePath, 'r');
+  try {
+    const buffer = Buffer.alloc(HEAD_BYTES);
+    const { bytesRead } = await handle.read(buffer, 0, HEAD_BYTES, 0);
+    return buffer.subarray(0, bytesRead).toString('utf8');
+  } finally {
+    await handle.close();
+  }
 }

@@ -4,7 +4,9 @@
  * merchant's own ledger database. Everything outside this folder goes through these exports.
  */
 export { readBalanceFile, type BalanceFileRow, type BalanceFileOptions, type BooksFormat } from './books-file.js';
-export { importBooksFile, resolveBooksFormat, type BooksImportOptions, type BooksImportResult } from './books-import.js';
+export { importBooksFile, type BooksImportOptions, type BooksImportResult } from './books-import.js';
+export { describeProfile, loadImportProfile, loadImportProfiles, resolveBooksFormat, type ImportProfile, type SavedImportProfile } from './import-profile.js';
+export type { SkippedRow } from './table.js';
 export { parseColumnMap, type ColumnMap } from './column-map.js';
 export { DATE_FORMATS, parseDateFormat, type DateFormat } from './date-text.js';
 export { booksSqlSourceOf, pullBooks, pullBooksIfDue, type BooksPullOutcome } from './sql-source.js';

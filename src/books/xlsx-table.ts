@@ -1,5 +1,5 @@
 import { LosslessNumber } from '../lossless-json.js';
-import type { Table } from './books-file.js';
+import type { TableRow } from './table.js';
 
 /** A spreadsheet cell formatted as a date: already a calendar day, whatever `--date-format` says. */
 export class CellDate {
@@ -7,41 +7,40 @@ export class CellDate {
 }
 
 /**
- * Reads the first worksheet of an .xlsx file: its first non-empty row is the header. Cells keep
- * their kind: text stays text, a number becomes its exact decimal text (a LosslessNumber, never
- * used as a float), a date cell a CellDate.
+ * Streams the first worksheet of an .xlsx file row by row (exceljs's streaming reader), header
+ * first: its first non-empty row after `skipRows` is the header. Cells keep their kind: text stays
+ * text, a number becomes its exact decimal text (a LosslessNumber, never used as a float), a date
+ * cell a CellDate. Memory is a row and the shared strings, not the sheet.
  */
-export async function readXlsxTable(content: Buffer, name: string, problems: string[]): Promise<Table | undefined> {
+export async function* streamXlsxRecords(filePath: string, name: string, problem: (text: string) => void, skipRows = 0): AsyncGenerator<TableRow> {
   // Loaded only for spreadsheets: the library is large and most imports are CSV.
   const { default: ExcelJS } = await import('exceljs');
-  const workbook = new ExcelJS.Workbook();
+  const reader = new ExcelJS.stream.xlsx.WorkbookReader(filePath, { sharedStrings: 'cache', styles: 'cache', hyperlinks: 'ignore', worksheets: 'emit', entries: 'ignore' });
+  let width: number | undefined;
+  let sawSheet = false;
   try {
-    await workbook.xlsx.load(content as unknown as ArrayBuffer);
+    for await (const sheet of reader) {
+      sawSheet = true;
+      for await (const row of sheet) {
+        // Rows above the header a title or a date stamp fills (--skip-rows) are not read.
+        if (row.number <= skipRows) continue;
+        const cells: unknown[] = [];
+        for (let column = 1; column <= row.cellCount; column++) cells.push(cellValue(row.getCell(column).value));
+        // Trailing empty cells (a column formatted but left blank) are not fields.
+        while (cells.length > 0 && cells[cells.length - 1] === '') cells.pop();
+        if (cells.length === 0) continue;
+        width ??= cells.length;
+        // A row shorter than the header has blank cells at its end.
+        yield { line: row.number, cells: cells.length < width ? [...cells, ...Array<string>(width - cells.length).fill('')] : cells };
+      }
+      // The first worksheet only.
+      break;
+    }
   } catch (error) {
-    problems.push(`${name}: not a readable .xlsx workbook: ${(error as Error).message}`);
-    return undefined;
+    problem(`${name}: not a readable .xlsx workbook: ${(error as Error).message}`);
+    return;
   }
-  const sheet = workbook.worksheets[0];
-  if (sheet === undefined) {
-    problems.push(`${name}: the workbook has no worksheet`);
-    return undefined;
-  }
-  const rows: Array<{ line: number; cells: unknown[] }> = [];
-  sheet.eachRow({ includeEmpty: false }, (row, rowNumber) => {
-    const cells: unknown[] = [];
-    for (let column = 1; column <= row.cellCount; column++) cells.push(cellValue(row.getCell(column).value));
-    // Trailing empty cells (a column formatted but left blank) are not fields.
-    while (cells.length > 0 && cells[cells.length - 1] === '') cells.pop();
-    if (cells.length > 0) rows.push({ line: rowNumber, cells });
-  });
-  const [header, ...data] = rows;
-  if (header === undefined) return undefined;
-  const width = header.cells.length;
-  return {
-    header: { line: header.line, cells: header.cells.map((c) => (typeof c === 'string' ? c : String(c instanceof CellDate ? c.iso : c instanceof LosslessNumber ? c.value : c))) },
-    // A row shorter than the header has blank cells at its end.
-    rows: data.map((r) => ({ line: r.line, cells: r.cells.length < width ? [...r.cells, ...Array<string>(width - r.cells.length).fill('')] : r.cells })),
-  };
+  if (!sawSheet) problem(`${name}: the workbook has no worksheet`);
 }
 
 function cellValue(value: unknown): unknown {

@@ -5,7 +5,7 @@ import { parseBusinessDate, todayOf } from '../reconciliation/business-dates.js'
 import { resolveAccountNames } from '../reconciliation/reconciliation-service.js';
 import type { CliRuntime } from './runtime.js';
 import { summaryOf } from './command-catalog.js';
-import { describeImport } from './ledger-command.js';
+import { describeImport, reconcileFailureAdvice } from './ledger-command.js';
 
 /** `wallet-recon books pull`: reads the books of a date from the merchant's ledger database by hand. */
 export function registerBooksCommand(program: Command, runtime: CliRuntime): void {
@@ -42,6 +42,10 @@ export function registerBooksCommand(program: Command, runtime: CliRuntime): voi
             runtime.output.out(`Books of account "${account}" for ${businessDate} from ${result!.source} are already up to date (${result!.rows} expected balance${result!.rows === 1 ? '' : 's'}); nothing was imported.`);
           } else if (result !== undefined) {
             runtime.output.out(describeImport(result));
+            if (result.reconcileFailure !== undefined) {
+              runtime.output.err(reconcileFailureAdvice(result));
+              exitCode = 1;
+            }
           }
         }
         return exitCode;

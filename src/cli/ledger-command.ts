@@ -1,7 +1,8 @@
 import { Option, type Command } from 'commander';
-import { DATE_FORMATS, importBooksFile, parseColumnMap, parseDateFormat, type BooksImportResult, type ColumnMap, type DateFormat } from '../books/index.js';
+import { DATE_FORMATS, describeProfile, importBooksFile, loadImportProfile, loadImportProfiles, parseColumnMap, parseDateFormat, type BooksImportResult, type ColumnMap, type DateFormat } from '../books/index.js';
 import { UsageError } from '../errors.js';
 import { formatAmount } from '../money/format-amount.js';
+import { resolveAccountNames } from '../reconciliation/reconciliation-service.js';
 import { detectSignoffChanges } from '../signoff/signoff-service.js';
 import type { CliRuntime } from './runtime.js';
 import { summaryOf } from './command-catalog.js';
@@ -10,9 +11,14 @@ interface LedgerImportOptions {
   account?: string;
   amounts?: 'major' | 'minor';
   decimalComma?: boolean;
+  decimalPoint?: boolean;
   dateFormat?: string;
   map?: string;
   dryRun?: boolean;
+  skipRows?: string;
+  skipFooter?: string;
+  replaceDay?: boolean;
+  saveProfile?: boolean;
 }
 
 /** `wallet-recon ledger import FILE`: loads the merchant's expected balances (the books). */
@@ -22,23 +28,46 @@ export function registerLedgerCommand(program: Command, runtime: CliRuntime): vo
     .command('import')
     .description('import expected balances from CSV (comma, semicolon or tab), an .xlsx spreadsheet or JSON lines; all rows or none')
     .argument('<file>', 'a .csv file with a header line, an .xlsx workbook (first sheet, header in its first row), or .jsonl with one object per line')
-    .option('--account <name>', 'the account of rows without an account column (default: the only configured account); its saved books settings apply')
+    .option('--account <name>', 'the account of rows without an account column (default: the only configured account); its saved profile applies')
     .addOption(new Option('--amounts <unit>', 'major: 1234.56 with the currency\'s decimals (default); minor: the integer 123456').choices(['major', 'minor']))
-    .option('--decimal-comma', 'amounts written 1.234,56 (a comma before the decimals)')
+    .addOption(new Option('--decimal-comma', 'amounts written 1.234,56 (a comma before the decimals)').conflicts('decimalPoint'))
+    .option('--decimal-point', 'amounts written 1,234.56 (a point before the decimals)')
     .option('--date-format <format>', `how dates are written: ${DATE_FORMATS.join(', ')} (default YYYY-MM-DD)`)
     .option('--map <columns>', 'headers of other names: business_date="Value date",currency=Curr,balance="Closing balance"[,account=Entity]')
+    .option('--skip-rows <n>', 'lines (spreadsheet rows) above the header to skip: a title, an export date')
+    .option('--skip-footer <n>', 'rows at the end to leave out (total rows such as "Summe" or "Total" are left out anyway)')
+    .option('--replace-day', "let the import remove a day's stored currencies the file lacks (each day in the file is its complete books)")
+    .option('--save-profile', "save this import's options as the account's import profile, used by later imports")
     .option('--dry-run', 'print what would change and write nothing')
     .addHelpText(
       'after',
-      "\nEach (account, business date) in the file is taken as that day's complete books: its keys (account,\nbusiness date, currency) are inserted or replaced, recording the file name as their source, and the\nday's stored currencies the file lacks are removed. Days the file does not mention are left alone.\nDates that were already reconciled are reconciled again with the new books, in the same command.\n\nAmounts are in major units by default: 1234.56, -1234.56, 1,234.56 and (1,234.56) for a negative. More\ndecimals than the currency has (1234.565 for EUR) are refused, never rounded. Currency codes may be in\nany case. A column map, date format, decimal comma and unit can be saved per account in the accounts\nfile (its \"books\" section); options given here win. See docs/books.md.\n\nExamples:\n  wallet-recon ledger import books-2026-11.csv --account eu-main\n  wallet-recon ledger import export.csv --decimal-comma --date-format DD/MM/YYYY \\\n    --map business_date=Date,currency=Currency,balance=\"Closing balance\"\n  wallet-recon ledger import books.xlsx --dry-run\n\nPrints how many keys are new, changed, unchanged and removed. Dates after today (RECON_TIMEZONE) and amounts\nwith spaces around them are refused.\n\nExit codes: 0 imported (or, with --dry-run, checked), 1 the file has bad rows (each listed with its line; nothing imported), 2 usage or configuration error, 130 stopped by Ctrl-C (SIGINT), 143 stopped by SIGTERM.",
+      "\nEach (account, business date) in the file is taken as that day's complete books: its keys (account,\nbusiness date, currency) are inserted or replaced, recording the file name as their source. Days the file\ndoes not mention are left alone. When the file lacks currencies stored for one of its days, the import says\nwhich and is refused unless --replace-day (or the account's saved profile) consents to removing them.\nDates that were already reconciled are reconciled again with the new books, in the same command.\n\nAmounts are in major units by default: 1234.56, -1234.56, 1,234.56 and (1,234.56) for a negative. More\ndecimals than the currency has (1234.565 for EUR) are refused, never rounded. Without --decimal-point or\n--decimal-comma an amount whose separator could group thousands for its currency (JPY 250.000, EUR 1.500,\nKWD 1,234) is refused, not guessed. Currency codes may be in any case.\n\nRows above the header are skipped with --skip-rows N; total rows at the end (\"Summe\", \"Total\", ...) are\nleft out and said so; --skip-footer N leaves out the last N rows.\n\n--save-profile stores this import's options (map, date format, decimal mark, unit, rows to skip, consent to\nreplace days) as the account's import profile, for any account including the default one; later imports of\nthe account use it, options given here win. \"wallet-recon ledger profile show\" prints it. The accounts\nfile's \"books\" section is read after the profile. See docs/books.md.\n\nExamples:\n  wallet-recon ledger import books-2026-11.csv --account eu-main\n  wallet-recon ledger import kontostand.csv --map business_date=Datum,currency=Währung,balance=Schlusssaldo \\\n    --date-format DD/MM/YYYY --decimal-comma --save-profile\n  wallet-recon ledger import kontostand-2026-11-27.csv        (the saved profile applies)\n  wallet-recon ledger import books.xlsx --dry-run\n\nPrints how many keys are new, changed, unchanged and removed, and the rows it skipped. Dates after today\n(RECON_TIMEZONE) and amounts with spaces around them are refused.\n\nExit codes: 0 imported (or, with --dry-run, checked), 1 the file has bad rows or would remove a day's other\ncurrencies without consent (each listed; nothing imported), or the books were imported but reconciling their\ndates again failed (said so; the dates stay owed), 2 usage or configuration error (also a file that does not\nexist; nothing imported), 130 stopped by Ctrl-C (SIGINT), 143 stopped by SIGTERM.",
     )
     .action(async (file: string, opts: LedgerImportOptions) => {
       // Bad options are refused before the database is opened.
       const dateFormat = opts.dateFormat === undefined ? undefined : checkDateFormat(opts.dateFormat);
       const map: ColumnMap | undefined = opts.map === undefined ? undefined : parseColumnMap(opts.map);
+      const skipRows = opts.skipRows === undefined ? undefined : rowCount(opts.skipRows, '--skip-rows');
+      const skipFooter = opts.skipFooter === undefined ? undefined : rowCount(opts.skipFooter, '--skip-footer');
+      if (opts.saveProfile === true && opts.dryRun === true) throw new UsageError('--save-profile saves the options of an import that is written; run it without --dry-run.');
       await runtime.withContext('wallet-recon ledger import', {}, async (ctx) => {
-        const result = await importBooksFile(ctx, file, { account: opts.account, amounts: opts.amounts, decimalComma: opts.decimalComma, dateFormat, map, dryRun: opts.dryRun === true });
+        const result = await importBooksFile(ctx, file, {
+          account: opts.account,
+          amounts: opts.amounts,
+          decimalMark: opts.decimalComma === true ? 'comma' : opts.decimalPoint === true ? 'point' : undefined,
+          dateFormat,
+          map,
+          skipRows,
+          skipFooter,
+          replaceDay: opts.replaceDay === true ? true : undefined,
+          saveProfile: opts.saveProfile === true,
+          dryRun: opts.dryRun === true,
+        });
         runtime.output.out(describeImport(result));
+        if (result.reconcileFailure !== undefined) {
+          runtime.output.err(reconcileFailureAdvice(result));
+          return 1;
+        }
         // New books of a signed date void its sign-off: said now, not at the worker's next check.
         if (opts.dryRun !== true) {
           for (const { signoff } of await detectSignoffChanges(ctx)) {
@@ -48,6 +77,35 @@ export function registerLedgerCommand(program: Command, runtime: CliRuntime): vo
         return 0;
       });
     });
+  registerProfileCommand(ledger, runtime);
+}
+
+/** `wallet-recon ledger profile show [--account NAME]`: the saved import profiles. */
+function registerProfileCommand(ledger: Command, runtime: CliRuntime): void {
+  const profile = ledger.command('profile').description("the accounts' saved import profiles (ledger import --save-profile)");
+  profile
+    .command('show')
+    .description('print the saved import profile of an account (default: every account that has one)')
+    .option('--account <name>', 'only this account')
+    .addHelpText('after', '\nExit codes: 0 printed (also when there is no profile; it says so), 2 usage or configuration error (an account that is not configured).')
+    .action(async (opts: { account?: string }) => {
+      await runtime.withContext('wallet-recon ledger profile show', {}, async (ctx) => {
+        if (opts.account !== undefined) resolveAccountNames(ctx.config, opts.account);
+        const profiles = opts.account === undefined ? await loadImportProfiles(ctx) : [await loadImportProfile(ctx, opts.account)].filter((p) => p !== undefined);
+        if (profiles.length === 0) {
+          const whose = opts.account === undefined ? 'No account has' : `Account "${opts.account}" has`;
+          runtime.output.out(`${whose} a saved import profile. Save one with: wallet-recon ledger import FILE [options] --save-profile${opts.account === undefined ? '' : ` --account ${opts.account}`}`);
+          return 0;
+        }
+        runtime.output.out([...profiles.flatMap((p) => describeProfile(p)), 'Options given to "wallet-recon ledger import" win over a profile.'].join('\n'));
+        return 0;
+      });
+    });
+}
+
+function rowCount(text: string, option: string): number {
+  if (!/^\d{1,6}$/.test(text)) throw new UsageError(`${option} "${text}" must be a number of rows, such as ${option} 1.`);
+  return Number(text);
 }
 
 function checkDateFormat(text: string): DateFormat {
@@ -56,8 +114,31 @@ function checkDateFormat(text: string): DateFormat {
   return format;
 }
 
+/** What to do when the books were stored but their dates could not be reconciled again. */
+export function reconcileFailureAdvice(result: BooksImportResult): string {
+  const rerun = result.firstDate === result.lastDate ? `"wallet-recon reconcile --date ${result.firstDate}"` : `"wallet-recon reconcile --date DATE" for each date from ${result.firstDate} to ${result.lastDate}`;
+  return `The books were imported, but reconciling their dates again failed: ${result.reconcileFailure} Those dates stay owed: fix that, then run ${rerun} (or let the worker reconcile them).`;
+}
+
 /** The command's summary: counts, and with --dry-run each change it would make. */
 export function describeImport(result: BooksImportResult): string {
+  const notes = [...profileNotes(result), ...skippedNotes(result)];
+  const summary = describeCounts(result);
+  return notes.length === 0 ? summary : [summary, ...notes].join('\n');
+}
+
+function profileNotes(result: BooksImportResult): string[] {
+  if (result.profile === undefined) return [];
+  const { account, used, saved } = result.profile;
+  if (saved) return [`Saved these options as the import profile of account "${account}" ("wallet-recon ledger profile show" prints it).`];
+  return used ? [`Read with the import profile of account "${account}".`] : [];
+}
+
+function skippedNotes(result: BooksImportResult): string[] {
+  return result.skipped.map((s) => `Skipped ${s.unit} ${s.line}: ${s.why}.`);
+}
+
+function describeCounts(result: BooksImportResult): string {
   const period = result.firstDate === result.lastDate ? result.firstDate : `${result.firstDate} to ${result.lastDate}`;
   const counts = `${result.inserted} new, ${result.changed} changed, ${result.unchanged} unchanged, ${result.removed} removed`;
   const plural = result.rows === 1 ? '' : 's';
@@ -73,5 +154,7 @@ export function describeImport(result: BooksImportResult): string {
     if (c.kind === 'removed') return `  removed   ${where}: ${formatAmount(c.before!, c.currency)}`;
     return `  changed   ${where}: ${formatAmount(c.before!, c.currency)} -> ${formatAmount(c.after!, c.currency)}`;
   });
-  return [`Dry run, nothing written: ${result.rows} expected balance${plural} from ${result.source} for ${result.accounts.join(', ')}, ${period} would give ${counts}.`, ...lines].join('\n');
+  if (result.changesNotListed > 0) lines.push(`  … and ${result.changesNotListed} more change${result.changesNotListed === 1 ? '' : 's'}`);
+  const consent = result.removalsNeedConsent ? ["The import would be refused: it removes a day's stored currencies the file lacks; pass --replace-day to allow that, or add their rows."] : [];
+  return [`Dry run, nothing written: ${result.rows} expected balance${plural} from ${result.source} for ${result.accounts.join(', ')}, ${period} would give ${counts}.`, ...lines, ...consent].join('\n');
 }

@@ -39,10 +39,15 @@ export const accountBooksSchema = z
       .optional(),
     dateFormat: z.enum(BOOKS_DATE_FORMATS, { error: `must be one of: ${BOOKS_DATE_FORMATS.join(', ')}` }).optional(),
     decimalComma: z.boolean({ error: 'must be true or false' }).optional(),
+    decimalMark: z.enum(['comma', 'point'], { error: 'must be one of: comma, point' }).optional(),
     amounts: z.enum(['major', 'minor'], { error: 'must be one of: major, minor' }).optional(),
     sqlFile: z.string().min(1).optional(),
   })
-  .strict();
+  .strict()
+  .refine((b) => b.decimalMark === undefined || b.decimalComma === undefined || (b.decimalMark === 'comma') === b.decimalComma, {
+    message: 'decimalMark and decimalComma contradict each other; keep decimalMark alone',
+    path: ['decimalMark'],
+  });
 
 type BooksValues = z.output<z.ZodObject<typeof booksVariables>>;
 

@@ -44,7 +44,10 @@ export interface AccountBooksSettings {
   /** Headers of the fields in its exports: { business_date: "Value date", balance: "Closing balance" }. */
   readonly map?: Readonly<Partial<Record<'business_date' | 'currency' | 'balance' | 'account', string>>>;
   readonly dateFormat?: 'YYYY-MM-DD' | 'DD/MM/YYYY' | 'MM/DD/YYYY' | 'YYYY/MM/DD' | 'DD.MM.YYYY' | 'DD-MM-YYYY';
+  /** Older spelling of decimalMark: true is `comma`, false `point`. */
   readonly decimalComma?: boolean;
+  /** How text amounts write decimals: `1.234,56` (comma) or `1,234.56` (point). */
+  readonly decimalMark?: 'comma' | 'point';
   readonly amounts?: 'major' | 'minor';
   /** The query that reads its books from the ledger database (absolute path), instead of RECON_BOOKS_SQL_FILE. */
   readonly sqlFile?: string;

@@ -70,6 +70,14 @@ export interface BooksImportsTable {
 
 export type BooksFormatName = 'csv' | 'xlsx' | 'jsonl' | 'sql';
 
+/** An account's saved import profile (`ledger import --save-profile`). */
+export interface ImportProfilesTable {
+  account: string;
+  /** jsonb: the saved options; written as JSON text, read back parsed. */
+  settings: ColumnType<unknown, string, string>;
+  saved_at: Date;
+}
+
 export type CaptureDayStatus = 'captured' | 'missed' | 'pending';
 
 export interface CaptureDaysView {
@@ -396,6 +404,7 @@ export interface Database {
   balance_history: BalanceHistoryView;
   missed_dates: MissedDatesTable;
   books_imports: BooksImportsTable;
+  import_profiles: ImportProfilesTable;
   capture_days: CaptureDaysView;
   authoritative_runs: AuthoritativeRunsView;
   reconciliation_cases: ReconciliationCasesTable;

@@ -106,40 +106,6 @@ export interface BooksChange {
 }
 
 /**
- * What replaceExpectedBalanceDays would do with these rows, read without writing anything:
- * the counts it would return and each key it would add, change or remove.
- */
-export async function previewExpectedBalanceDays(
-  db: Db,
-  rows: readonly ExpectedBalanceInput[],
-): Promise<{ inserted: number; changed: number; unchanged: number; removed: number; changes: BooksChange[] }> {
-  const stored = await sql<{ account: string; business_date: string; currency: string; balance: string }>`
-    select e.account, e.business_date, e.currency, e.balance from expected_balances e
-    where (e.account, e.business_date) in (
-      select * from unnest(${rows.map((r) => r.account)}::text[], ${rows.map((r) => r.businessDate)}::date[])
-    )`.execute(db);
-  const key = (account: string, businessDate: string, currency: string) => `${account}|${businessDate}|${currency}`;
-  const before = new Map(stored.rows.map((r) => [key(r.account, r.business_date, r.currency), r]));
-  const inFile = new Set<string>();
-  const changes: BooksChange[] = [];
-  let unchanged = 0;
-  for (const r of rows) {
-    const k = key(r.account, r.businessDate, r.currency);
-    inFile.add(k);
-    const old = before.get(k);
-    if (old === undefined) changes.push({ kind: 'new', account: r.account, businessDate: r.businessDate, currency: r.currency, before: null, after: r.balance });
-    else if (BigInt(old.balance) !== r.balance) changes.push({ kind: 'changed', account: r.account, businessDate: r.businessDate, currency: r.currency, before: BigInt(old.balance), after: r.balance });
-    else unchanged++;
-  }
-  for (const [k, old] of before) {
-    if (!inFile.has(k)) changes.push({ kind: 'removed', account: old.account, businessDate: old.business_date, currency: old.currency, before: BigInt(old.balance), after: null });
-  }
-  changes.sort((a, b) => a.account.localeCompare(b.account) || a.businessDate.localeCompare(b.businessDate) || a.currency.localeCompare(b.currency));
-  const count = (kind: BooksChange['kind']) => changes.filter((c) => c.kind === kind).length;
-  return { inserted: count('new'), changed: count('changed'), unchanged, removed: count('removed'), changes };
-}
-
-/**
  * Makes concurrent imports of the same accounts take turns until the transaction ends: each
  * file is a day's complete books, and two of them merged would be neither. Sorted, so two
  * imports never take the locks crosswise.
@@ -178,4 +144,171 @@ export async function listBooksImportsByIds(
   if (ids.length === 0) return [];
   const rows = await db.selectFrom('books_imports').select(['id', 'source', 'imported_at', 'format', 'amounts']).where('id', 'in', [...ids]).orderBy('id').execute();
   return rows.map((r) => ({ id: r.id, source: r.source, importedAt: r.imported_at, format: r.format, amounts: r.amounts }));
+}
+
+/*
+ * Staged books imports: a books file of any size is streamed into a temporary table of the
+ * import's transaction in batches, then checked and compared with the stored books set-based,
+ * so the process holds a batch, never the file. The table is dropped when the transaction ends.
+ */
+
+/** Creates the transaction's staging table (dropped at commit or rollback). */
+export async function createBooksStage(trx: Transaction<Database>): Promise<void> {
+  await sql`
+    create temp table books_stage (
+      line integer not null,
+      account text not null,
+      business_date date not null,
+      currency text not null,
+      balance numeric not null,
+      scale smallint
+    ) on commit drop`.execute(trx);
+}
+
+/** Adds a batch of validated rows to the staging table: one statement, one parameter per column. */
+export async function stageBooksRows(trx: Transaction<Database>, rows: ReadonlyArray<ExpectedBalanceInput & { line: number }>): Promise<void> {
+  if (rows.length === 0) return;
+  await sql`
+    insert into books_stage (line, account, business_date, currency, balance, scale)
+    select * from unnest(
+      ${rows.map((r) => r.line)}::integer[],
+      ${rows.map((r) => r.account)}::text[],
+      ${rows.map((r) => r.businessDate)}::date[],
+      ${rows.map((r) => r.currency)}::text[],
+      ${rows.map((r) => r.balance.toString())}::numeric[],
+      ${rows.map((r) => currencyDecimals(r.currency))}::smallint[]
+    )`.execute(trx);
+}
+
+/** Staged rows that repeat an earlier row's key (the first `limit` by line), and how many there are. */
+export async function findStagedDuplicates(
+  trx: Transaction<Database>,
+  limit: number,
+): Promise<{ count: number; listed: Array<{ line: number; firstLine: number; account: string; businessDate: string; currency: string }> }> {
+  const rows = await sql<{ line: number; first_line: number; account: string; business_date: string; currency: string; total: string }>`
+    with ranked as (
+      select line, account, business_date, currency,
+        first_value(line) over w as first_line, row_number() over w as n
+      from books_stage window w as (partition by account, business_date, currency order by line)
+    )
+    select line, first_line, account, business_date::text as business_date, currency, count(*) over () as total
+    from ranked where n > 1 order by line limit ${limit}`.execute(trx);
+  return {
+    count: Number(rows.rows[0]?.total ?? 0),
+    listed: rows.rows.map((r) => ({ line: r.line, firstLine: r.first_line, account: r.account, businessDate: r.business_date, currency: r.currency })),
+  };
+}
+
+/** What the staged rows hold: their number, accounts, date range, days and (account, currency) pairs. */
+export async function summarizeBooksStage(trx: Transaction<Database>): Promise<{
+  rows: number;
+  accounts: string[];
+  firstDate: string | null;
+  lastDate: string | null;
+  days: Array<{ account: string; businessDate: string }>;
+  currencies: Array<{ account: string; currency: string }>;
+}> {
+  const totals = await sql<{ rows: string; first_date: string | null; last_date: string | null }>`
+    select count(*) as rows, min(business_date)::text as first_date, max(business_date)::text as last_date from books_stage`.execute(trx);
+  const days = await sql<{ account: string; business_date: string }>`
+    select distinct account, business_date::text as business_date from books_stage order by account, business_date`.execute(trx);
+  const currencies = await sql<{ account: string; currency: string }>`
+    select distinct account, currency from books_stage order by account, currency`.execute(trx);
+  const t = totals.rows[0]!;
+  return {
+    rows: Number(t.rows),
+    accounts: [...new Set(days.rows.map((d) => d.account))],
+    firstDate: t.first_date,
+    lastDate: t.last_date,
+    days: days.rows.map((d) => ({ account: d.account, businessDate: d.business_date })),
+    currencies: currencies.rows,
+  };
+}
+
+/**
+ * What storing the staged rows would do, worked out set-based: the counts, and the first
+ * `limit` changes (new, changed, removed keys) in account, date and currency order.
+ */
+export async function previewBooksStage(
+  trx: Transaction<Database>,
+  limit: number,
+): Promise<{ inserted: number; changed: number; unchanged: number; removed: number; changes: BooksChange[] }> {
+  const counts = await sql<{ inserted: string; changed: string; unchanged: string; removed: string }>`
+    with staged_days as (select distinct account, business_date from books_stage)
+    select
+      (select count(*) from books_stage s where not exists (
+        select 1 from expected_balances e where e.account = s.account and e.business_date = s.business_date and e.currency = s.currency)) as inserted,
+      (select count(*) from books_stage s join expected_balances e
+        on e.account = s.account and e.business_date = s.business_date and e.currency = s.currency where e.balance <> s.balance) as changed,
+      (select count(*) from books_stage s join expected_balances e
+        on e.account = s.account and e.business_date = s.business_date and e.currency = s.currency where e.balance = s.balance) as unchanged,
+      (select count(*) from expected_balances e join staged_days d on d.account = e.account and d.business_date = e.business_date
+        where not exists (select 1 from books_stage s where s.account = e.account and s.business_date = e.business_date and s.currency = e.currency)) as removed`.execute(trx);
+  const c = counts.rows[0]!;
+  const changes =
+    limit <= 0
+      ? []
+      : (
+          await sql<{ kind: BooksChange['kind']; account: string; business_date: string; currency: string; before: string | null; after: string | null }>`
+            with staged_days as (select distinct account, business_date from books_stage)
+            select * from (
+              select case when e.balance is null then 'new' else 'changed' end as kind, s.account, s.business_date::text as business_date, s.currency,
+                e.balance::text as before, s.balance::text as after
+              from books_stage s left join expected_balances e
+                on e.account = s.account and e.business_date = s.business_date and e.currency = s.currency
+              where e.balance is null or e.balance <> s.balance
+              union all
+              select 'removed', e.account, e.business_date::text, e.currency, e.balance::text, null
+              from expected_balances e join staged_days d on d.account = e.account and d.business_date = e.business_date
+              where not exists (select 1 from books_stage s where s.account = e.account and s.business_date = e.business_date and s.currency = e.currency)
+            ) c order by account, business_date, currency limit ${limit}`.execute(trx)
+        ).rows.map((r) => ({
+          kind: r.kind,
+          account: r.account,
+          businessDate: r.business_date,
+          currency: r.currency,
+          before: r.before === null ? null : BigInt(r.before),
+          after: r.after === null ? null : BigInt(r.after),
+        }));
+  return { inserted: Number(c.inserted), changed: Number(c.changed), unchanged: Number(c.unchanged), removed: Number(c.removed), changes };
+}
+
+/** The first `limit` stored keys the staged rows would remove (their days' currencies the rows lack). */
+export async function listStagedRemovals(trx: Transaction<Database>, limit: number): Promise<BooksChange[]> {
+  const rows = await sql<{ account: string; business_date: string; currency: string; balance: string }>`
+    with staged_days as (select distinct account, business_date from books_stage)
+    select e.account, e.business_date::text as business_date, e.currency, e.balance::text as balance
+    from expected_balances e join staged_days d on d.account = e.account and d.business_date = e.business_date
+    where not exists (select 1 from books_stage s where s.account = e.account and s.business_date = e.business_date and s.currency = e.currency)
+    order by e.account, e.business_date, e.currency limit ${limit}`.execute(trx);
+  return rows.rows.map((r) => ({ kind: 'removed' as const, account: r.account, businessDate: r.business_date, currency: r.currency, before: BigInt(r.balance), after: null }));
+}
+
+/**
+ * Stores the staged rows as one books import: each staged (account, business date) becomes
+ * exactly its staged rows (keys inserted or replaced, naming this import; the day's other keys
+ * removed). Call after previewBooksStage in the same locked transaction for the counts.
+ */
+export async function applyBooksStage(
+  trx: Transaction<Database>,
+  source: string,
+  importedAt: Date,
+  how: { rows: number; format?: BooksFormatName; amounts?: 'major' | 'minor' },
+): Promise<{ importId: number; removed: number }> {
+  const { id: importId } = await trx
+    .insertInto('books_imports')
+    .values({ source, imported_at: importedAt, rows: how.rows, format: how.format ?? null, amounts: how.amounts ?? null })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  const removed = await sql`
+    delete from expected_balances e
+    using (select distinct account, business_date from books_stage) d
+    where d.account = e.account and d.business_date = e.business_date
+      and not exists (select 1 from books_stage s where s.account = e.account and s.business_date = e.business_date and s.currency = e.currency)`.execute(trx);
+  await sql`
+    insert into expected_balances (account, business_date, currency, balance, source, imported_at, import_id, scale)
+    select s.account, s.business_date, s.currency, s.balance, ${source}, ${importedAt}, ${importId}::integer, s.scale from books_stage s
+    on conflict (account, business_date, currency)
+    do update set balance = excluded.balance, source = excluded.source, imported_at = excluded.imported_at, import_id = excluded.import_id, scale = excluded.scale`.execute(trx);
+  return { importId, removed: Number(removed.numAffectedRows ?? 0n) };
 }

@@ -77,6 +77,32 @@ describe(`wallet-recon backfill (${backend})`, () => {
     expect(covered.map((r) => r.business_date)).toEqual([dayBefore, yesterday, today]);
   }, 60_000);
 
+  it("reads statements in the gateway's unit and decimals: GBP 45000 is 45,000 when GATEWAY_AMOUNT_UNIT=major, a non-ISO code gets its configured scale", async () => {
+    const date = '2026-11-10';
+    const file = path.join(dir, 'gateway-statements.csv');
+    writeFileSync(file, `business_date,currency,balance\n${date},GBP,45000\n${date},QQQ,1500\n`);
+    const major = { ...env, GATEWAY_AMOUNT_UNIT: 'major' };
+
+    // In minor units, a code whose decimals nobody set is refused before anything is written, naming the line and the setting.
+    const refused = await runCliInProcess(['backfill', '--from', date, '--to', date, '--import', file], env, { clock });
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('gateway-statements.csv line 3: currency QQQ is not an ISO 4217 currency and GATEWAY_AMOUNT_DECIMALS_QQQ');
+    expect(refused.stderr).toContain('nothing was written');
+    const runsOf = () => withDb((db) => db.selectFrom('snapshot_runs').select('id').where('business_date', '=', date).execute());
+    expect(await runsOf()).toEqual([]);
+
+    const filled = await runCliInProcess(['backfill', '--from', date, '--to', date, '--import', file], { ...major, GATEWAY_AMOUNT_DECIMALS_QQQ: '3' }, { clock });
+    expect(filled.stdout).toMatch(new RegExp(`^${date}  imported from gateway-statements.csv \\(run \\d+\\)`, 'm'));
+    const rows = await withDb((db) =>
+      db.selectFrom('balance_snapshots').innerJoin('snapshot_runs', 'snapshot_runs.id', 'balance_snapshots.run_id').select(['currency', 'balance', 'scale']).where('snapshot_runs.business_date', '=', date).orderBy('currency').execute(),
+    );
+    // Stored as the gateway wrote them, with the scale that says what the integer means: GBP 45000 whole pounds, QQQ 1.500.
+    expect(rows).toEqual([
+      { currency: 'GBP', balance: '45000', scale: 0 },
+      { currency: 'QQQ', balance: '1500', scale: 3 },
+    ]);
+  }, 60_000);
+
   it('refuses a future date and a missing --to with exit code 2', async () => {
     const future = await cli('backfill', '--from', today, '--to', '2999-01-01');
     expect(future.code).toBe(2);

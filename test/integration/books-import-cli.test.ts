@@ -117,11 +117,12 @@ describe(`ledger import of books as they are exported (${backend})`, () => {
       '  changed   default 2026-11-21 EUR: 1,234.56 -> 1,300.00',
       '  new       default 2026-11-21 GBP: 5.00',
       '  removed   default 2026-11-21 KWD: 0.125',
+      "The import would be refused: it removes a day's stored currencies the file lacks; pass --replace-day to allow that, or add their rows.",
     ]);
     expect(await booksTables()).toEqual(before);
 
     // The same file for real gives the counts the dry run announced.
-    const real = await cli(['ledger', 'import', corrected]);
+    const real = await cli(['ledger', 'import', corrected, '--replace-day']);
     expect(real.stdout).toBe('Imported 4 expected balances from corrected.csv for default, 2026-11-21: 1 new, 1 changed, 2 unchanged, 1 removed.');
   });
 
@@ -135,5 +136,33 @@ describe(`ledger import of books as they are exported (${backend})`, () => {
     const badMap = await cli(['ledger', 'import', integers, '--map', 'amount=Balance']);
     expect(badMap.code).toBe(2);
     expect(badMap.stderr).toContain('FIELD one of business_date, currency, balance, account');
+  });
+
+  it('refuses JPY 250.000 and EUR 1.500 when no decimal mark is stated, and reads them as --decimal-point, --decimal-comma or books.decimalMark say', async () => {
+    const before = await booksTables();
+    const csv = file('ambiguous.csv', 'business_date;currency;balance\n2026-11-18;JPY;250.000\n2026-11-18;EUR;1.500\n2026-11-18;USD;12.50\n');
+    const refused = await cli(['ledger', 'import', csv]);
+    expect(refused.code).toBe(1);
+    expect(refused.stdout).toBe('');
+    expect(refused.stderr).toContain('ambiguous.csv line 2, column "balance": balance "250.000" is ambiguous for JPY: 250 if "." is the decimal mark, 250000 if it groups thousands; say which with --decimal-point or --decimal-comma');
+    expect(refused.stderr).toContain('ambiguous.csv line 3, column "balance": balance "1.500" is ambiguous for EUR: 1.50 if "." is the decimal mark, 1500.00 if it groups thousands');
+    expect(await booksTables()).toEqual(before);
+
+    const asPoint = await cli(['ledger', 'import', csv, '--decimal-point']);
+    expect(asPoint).toMatchObject({ code: 0, stderr: '' });
+    expect((await storedBooks('2026-11-18')).map((r) => [r.currency, r.balance])).toEqual([['EUR', '150'], ['JPY', '250'], ['USD', '1250']]);
+
+    const both = await cli(['ledger', 'import', csv, '--decimal-point', '--decimal-comma']);
+    expect(both.code).toBe(2);
+
+    // Saved for the account in the accounts file: a comma is the decimal mark, so "." groups thousands.
+    const commaCsv = file('ambiguous-comma.csv', 'business_date;currency;balance\n2026-11-18;JPY;250.000\n2026-11-18;EUR;1.500\n2026-11-18;USD;12,50\n');
+    const accounts = file(
+      'accounts-comma.json',
+      JSON.stringify({ accounts: [{ name: 'default', environment: 'sandbox', apiKeyEnv: 'GATEWAY_API_KEY', apiSecretEnv: 'GATEWAY_API_SECRET', books: { decimalMark: 'comma' } }] }),
+    );
+    const asComma = await cli(['ledger', 'import', commaCsv], { RECON_ACCOUNTS_FILE: accounts });
+    expect(asComma).toMatchObject({ code: 0, stderr: '' });
+    expect((await storedBooks('2026-11-18')).map((r) => [r.currency, r.balance])).toEqual([['EUR', '150000'], ['JPY', '250000'], ['USD', '1250']]);
   });
 });

@@ -42,7 +42,7 @@ describe(`ledger import (${backend})`, () => {
   });
 
   it('replaces a re-imported key and records the new file as its source', async () => {
-    const result = await importBooksFile(ctx, write('fix.jsonl', '{"business_date":"2025-12-31","currency":"USD","balance":"-1"}\n{"business_date":"2026-01-01","currency":"USD","balance":0}\n'), { amounts: 'minor' });
+    const result = await importBooksFile(ctx, write('fix.jsonl', '{"business_date":"2025-12-31","currency":"USD","balance":"-1"}\n{"business_date":"2026-01-01","currency":"USD","balance":0}\n'), { amounts: 'minor', replaceDay: true });
     expect(result).toMatchObject({ inserted: 1, replaced: 1 });
     const usd = (await listExpectedBalances(ctx.database.db, 'default', '2025-12-31')).find((b) => b.currency === 'USD');
     expect(usd).toMatchObject({ balance: -1n, source: 'fix.jsonl' });
@@ -52,7 +52,14 @@ describe(`ledger import (${backend})`, () => {
     const first = await importBooksFile(ctx, write('day.csv', 'business_date,currency,balance\n2026-02-01,EUR,1\n2026-02-01,USD,2\n2026-02-01,JPY,3\n2026-02-02,JPY,4\n'), { amounts: 'minor' });
     expect(first).toMatchObject({ inserted: 4, replaced: 0, removed: 0 });
     // The corrected 1 February: JPY was never the merchant's. The 2nd is not in the file.
-    const corrected = await importBooksFile(ctx, write('day-fixed.jsonl', '{"business_date":"2026-02-01","currency":"USD","balance":20}\n{"business_date":"2026-02-01","currency":"EUR","balance":1}\n'), { amounts: 'minor' });
+    const fixed = write('day-fixed.jsonl', '{"business_date":"2026-02-01","currency":"USD","balance":20}\n{"business_date":"2026-02-01","currency":"EUR","balance":1}\n');
+    // Without consent the removal is refused, naming what it would remove, and nothing changes.
+    const before = await listExpectedBalances(ctx.database.db, 'default', '2026-02-01');
+    await expect(importBooksFile(ctx, fixed, { amounts: 'minor' })).rejects.toThrow(
+      "day-fixed.jsonl would remove 1 stored balance of the days it lists, because it lacks their currencies: default 2026-02-01 JPY (3). Each day in a books file is taken as that day's complete books: pass --replace-day to remove them",
+    );
+    expect(await listExpectedBalances(ctx.database.db, 'default', '2026-02-01')).toEqual(before);
+    const corrected = await importBooksFile(ctx, fixed, { amounts: 'minor', replaceDay: true });
     expect(corrected).toMatchObject({ rows: 2, inserted: 0, replaced: 2, changed: 1, unchanged: 1, removed: 1 });
     const day = await listExpectedBalances(ctx.database.db, 'default', '2026-02-01');
     expect(day.map((b) => [b.currency, b.balance, b.source])).toEqual([

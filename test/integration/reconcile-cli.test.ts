@@ -89,7 +89,7 @@ describe(`reconcile, ledger import and report from the command line (${backend})
     // The corrected books: a full file for the day. Its currency the gateway lacks is removed
     // by the import itself; nothing else touches expected_balances.
     const corrected = booksCsv('books-2.csv', date, wallets);
-    const reimported = await cli('ledger', 'import', '--amounts', 'minor', corrected);
+    const reimported = await cli('ledger', 'import', '--amounts', 'minor', '--replace-day', corrected);
     expect(reimported.code, reimported.stderr).toBe(0);
     // The date was reconciled with the first books: it is reconciled again with the corrected ones.
     expect(reimported.stdout).toMatch(/: 1 new, 1 changed, 4 unchanged, 1 removed\. Re-reconciled 1 date whose books changed\.$/);

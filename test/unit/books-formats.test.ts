@@ -6,9 +6,10 @@ import { detectDelimiter } from '../../src/books/csv-table.js';
 import { parseDateFormat, readDate } from '../../src/books/date-text.js';
 import { InputFileError, UsageError } from '../../src/errors.js';
 
-const point = { decimalComma: false };
-const comma = { decimalComma: true };
-const minor = (text: string, decimals = 2, style = point) => {
+const point = { decimalMark: 'point' } as const;
+const comma = { decimalMark: 'comma' } as const;
+const unstated = { decimalMark: 'unstated' } as const;
+const minor = (text: string, decimals = 2, style: { decimalMark: 'point' | 'comma' | 'unstated' } = point) => {
   const r = readMajorAmount(text, decimals, style, 'EUR');
   return r.ok ? r.minor : r.problem;
 };
@@ -59,6 +60,51 @@ describe('major-unit amounts', () => {
   });
 });
 
+describe('amounts whose decimal mark nobody stated', () => {
+  const read = (text: string, currency: string, decimals: number) => {
+    const r = readMajorAmount(text, decimals, unstated, currency);
+    return r.ok ? r.minor : r.problem;
+  };
+
+  it('refuses a separator that could group thousands for the currency, naming both readings', () => {
+    expect(read('250.000', 'JPY', 0)).toBe(
+      'balance "250.000" is ambiguous for JPY: 250 if "." is the decimal mark, 250000 if it groups thousands; say which with --decimal-point or --decimal-comma (or books.decimalMark: point|comma for the account)',
+    );
+    expect(read('1.500', 'EUR', 2)).toMatch(/^balance "1.500" is ambiguous for EUR: 1.50 if "\." is the decimal mark, 1500.00 if it groups thousands/);
+    expect(read('1,234', 'KWD', 3)).toMatch(/^balance "1,234" is ambiguous for KWD: 1234.000 if "," is the decimal mark|^balance "1,234" is ambiguous for KWD: 1.234 /);
+    expect(read('-1,500', 'KWD', 3)).toMatch(/is ambiguous for KWD/);
+    expect(read('(250.000)', 'JPY', 0)).toMatch(/is ambiguous for JPY/);
+  });
+
+  it('reads what has one reading for the currency, and an explicit mark decides the rest', () => {
+    // 1,234 for EUR cannot be 1.234 (three decimals): only the thousands reading is an amount.
+    expect(read('1,234', 'EUR', 2)).toBe(123400n);
+    expect(read('1,234.56', 'EUR', 2)).toBe(123456n);
+    expect(read('1234.567', 'KWD', 3)).toBe(1234567n);
+    expect(read('250', 'JPY', 0)).toBe(250n);
+    expect(read('0.5', 'EUR', 2)).toBe(50n);
+    expect(read('1.234,56', 'EUR', 2)).toMatch(/looks like a decimal comma; pass --decimal-comma/);
+    expect(read('1,5', 'KWD', 3)).toMatch(/looks like a decimal comma; pass --decimal-comma/);
+    expect(minor('250.000', 0, point)).toBe(250n);
+    expect(minor('250.000', 0, comma)).toBe(250000n);
+    expect(minor('1.500', 2, point)).toBe(150n);
+    expect(minor('1.500', 2, comma)).toBe(150000n);
+    expect(minor('1,234', 3, point)).toBe(1234000n);
+    expect(minor('1,234', 3, comma)).toBe(1234n);
+    expect(minor('1,5', 3, comma)).toBe(1500n);
+  });
+
+  it('names the file, line, column and value of an ambiguous balance, and reads the file once the mark is given', () => {
+    const text = 'Datum;Währung;Schlusssaldo\n27/11/2026;JPY;250.000\n27/11/2026;EUR;1.500\n27/11/2026;USD;12.50\n';
+    const german = { amounts: 'major' as const, knownAccounts: ['default'], dateFormat: 'DD/MM/YYYY' as const, map: { business_date: 'Datum', currency: 'Währung', balance: 'Schlusssaldo' } };
+    expect(problemsOf(() => parseBalanceFile(text, 'export.csv', { ...german, decimalMark: 'unstated' }))).toEqual([
+      expect.stringMatching(/^export\.csv line 2, column "Schlusssaldo": balance "250\.000" is ambiguous for JPY/),
+      expect.stringMatching(/^export\.csv line 3, column "Schlusssaldo": balance "1\.500" is ambiguous for EUR/),
+    ]);
+    expect(parseBalanceFile(text, 'export.csv', { ...german, decimalMark: 'point' }).map((r) => r.balance)).toEqual([250n, 150n, 1250n]);
+  });
+});
+
 describe('dates and date formats', () => {
   it('reads each supported order into YYYY-MM-DD and refuses days that do not exist', () => {
     expect(readDate('21/11/2026', 'DD/MM/YYYY')).toBe('2026-11-21');
@@ -99,7 +145,7 @@ describe('books files in major units', () => {
 
   it('reads a semicolon export with decimal commas, day-first dates, lower-case codes, a BOM, CRLF and a column map', () => {
     const text = '\uFEFFDate;Currency;Closing balance\r\n21/11/2026;eur;1.234,56\r\n21/11/2026;JPY;-1.500\r\n21/11/2026;usd;(2.000,10)\r\n';
-    expect(parseBalanceFile(text, 'export.csv', { ...options, decimalComma: true, dateFormat: 'DD/MM/YYYY', map: { business_date: 'Date', balance: 'Closing balance' } })).toEqual([
+    expect(parseBalanceFile(text, 'export.csv', { ...options, decimalMark: 'comma', dateFormat: 'DD/MM/YYYY', map: { business_date: 'Date', balance: 'Closing balance' } })).toEqual([
       { line: 2, account: 'default', businessDate: '2026-11-21', currency: 'EUR', balance: 123456n },
       { line: 3, account: 'default', businessDate: '2026-11-21', currency: 'JPY', balance: -1500n },
       { line: 4, account: 'default', businessDate: '2026-11-21', currency: 'USD', balance: -200010n },
@@ -114,7 +160,7 @@ describe('books files in major units', () => {
 
   it('reads JSON numbers with a decimal point whatever --decimal-comma says, and JSON strings as text', () => {
     const text = '{"business_date":"2026-11-20","currency":"EUR","balance":1234.5}\n{"business_date":"2026-11-20","currency":"USD","balance":"1.000,01"}\n';
-    expect(parseBalanceFile(text, 'b.jsonl', { ...options, decimalComma: true }).map((r) => r.balance)).toEqual([123450n, 100001n]);
+    expect(parseBalanceFile(text, 'b.jsonl', { ...options, decimalMark: 'comma' }).map((r) => r.balance)).toEqual([123450n, 100001n]);
   });
 
   it('says when dates need --date-format and when a code has no known decimals', () => {
