@@ -6,9 +6,10 @@ import { sql, type Kysely } from 'kysely';
 // deadline passed, before any command or worker round settles the date (which then stores the
 // `no_books` result, its case and its notification).
 //
-// The view is recreated whole. Its only change from 2026-11-26T0001: the `results` part also
-// takes `min(books_deadline_at)` of the awaiting rows, and the state has one more branch,
-// `when r.awaiting and r.books_deadline_at <= now() then 'no_books'`, before `awaiting_books`.
+// The view is recreated whole. Its changes from 2026-11-26T0001: the `results` part also takes
+// `min(books_deadline_at)` of the awaiting rows; the state has one more branch,
+// `when r.awaiting and r.books_deadline_at <= now() then 'no_books'`, before `awaiting_books`;
+// and a last column `books_deadline_at` (so the application can decide on its own clock).
 export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`alter table reconciliation_results add column books_deadline_at timestamptz`.execute(db);
   await sql`drop view reconciliation_status`.execute(db);
@@ -42,7 +43,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       a.run_id,
       b.import_id as books_import_id,
       r.reconciled_at,
-      o.reason as owed_reason
+      o.reason as owed_reason,
+      r.books_deadline_at
     from days d
     left join reconciliation_owed o on o.account = d.account and o.business_date = d.business_date
     left join authoritative_runs a on a.account = d.account and a.business_date = d.business_date

@@ -53,7 +53,7 @@ export function registerReportCommand(program: Command, runtime: CliRuntime): vo
     .option('--out <file>', 'write to this file (mode 0600, replaced atomically) instead of stdout')
     .addHelpText(
       'after',
-      '\nExamples:\n  wallet-recon report --date 2026-11-20\n  wallet-recon report --from 2026-11-01 --to 2026-11-30 --format html --out november.html\n  wallet-recon report --date 2026-11-20 --format csv > results.csv\n\nDates of the range up to the latest one whose cut-off has passed, with no stored result for an account are listed as not reconciled\n(JSON: summary.unreconciledDates, and summary.exitCode is then 3).\n\nExit codes: 0 written, 3 written but some results are owed (an input changed since they were computed; the\nworker or the next command recomputes them), 1 error, 2 usage error (also an account that is not configured, or a --date or --from after today), 130 stopped by Ctrl-C (SIGINT), 143 stopped by SIGTERM.',
+      '\nExamples:\n  wallet-recon report --date 2026-11-20\n  wallet-recon report --from 2026-11-01 --to 2026-11-30 --format html --out november.html\n  wallet-recon report --date 2026-11-20 --format csv > results.csv\n\nDates of the range up to the latest one whose cut-off has passed, with no stored result for an account are listed as not reconciled\n(JSON: summary.unreconciledDates, and summary.exitCode is then 3).\n\nExit codes: 0 written, 3 written but some results are owed (an input changed since they were computed; the worker or the next command recomputes them), 1 error, 2 usage error (also an account that is not configured, or a --date or --from after today), 130 stopped by Ctrl-C (SIGINT), 143 stopped by SIGTERM.',
     )
     .action(async (opts: ReportOptions) => {
       const range = rangeFromFlags(opts);
@@ -66,7 +66,7 @@ export function registerReportCommand(program: Command, runtime: CliRuntime): vo
         const today = todayOf(ctx);
         if (opts.date !== undefined) parseBusinessDate(range.from, '--date', today);
         else parseBusinessDate(range.from, '--from', today);
-        const report = await loadReport(db, range, { accounts, today: today.date, latestClosedDate: latestClosedDateOf(ctx) });
+        const report = await loadReport(db, range, { accounts, today: today.date, latestClosedDate: latestClosedDateOf(ctx), now: ctx.clock.now() });
         // Owed results are not the answer yet: the report is written, and its exit code says so.
         const exitCode = report.summary.accounts.some((a) => a.owedDates.length > 0) ? 3 : 0;
         const text =

@@ -126,6 +126,28 @@ export async function findFirstCapturableDates(db: Db, accounts: readonly string
   return new Map(rows.rows.map((r) => [r.account, r.first_date]));
 }
 
+/**
+ * The night's own errors per account: the last error of a scheduled end-of-day attempt for the
+ * date that failed (or was abandoned). A manual or intraday run that failed the same day is not
+ * the night's and is left out.
+ */
+export async function listNightErrors(db: Db, businessDate: string, accounts: readonly string[]): Promise<Map<string, string>> {
+  if (accounts.length === 0) return new Map();
+  const rows = await db
+    .selectFrom('snapshot_runs')
+    .select(['account', 'error'])
+    .where('business_date', '=', businessDate)
+    .where('account', 'in', [...accounts])
+    .where('trigger', '=', 'schedule')
+    .where('end_of_day', '=', true)
+    .where('status', 'in', ['failed', 'abandoned'])
+    .where('error', 'is not', null)
+    .orderBy('started_at')
+    .orderBy('id')
+    .execute();
+  return new Map(rows.map((r) => [r.account, r.error!]));
+}
+
 /** Account-date pairs from `from` on that are settled (captured at end of day, or recorded missed). */
 export async function listSettledDates(db: Db, accounts: readonly string[], from: string): Promise<Set<string>> {
   if (accounts.length === 0) return new Set();

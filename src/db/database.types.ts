@@ -117,6 +117,8 @@ export interface ReconciliationStatusView {
   books_import_id: number | null;
   reconciled_at: Date | null;
   owed_reason: string | null;
+  /** While the date's books are awaited: when they are due. */
+  books_deadline_at: Date | null;
 }
 
 export interface ReconciliationOwedTable {

@@ -82,8 +82,17 @@ export async function listDatesAwaitingBooks(db: Db, accounts: readonly string[]
   return rows.map((r) => ({ account: r.account, businessDate: r.business_date }));
 }
 
-/** Rows of the reconciliation_status view over a range (one account or all), by date and account. */
-export async function listReconciliationStatus(db: Db, range: { from: string; to: string; accounts?: readonly string[] }): Promise<ReconciliationStatusView[]> {
+/**
+ * A view row's state on the application's clock: the view decides `no_books` on the database's
+ * clock (now()), which a command running on an injected clock must not contradict.
+ */
+export function stateOnClock(row: Pick<ReconciliationStatusView, 'state' | 'books_deadline_at'>, now: Date): ReconciliationStatusView['state'] {
+  if ((row.state !== 'no_books' && row.state !== 'awaiting_books') || row.books_deadline_at === null) return row.state;
+  return row.books_deadline_at.getTime() <= now.getTime() ? 'no_books' : 'awaiting_books';
+}
+
+/** Rows of the reconciliation_status view over a range (one account or all), by date and account; with `now`, states on that clock (stateOnClock). */
+export async function listReconciliationStatus(db: Db, range: { from: string; to: string; accounts?: readonly string[]; now?: Date }): Promise<ReconciliationStatusView[]> {
   let query = db
     .selectFrom('reconciliation_status')
     .selectAll()
@@ -95,5 +104,7 @@ export async function listReconciliationStatus(db: Db, range: { from: string; to
     if (range.accounts.length === 0) return [];
     query = query.where('account', 'in', [...range.accounts]);
   }
-  return query.execute();
+  const rows = await query.execute();
+  const now = range.now;
+  return now === undefined ? rows : rows.map((r) => ({ ...r, state: stateOnClock(r, now) }));
 }

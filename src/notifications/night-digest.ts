@@ -1,7 +1,8 @@
 import type { Kysely, Transaction } from 'kysely';
-import { countConsecutiveMissedDates } from '../db/capture-day.repository.js';
+import { countConsecutiveMissedDates, listNightErrors } from '../db/capture-day.repository.js';
 import type { Database } from '../db/database.types.js';
 import { countCasesOfDate, listCasesByIds } from '../db/reconciliation-case.repository.js';
+import { stateOnClock } from '../db/reconciliation-owed.repository.js';
 import { listResults } from '../db/reconciliation-result.repository.js';
 import { countByStatus, type StoredReconciliationResult } from '../reconciliation/reconciliation-result.js';
 import { formatMoney } from '../money/format-amount.js';
@@ -17,6 +18,8 @@ export interface SettledNight {
   slot: Date;
   cutoffAt: Date;
   accounts: ReadonlyArray<{ account: string; status: 'captured' | 'missed' }>;
+  /** When the digest is written (the context's clock): whether books are still awaited is decided on it. */
+  at?: Date;
 }
 
 /**
@@ -27,7 +30,10 @@ export async function buildNightDigest(db: Db, night: SettledNight): Promise<Nig
   const names = night.accounts.map((a) => a.account);
   const days = await db.selectFrom('capture_days').selectAll().where('business_date', '=', night.businessDate).where('account', 'in', names).execute();
   const runIds = days.map((d) => d.run_id).filter((id): id is number => id !== null);
-  const runs = runIds.length === 0 ? [] : await db.selectFrom('snapshot_runs').select(['id', 'wallets_fetched']).where('id', 'in', runIds).execute();
+  const runs = runIds.length === 0 ? [] : await db.selectFrom('snapshot_runs').select(['id', 'wallets_fetched', 'reads_finished_at', 'started_at']).where('id', 'in', runIds).execute();
+  // Only this night's errors: its scheduled end-of-day attempts, and for a miss the miss's own.
+  const nightErrors = await listNightErrors(db, night.businessDate, names);
+  const missed = await db.selectFrom('missed_dates').select(['account', 'last_error']).where('business_date', '=', night.businessDate).where('account', 'in', names).execute();
   const results = await listResults(db, { from: night.businessDate, to: night.businessDate });
   // A discrepancy its case accepted is known and explained: shown as accepted, not as a break.
   const caseIds = [...new Set(results.map((r) => r.caseId).filter((id): id is number => id !== null))];
@@ -38,14 +44,18 @@ export async function buildNightDigest(db: Db, night: SettledNight): Promise<Nig
   const accounts: NightAccountDigest[] = night.accounts.map(({ account, status }) => {
     const day = days.find((d) => d.account === account);
     const runId = status === 'captured' ? (day?.run_id ?? null) : null;
+    const run = runs.find((r) => r.id === runId);
+    // Drift from the cut-off as configured now (the night's), not as stored when the run was made:
+    // after RECON_CUTOFF moved, the stored figure describes a cut-off that no longer exists.
+    const readsAt = run?.reads_finished_at ?? run?.started_at;
     return {
       account,
       status,
       runId,
-      cutoffDriftSeconds: runId === null ? null : (day?.cutoff_drift_seconds ?? null),
-      wallets: runId === null ? null : (runs.find((r) => r.id === runId)?.wallets_fetched ?? null),
+      cutoffDriftSeconds: runId === null ? null : readsAt === undefined ? (day?.cutoff_drift_seconds ?? null) : Math.round((readsAt.getTime() - night.cutoffAt.getTime()) / 1000),
+      wallets: run?.wallets_fetched ?? null,
       attempts: day?.attempts ?? 0,
-      lastError: day?.last_error ?? null,
+      lastError: status === 'missed' ? (missed.find((m) => m.account === account)?.last_error ?? nightErrors.get(account) ?? null) : (nightErrors.get(account) ?? null),
       reconciliation: countByStatus(own.filter((r) => r.account === account)),
     };
   });
@@ -56,7 +66,10 @@ export async function buildNightDigest(db: Db, night: SettledNight): Promise<Nig
     .sort((a, b) => compareRelativeSize(b, a) || a.entry.account.localeCompare(b.entry.account));
 
   // Results that cannot be final yet say so instead of passing for a verdict.
-  const states = await db.selectFrom('reconciliation_status').select(['account', 'state']).where('business_date', '=', night.businessDate).where('account', 'in', names).execute();
+  const states = (await db.selectFrom('reconciliation_status').select(['account', 'state', 'books_deadline_at']).where('business_date', '=', night.businessDate).where('account', 'in', names).execute()).map((s) => ({
+    account: s.account,
+    state: night.at === undefined ? s.state : stateOnClock(s, night.at),
+  }));
   const pending: NightCompletedData['pending'] = [];
   for (const account of names) {
     const state = states.find((s) => s.account === account)?.state;

@@ -107,6 +107,7 @@ export async function enqueueNightCompleted(ctx: AppContext, night: NightEnd, wi
         businessDate: night.businessDate,
         slot: night.slot,
         cutoffAt: window.cutoffAt,
+        at: ctx.clock.now(),
         accounts: night.accounts.map((a) => ({ account: a.account, status: a.status === 'missed' ? 'missed' : 'captured' })),
       });
       return enqueueEvent(trx, ctx.config, 'night.completed', data, `night.completed:${night.businessDate}:${night.accounts.map((a) => a.account).sort().join(',')}`, ctx.clock.now());

@@ -77,6 +77,8 @@ export interface SummaryOptions {
    * cannot be reconciled yet, so it is not listed as left unreconciled (nor advised to reconcile).
    */
   latestClosedDate?: string;
+  /** The context's clock: where each date stands is decided on it, not on the database's. */
+  now?: Date;
   /** Where each account-date of the range stands (the reconciliation_status view). */
   states?: ReadonlyArray<{ account: string; businessDate: string; state: string }>;
   /**
@@ -143,7 +145,7 @@ export function summarizeResults<R extends ReconciliationResult>(range: ReportRa
  */
 export async function loadReport(db: Kysely<Database>, range: ReportRange, options: SummaryOptions & { today: string }): Promise<Report> {
   const results = await listResults(db, range);
-  const states = (await listReconciliationStatus(db, { from: range.from, to: range.to, accounts: range.account === undefined ? options.accounts : [range.account] })).map((s) => ({
+  const states = (await listReconciliationStatus(db, { from: range.from, to: range.to, accounts: range.account === undefined ? options.accounts : [range.account], now: options.now })).map((s) => ({
     account: s.account,
     businessDate: s.business_date,
     state: s.state,
