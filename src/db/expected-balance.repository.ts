@@ -147,7 +147,7 @@ export async function listBooksImportsByIds(
 }
 
 /*
- * Staged books imports: a books file of any size is streamed into a temporary table of the
+ * Staged imports: a books (or statements) file of any size is streamed into a temporary table of the
  * import's transaction in batches, then checked and compared with the stored books set-based,
  * so the process holds a batch, never the file. The table is dropped when the transaction ends.
  */
@@ -165,8 +165,11 @@ export async function createBooksStage(trx: Transaction<Database>): Promise<void
     ) on commit drop`.execute(trx);
 }
 
-/** Adds a batch of validated rows to the staging table: one statement, one parameter per column. */
-export async function stageBooksRows(trx: Transaction<Database>, rows: ReadonlyArray<ExpectedBalanceInput & { line: number }>): Promise<void> {
+/**
+ * Adds a batch of validated rows to the staging table: one statement, one parameter per column.
+ * A row's scale is its own (a statement's gateway decimals) or, left out, its currency's ISO 4217 decimals.
+ */
+export async function stageBooksRows(trx: Transaction<Database>, rows: ReadonlyArray<ExpectedBalanceInput & { line: number; scale?: number }>): Promise<void> {
   if (rows.length === 0) return;
   await sql`
     insert into books_stage (line, account, business_date, currency, balance, scale)
@@ -176,8 +179,25 @@ export async function stageBooksRows(trx: Transaction<Database>, rows: ReadonlyA
       ${rows.map((r) => r.businessDate)}::date[],
       ${rows.map((r) => r.currency)}::text[],
       ${rows.map((r) => r.balance.toString())}::numeric[],
-      ${rows.map((r) => currencyDecimals(r.currency))}::smallint[]
+      ${rows.map((r) => r.scale ?? currencyDecimals(r.currency))}::smallint[]
     )`.execute(trx);
+}
+
+/**
+ * Indexes and analyses the staged rows once they are all in: the checks and the comparison join
+ * them with the stored books by key, and without statistics the planner takes a temporary table
+ * for a few rows and loops over a million.
+ */
+export async function indexBooksStage(trx: Transaction<Database>): Promise<void> {
+  await sql`create index on books_stage (account, business_date, currency, line)`.execute(trx);
+  await sql`analyze books_stage`.execute(trx);
+}
+
+/** How many staged rows each (account, business date) has. */
+export async function countStagedRowsByDay(trx: Transaction<Database>): Promise<Map<string, number>> {
+  const rows = await sql<{ account: string; business_date: string; rows: string }>`
+    select account, business_date::text as business_date, count(*) as rows from books_stage group by account, business_date`.execute(trx);
+  return new Map(rows.rows.map((r) => [`${r.account}|${r.business_date}`, Number(r.rows)]));
 }
 
 /** Staged rows that repeat an earlier row's key (the first `limit` by line), and how many there are. */
