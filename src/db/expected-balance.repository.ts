@@ -152,6 +152,9 @@ export async function listBooksImportsByIds(
  * so the process holds a batch, never the file. The table is dropped when the transaction ends.
  */
 
+// Staged rows stored per statement: ~50,000 keys take a few seconds even on a busy server.
+const APPLY_SLICE_LINES = 50_000;
+
 /** Creates the transaction's staging table (dropped at commit or rollback). */
 export async function createBooksStage(trx: Transaction<Database>): Promise<void> {
   await sql`
@@ -190,6 +193,7 @@ export async function stageBooksRows(trx: Transaction<Database>, rows: ReadonlyA
  */
 export async function indexBooksStage(trx: Transaction<Database>): Promise<void> {
   await sql`create index on books_stage (account, business_date, currency, line)`.execute(trx);
+  await sql`create index on books_stage (line)`.execute(trx);
   await sql`analyze books_stage`.execute(trx);
 }
 
@@ -325,10 +329,16 @@ export async function applyBooksStage(
     using (select distinct account, business_date from books_stage) d
     where d.account = e.account and d.business_date = e.business_date
       and not exists (select 1 from books_stage s where s.account = e.account and s.business_date = e.business_date and s.currency = e.currency)`.execute(trx);
-  await sql`
-    insert into expected_balances (account, business_date, currency, balance, source, imported_at, import_id, scale)
-    select s.account, s.business_date, s.currency, s.balance, ${source}, ${importedAt}, ${importId}::integer, s.scale from books_stage s
-    on conflict (account, business_date, currency)
-    do update set balance = excluded.balance, source = excluded.source, imported_at = excluded.imported_at, import_id = excluded.import_id, scale = excluded.scale`.execute(trx);
+  // In slices of lines: each statement stays well inside the statement timeout, however large the file.
+  const span = await sql<{ first: number | null; last: number | null }>`select min(line) as first, max(line) as last from books_stage`.execute(trx);
+  const { first, last } = span.rows[0]!;
+  for (let from = first ?? 1; first !== null && last !== null && from <= last; from += APPLY_SLICE_LINES) {
+    await sql`
+      insert into expected_balances (account, business_date, currency, balance, source, imported_at, import_id, scale)
+      select s.account, s.business_date, s.currency, s.balance, ${source}, ${importedAt}, ${importId}::integer, s.scale from books_stage s
+      where s.line >= ${from}::integer and s.line < ${from + APPLY_SLICE_LINES}::integer
+      on conflict (account, business_date, currency)
+      do update set balance = excluded.balance, source = excluded.source, imported_at = excluded.imported_at, import_id = excluded.import_id, scale = excluded.scale`.execute(trx);
+  }
   return { importId, removed: Number(removed.numAffectedRows ?? 0n) };
 }
