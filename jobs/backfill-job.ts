@@ -2,13 +2,16 @@ import path from 'node:path';
 import type { AppContext } from '../src/app-context.js';
 import { datesBetween } from '../src/clock.js';
 import { businessCalendarOf } from '../src/config/index.js';
-import { insertSnapshotRows } from '../src/db/balance-snapshot.repository.js';
+import type { Kysely, Transaction } from 'kysely';
+import { insertSnapshotRowsFromStage } from '../src/db/balance-snapshot.repository.js';
+import type { Database } from '../src/db/database.types.js';
+import { countStagedRowsByDay, createBooksStage, findStagedDuplicates, indexBooksStage, stageBooksRows } from '../src/db/expected-balance.repository.js';
 import { ConfigError } from '../src/errors.js';
 import { gatewayScaleFor } from '../src/money/amount-scale.js';
 import { findFirstTrackedDates } from '../src/db/capture-day.repository.js';
 import { findDailyRun } from '../src/db/reconciliation-result.repository.js';
 import { insertRunningRun, markRunSucceeded } from '../src/db/snapshot-run.repository.js';
-import { readBalanceFile, type BalanceFileRow } from '../src/books/index.js';
+import { duplicateProblem, noRows, openBalanceFile, type BalanceFileRow } from '../src/books/index.js';
 import { countUnmatched, type StatusCounts } from '../src/reconciliation/reconciliation-result.js';
 import { parseDateRange, todayOf } from '../src/reconciliation/business-dates.js';
 import { resolveAccountNames } from '../src/reconciliation/reconciliation-service.js';
@@ -90,68 +93,81 @@ export async function runBackfillJob(ctx: AppContext, options: BackfillJobOption
   const now = ctx.clock.now();
   const { from, to } = parseDateRange(options.from, options.to, today);
   const accounts = resolveAccountNames(ctx.config, options.account);
-  const { db } = ctx.database;
 
-  // The gateway's statements carry its own integers, read as a capture reads them: in the
-  // gateway's unit and decimals for the account (GATEWAY_AMOUNT_UNIT, GATEWAY_AMOUNT_DECIMALS_<CUR>,
-  // the accounts file's amountUnit/amountDecimals), never as an accountant's decimals.
-  const statements =
-    options.importFile === undefined
-      ? []
-      : withGatewayScales(ctx, path.basename(options.importFile), (await readBalanceFile(options.importFile, { amounts: 'minor', account: options.account, knownAccounts: ctx.config.accounts.map((a) => a.name) })).rows);
   const source = options.importFile === undefined ? undefined : path.basename(options.importFile);
-  const byAccountDay = new Map<string, StatementRow[]>();
-  for (const row of statements) {
-    const key = `${row.account}|${row.businessDate}`;
-    byAccountDay.set(key, [...(byAccountDay.get(key) ?? []), row]);
-  }
 
-  const firstTracked = await findFirstTrackedDates(db, accounts);
-  const dates: BackfillDate[] = [];
-  const used = new Set<string>();
-  for (const businessDate of datesBetween(from, to)) {
-    const window = calendar.windowOf(businessDate);
-    // Only while its window is open can the gateway still tell a date's end-of-day balance.
-    const state = now > window.closesAt ? 'closed' : now >= window.opensAt ? 'open' : 'ahead';
-    const days: BackfillAccountDay[] = [];
-    for (const account of accounts) {
-      const run = await findDailyRun(db, account, businessDate);
-      const key = `${account}|${businessDate}`;
-      if (run?.endOfDay) days.push({ account, action: 'existing', runId: run.runId });
-      else if (state === 'open') days.push({ account, action: 'capture' });
-      else if (state === 'ahead') days.push({ account, action: 'pending', runId: run?.runId });
-      else if (byAccountDay.has(key)) {
-        used.add(key);
-        days.push({ account, action: 'import' });
-      } else if (run !== undefined) days.push({ account, action: 'existing', runId: run.runId });
-      else if (firstTracked.has(account) && businessDate < firstTracked.get(account)!) days.push({ account, action: 'untracked', firstTrackedDate: firstTracked.get(account)! });
-      else days.push({ account, action: 'gap' });
+  /** Where each account's date gets its snapshot, given the (account, date) keys the statements hold. */
+  const plan = async (db: Kysely<Database> | Transaction<Database>, statementDays: ReadonlyMap<string, number>) => {
+    const firstTracked = await findFirstTrackedDates(db, accounts);
+    const dates: BackfillDate[] = [];
+    const used = new Set<string>();
+    for (const businessDate of datesBetween(from, to)) {
+      const window = calendar.windowOf(businessDate);
+      // Only while its window is open can the gateway still tell a date's end-of-day balance.
+      const state = now > window.closesAt ? 'closed' : now >= window.opensAt ? 'open' : 'ahead';
+      const days: BackfillAccountDay[] = [];
+      for (const account of accounts) {
+        const run = await findDailyRun(db, account, businessDate);
+        const key = `${account}|${businessDate}`;
+        if (run?.endOfDay) days.push({ account, action: 'existing', runId: run.runId });
+        else if (state === 'open') days.push({ account, action: 'capture' });
+        else if (state === 'ahead') days.push({ account, action: 'pending', runId: run?.runId });
+        else if (statementDays.has(key)) {
+          used.add(key);
+          days.push({ account, action: 'import' });
+        } else if (run !== undefined) days.push({ account, action: 'existing', runId: run.runId });
+        else if (firstTracked.has(account) && businessDate < firstTracked.get(account)!) days.push({ account, action: 'untracked', firstTrackedDate: firstTracked.get(account)! });
+        else days.push({ account, action: 'gap' });
+      }
+      // A date asked for explicitly is a gap when nothing holds its balance, before the account's
+      // first capture too (it is not reconciled, so it opens no case, but it is not clean either).
+      dates.push({ businessDate, accounts: days, gaps: days.filter((d) => d.action === 'gap' || d.action === 'untracked').length, pending: state === 'ahead', windowClosesAt: window.closesAt, unmatched: 0 });
     }
-    // A date asked for explicitly is a gap when nothing holds its balance, before the account's
-    // first capture too (it is not reconciled, so it opens no case, but it is not clean either).
-    dates.push({ businessDate, accounts: days, gaps: days.filter((d) => d.action === 'gap' || d.action === 'untracked').length, pending: state === 'ahead', windowClosesAt: window.closesAt, unmatched: 0 });
-  }
-  const unusedStatementRows = [...byAccountDay].filter(([key]) => !used.has(key)).reduce((n, [, rows]) => n + rows.length, 0);
+    const unusedStatementRows = [...statementDays].filter(([key]) => !used.has(key)).reduce((n, [, rows]) => n + rows, 0);
+    return { dates, unusedStatementRows };
+  };
 
-  if (options.dryRun) {
-    return { dryRun: true, source, dates, exitCode: dates.some((d) => d.gaps > 0) ? 3 : 0, unusedStatementRows };
+  let planned: Awaited<ReturnType<typeof plan>>;
+  if (options.importFile === undefined) {
+    planned = await plan(ctx.database.db, new Map());
+    if (options.dryRun) return { dryRun: true, source, dates: planned.dates, exitCode: planned.dates.some((d) => d.gaps > 0) ? 3 : 0, unusedStatementRows: 0 };
+  } else {
+    // The statements are streamed into the transaction's staging table, checked whole, and every
+    // past date they fill is written in this one transaction: all of them or none. A dry run
+    // plans from the staged keys and rolls back.
+    const file = options.importFile;
+    try {
+      planned = await ctx.database.db.transaction().execute(async (trx) => {
+        await stageStatements(ctx, trx, file, options.account);
+        const result = await plan(trx, await countStagedRowsByDay(trx));
+        if (options.dryRun) throw new PlanOnly(result);
+        for (const date of result.dates) {
+          for (const day of date.accounts) if (day.action === 'import') day.runId = await importStatementDay(ctx, trx, day.account, date.businessDate, source!);
+        }
+        return result;
+      });
+    } catch (error) {
+      if (!(error instanceof PlanOnly)) throw error;
+      const { dates, unusedStatementRows } = error.plan;
+      return { dryRun: true, source, dates, exitCode: dates.some((d) => d.gaps > 0) ? 3 : 0, unusedStatementRows };
+    }
   }
+  const { dates, unusedStatementRows } = planned;
 
-  const work = dates.flatMap((d) => d.accounts.filter((a) => a.action === 'import' || a.action === 'capture').map((a) => ({ date: d.businessDate, day: a })));
+  const imported = dates.reduce((n, d) => n + d.accounts.filter((a) => a.action === 'import').length, 0);
+  const work = dates.flatMap((d) => d.accounts.filter((a) => a.action === 'capture').map((a) => ({ date: d.businessDate, day: a })));
   // Each date is reconciled for the accounts tracked on it; a date before every account's first
   // run is not reconciled at all, so it opens no no_snapshot case. A date whose cut-off is still
   // ahead has no closing balance to reconcile yet.
   const reconciledAccounts = (d: BackfillDate) => d.accounts.filter((a) => a.action !== 'untracked').map((a) => a.account);
   const closedDates = dates.filter((d) => !d.pending && reconciledAccounts(d).length > 0 && calendar.cutoffOf(d.businessDate) <= ctx.clock.now());
-  const total = work.length + closedDates.length;
-  let done = 0;
+  const total = imported + work.length + closedDates.length;
+  let done = imported;
   const step = () => options.onProgress?.(++done, total);
   let captureFailed = false;
 
   for (const { date, day } of work) {
-    if (day.action === 'import') {
-      day.runId = await importStatementDay(ctx, day.account, date, byAccountDay.get(`${day.account}|${date}`)!, source!);
-    } else {
+    {
       const captured = await runSnapshotJob(ctx, {
         trigger: 'backfill',
         account: day.account,
@@ -185,48 +201,65 @@ export async function runBackfillJob(ctx: AppContext, options: BackfillJobOption
   return { dryRun: false, source, dates, exitCode, unusedStatementRows };
 }
 
-/** A statement row with the scale of its integer: the gateway's decimals for its account and currency. */
-type StatementRow = BalanceFileRow & { scale: number };
+/** Ends a dry run's transaction (rolling back what it staged) with its plan. */
+class PlanOnly {
+  constructor(readonly plan: { dates: BackfillDate[]; unusedStatementRows: number }) {}
+}
 
 /**
- * Gives each statement row the scale the gateway's integers have for its account and currency;
- * a code whose decimals nobody configured is refused before anything is written, naming its
- * lines and the setting to add (its integer could mean anything).
+ * Streams the statements file into the transaction's staging table in batches, each row with the
+ * scale the gateway's integers have for its account and currency; refuses, before anything is
+ * written, bad rows (InputFileError) and codes whose decimals nobody configured (ConfigError,
+ * naming a line per code and the setting to add: such an integer could mean anything).
  */
-function withGatewayScales(ctx: AppContext, name: string, rows: readonly BalanceFileRow[]): StatementRow[] {
-  const problems: string[] = [];
-  const scaled: StatementRow[] = [];
-  for (const row of rows) {
-    const account = ctx.config.accounts.find((a) => a.name === row.account)!;
-    try {
-      scaled.push({ ...row, scale: gatewayScaleFor(ctx.config, account, row.currency) });
-    } catch (error) {
-      if (!(error instanceof ConfigError)) throw error;
-      problems.push(`${name} line ${row.line}: currency ${row.currency} is not an ISO 4217 currency and GATEWAY_AMOUNT_DECIMALS_${row.currency} (or amountDecimals.${row.currency} of account "${row.account}") is not set, so its integer cannot be read`);
+async function stageStatements(ctx: AppContext, trx: Transaction<Database>, file: string, account: string | undefined): Promise<void> {
+  const opened = await openBalanceFile(file, { amounts: 'minor', account, knownAccounts: ctx.config.accounts.map((a) => a.name) });
+  await createBooksStage(trx);
+  const unscaled = new Map<string, string>();
+  for await (const batch of opened.batches) {
+    const scaled: Array<BalanceFileRow & { scale: number }> = [];
+    for (const row of batch) {
+      const accountConfig = ctx.config.accounts.find((a) => a.name === row.account)!;
+      try {
+        scaled.push({ ...row, scale: gatewayScaleFor(ctx.config, accountConfig, row.currency) });
+      } catch (error) {
+        if (!(error instanceof ConfigError)) throw error;
+        const key = `${row.account}|${row.currency}`;
+        if (!unscaled.has(key)) {
+          unscaled.set(key, `${opened.name} line ${row.line}: currency ${row.currency} is not an ISO 4217 currency and GATEWAY_AMOUNT_DECIMALS_${row.currency} (or amountDecimals.${row.currency} of account "${row.account}") is not set, so its integer cannot be read`);
+        }
+      }
     }
+    // Once something is refused nothing will be written: the rest is read only for its problems.
+    if (opened.problems.count === 0 && unscaled.size === 0) await stageBooksRows(trx, scaled);
   }
-  if (problems.length > 0) {
+  if (opened.problems.count === 0) {
+    await indexBooksStage(trx);
+    const duplicates = await findStagedDuplicates(trx, 1_000);
+    for (const d of duplicates.listed) opened.problems.add(duplicateProblem(opened.name, opened.unit, d.line, d.firstLine, d));
+  }
+  opened.problems.throwIfAny(opened.name);
+  if (unscaled.size > 0) {
+    const problems = [...unscaled.values()];
     throw new ConfigError(
-      `${problems.length === 1 ? problems[0] : `${name} has ${problems.length} rows in currencies without known decimals:\n${problems.map((p) => `  - ${p}`).join('\n')}`}; nothing was written. Set the gateway's decimals for the code (0 for whole units).`,
+      `${problems.length === 1 ? problems[0] : `${opened.name} has rows in ${problems.length} currencies without known decimals:\n${problems.map((p) => `  - ${p}`).join('\n')}`}; nothing was written. Set the gateway's decimals for the code (0 for whole units).`,
       problems,
     );
   }
-  return scaled;
+  if ((await countStagedRowsByDay(trx)).size === 0) throw noRows(opened.name);
 }
 
-/** Records one past date from the statements as a succeeded `backfill` run, all or nothing. */
-async function importStatementDay(ctx: AppContext, account: string, businessDate: string, rows: readonly StatementRow[], source: string): Promise<number> {
+/** Records one past date from the staged statements as a succeeded `backfill` run, in the backfill's transaction. */
+async function importStatementDay(ctx: AppContext, trx: Transaction<Database>, account: string, businessDate: string, source: string): Promise<number> {
   const environment = ctx.config.accounts.find((a) => a.name === account)!.environment;
   const now = ctx.clock.now();
   // Statements state the balance at the day's close: end of day by definition, drift 0.
   const cutoffAt = businessCalendarOf(ctx.config).cutoffOf(businessDate);
   const timing = { businessDate, cutoffAt, driftSeconds: 0, endOfDay: true };
-  return ctx.database.db.transaction().execute(async (trx) => {
-    const runId = await insertRunningRun(trx, { account, environment, trigger: 'backfill', businessDate, startedAt: now, source, timing });
-    // The statements carry one balance per wallet: there is no single-wallet reading to compare.
-    // Their balances are as of the cut-off, whenever they were imported: that is their capture time.
-    await insertSnapshotRows(trx, runId, account, cutoffAt, rows.map((r) => ({ currency: r.currency, balance: r.balance, singleBalance: null, scale: r.scale })));
-    await markRunSucceeded(trx, runId, now, { walletsReported: null, walletsFetched: rows.length, pagesFetched: 0, requests: 0 }, { timing, readsFinishedAt: cutoffAt });
-    return runId;
-  });
+  const runId = await insertRunningRun(trx, { account, environment, trigger: 'backfill', businessDate, startedAt: now, source, timing });
+  // The statements carry one balance per wallet: there is no single-wallet reading to compare.
+  // Their balances are as of the cut-off, whenever they were imported: that is their capture time.
+  const wallets = await insertSnapshotRowsFromStage(trx, runId, account, businessDate, cutoffAt);
+  await markRunSucceeded(trx, runId, now, { walletsReported: null, walletsFetched: wallets, pagesFetched: 0, requests: 0 }, { timing, readsFinishedAt: cutoffAt });
+  return runId;
 }

@@ -10,6 +10,7 @@ import {
   applyBooksStage,
   createBooksStage,
   findStagedDuplicates,
+  indexBooksStage,
   listStagedRemovals,
   lockBooksOfAccounts,
   previewBooksStage,
@@ -163,6 +164,7 @@ async function storeBookBatches(
         if (input.problems.count === 0) await stageBooksRows(trx, batch);
       }
       if (input.problems.count === 0) {
+        await indexBooksStage(trx);
         const duplicates = await findStagedDuplicates(trx, LISTED_DUPLICATES);
         for (const d of duplicates.listed) input.problems.add(duplicateProblem(input.name, input.unit, d.line, d.firstLine, d));
         for (let i = duplicates.listed.length; i < duplicates.count; i++) input.problems.add(`${input.name}: a further duplicate key`);

@@ -3,7 +3,7 @@
  * major or minor units; column maps, date formats, a decimal comma) and a query against the
  * merchant's own ledger database. Everything outside this folder goes through these exports.
  */
-export { readBalanceFile, type BalanceFileRow, type BalanceFileOptions, type BooksFormat } from './books-file.js';
+export { duplicateProblem, noRows, openBalanceFile, readBalanceFile, type BalanceFileRow, type BalanceFileOptions, type BooksFormat } from './books-file.js';
 export { importBooksFile, type BooksImportOptions, type BooksImportResult } from './books-import.js';
 export { describeProfile, loadImportProfile, loadImportProfiles, resolveBooksFormat, type ImportProfile, type SavedImportProfile } from './import-profile.js';
 export type { SkippedRow } from './table.js';

@@ -35,6 +35,18 @@ export async function insertSnapshotRows(db: Db, runId: number, account: string,
   }
 }
 
+/**
+ * Writes a run's snapshot rows from the staged statements of one account and date (see
+ * createBooksStage), in the database: the statements file is never held in memory. Returns how many.
+ */
+export async function insertSnapshotRowsFromStage(db: Transaction<Database>, runId: number, account: string, businessDate: string, capturedAt: Date): Promise<number> {
+  const result = await sql`
+    insert into balance_snapshots (run_id, account, currency, balance, single_balance, captured_at, scale, unconfirmed_reason)
+    select ${runId}, account, currency, balance, null, ${capturedAt}, scale, null
+    from books_stage where account = ${account} and business_date = ${businessDate}::date`.execute(db);
+  return Number(result.numAffectedRows ?? 0n);
+}
+
 /** A run's rows as exact integers, ordered by currency. */
 export async function listSnapshotRows(db: Db, runId: number): Promise<SnapshotRow[]> {
   const rows = await db

@@ -147,10 +147,13 @@ export async function listBooksImportsByIds(
 }
 
 /*
- * Staged books imports: a books file of any size is streamed into a temporary table of the
+ * Staged imports: a books (or statements) file of any size is streamed into a temporary table of the
  * import's transaction in batches, then checked and compared with the stored books set-based,
  * so the process holds a batch, never the file. The table is dropped when the transaction ends.
  */
+
+// Staged rows stored per statement: ~50,000 keys take a few seconds even on a busy server.
+const APPLY_SLICE_LINES = 50_000;
 
 /** Creates the transaction's staging table (dropped at commit or rollback). */
 export async function createBooksStage(trx: Transaction<Database>): Promise<void> {
@@ -165,8 +168,11 @@ export async function createBooksStage(trx: Transaction<Database>): Promise<void
     ) on commit drop`.execute(trx);
 }
 
-/** Adds a batch of validated rows to the staging table: one statement, one parameter per column. */
-export async function stageBooksRows(trx: Transaction<Database>, rows: ReadonlyArray<ExpectedBalanceInput & { line: number }>): Promise<void> {
+/**
+ * Adds a batch of validated rows to the staging table: one statement, one parameter per column.
+ * A row's scale is its own (a statement's gateway decimals) or, left out, its currency's ISO 4217 decimals.
+ */
+export async function stageBooksRows(trx: Transaction<Database>, rows: ReadonlyArray<ExpectedBalanceInput & { line: number; scale?: number }>): Promise<void> {
   if (rows.length === 0) return;
   await sql`
     insert into books_stage (line, account, business_date, currency, balance, scale)
@@ -176,8 +182,26 @@ export async function stageBooksRows(trx: Transaction<Database>, rows: ReadonlyA
       ${rows.map((r) => r.businessDate)}::date[],
       ${rows.map((r) => r.currency)}::text[],
       ${rows.map((r) => r.balance.toString())}::numeric[],
-      ${rows.map((r) => currencyDecimals(r.currency))}::smallint[]
+      ${rows.map((r) => r.scale ?? currencyDecimals(r.currency))}::smallint[]
     )`.execute(trx);
+}
+
+/**
+ * Indexes and analyses the staged rows once they are all in: the checks and the comparison join
+ * them with the stored books by key, and without statistics the planner takes a temporary table
+ * for a few rows and loops over a million.
+ */
+export async function indexBooksStage(trx: Transaction<Database>): Promise<void> {
+  await sql`create index on books_stage (account, business_date, currency, line)`.execute(trx);
+  await sql`create index on books_stage (line)`.execute(trx);
+  await sql`analyze books_stage`.execute(trx);
+}
+
+/** How many staged rows each (account, business date) has. */
+export async function countStagedRowsByDay(trx: Transaction<Database>): Promise<Map<string, number>> {
+  const rows = await sql<{ account: string; business_date: string; rows: string }>`
+    select account, business_date::text as business_date, count(*) as rows from books_stage group by account, business_date`.execute(trx);
+  return new Map(rows.rows.map((r) => [`${r.account}|${r.business_date}`, Number(r.rows)]));
 }
 
 /** Staged rows that repeat an earlier row's key (the first `limit` by line), and how many there are. */
@@ -305,10 +329,16 @@ export async function applyBooksStage(
     using (select distinct account, business_date from books_stage) d
     where d.account = e.account and d.business_date = e.business_date
       and not exists (select 1 from books_stage s where s.account = e.account and s.business_date = e.business_date and s.currency = e.currency)`.execute(trx);
-  await sql`
-    insert into expected_balances (account, business_date, currency, balance, source, imported_at, import_id, scale)
-    select s.account, s.business_date, s.currency, s.balance, ${source}, ${importedAt}, ${importId}::integer, s.scale from books_stage s
-    on conflict (account, business_date, currency)
-    do update set balance = excluded.balance, source = excluded.source, imported_at = excluded.imported_at, import_id = excluded.import_id, scale = excluded.scale`.execute(trx);
+  // In slices of lines: each statement stays well inside the statement timeout, however large the file.
+  const span = await sql<{ first: number | null; last: number | null }>`select min(line) as first, max(line) as last from books_stage`.execute(trx);
+  const { first, last } = span.rows[0]!;
+  for (let from = first ?? 1; first !== null && last !== null && from <= last; from += APPLY_SLICE_LINES) {
+    await sql`
+      insert into expected_balances (account, business_date, currency, balance, source, imported_at, import_id, scale)
+      select s.account, s.business_date, s.currency, s.balance, ${source}, ${importedAt}, ${importId}::integer, s.scale from books_stage s
+      where s.line >= ${from}::integer and s.line < ${from + APPLY_SLICE_LINES}::integer
+      on conflict (account, business_date, currency)
+      do update set balance = excluded.balance, source = excluded.source, imported_at = excluded.imported_at, import_id = excluded.import_id, scale = excluded.scale`.execute(trx);
+  }
   return { importId, removed: Number(removed.numAffectedRows ?? 0n) };
 }

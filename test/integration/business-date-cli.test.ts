@@ -83,7 +83,7 @@ describe(`business dates on the command line (${backend})`, () => {
     const a = books('books-a.csv', '2026-11-21', [{ currency: 'EUR', balance: 1n }, { currency: 'USD', balance: 2n }]);
     const b = books('books-b.csv', '2026-11-21', [{ currency: 'EUR', balance: 3n }, { currency: 'GBP', balance: 4n }]);
     for (let round = 0; round < 5; round++) {
-      await Promise.all([importBooksFile(ctx, a, { amounts: 'minor' }), importBooksFile(ctx, b, { amounts: 'minor' })]);
+      await Promise.all([importBooksFile(ctx, a, { amounts: 'minor', replaceDay: true }), importBooksFile(ctx, b, { amounts: 'minor', replaceDay: true })]);
       const day = await t.handle.db.selectFrom('expected_balances').select(['currency', 'source']).where('business_date', '=', '2026-11-21').orderBy('currency').execute();
       const sources = new Set(day.map((r) => r.source));
       expect(sources.size).toBe(1);
