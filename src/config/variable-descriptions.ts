@@ -64,7 +64,7 @@ export const VARIABLE_DESCRIPTIONS: Readonly<Record<SchemaVariable, { readonly m
   RECON_PUSHGATEWAY_URL: { meaning: 'secret when it carries a password. `snapshot`, `reconcile` and `backfill` push their metrics there (`pushAdd`).' },
   RECON_BOOKS_DATABASE_URL: { meaning: 'secret. The merchant\'s own ledger database (`postgres://`), which books queries read in a read-only transaction; give it a role that may only read (see [books](books.md)).' },
   RECON_BOOKS_SQL_FILE: { meaning: 'The books query for accounts without their own `books.sqlFile`: gets `$1` the business date (text, write `$1::date`) and `$2` the account, returns `currency` and `balance` (numeric, major units). Needs `RECON_BOOKS_DATABASE_URL`.' },
-  RECON_BOOKS_STATEMENT_TIMEOUT: { meaning: 'The longest a books query may run, 1s to 1h.' },
+  RECON_BOOKS_STATEMENT_TIMEOUT: { meaning: 'The longest a books query may run, 1s to 1h: set as a connection option the query cannot lift, and the query is cancelled on the ledger server when it is over.' },
   RECON_BOOKS_PULL_EVERY: { meaning: 'How often the worker asks the ledger database again for a date whose books have not arrived, 1m to 24h.' },
   RECON_CONSOLE_URL: { meaning: 'The address people open the review console at (`https://recon.example.com/`): only its origin may post forms, and `https://` makes the session cookie `Secure` (see [the console](console.md#behind-a-tls-reverse-proxy)).' },
   RECON_CONSOLE_TRUST_PROXY: { defaultText: 'false', meaning: 'Whose `X-Forwarded-For/-Proto/-Host` headers the console believes: `true`, a number of hops, or proxy addresses/CIDR ranges (`127.0.0.1,10.0.0.0/8`).' },
