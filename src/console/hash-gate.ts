@@ -20,7 +20,7 @@ export class SignInBusyError extends ReconError {
 
 /**
  * Bounded, fair password hashing. A few checks run at once, at most one per client address; the
- * rest wait in one queue per address, and addresses take turns (round robin), so a real person's
+ * rest wait in one queue per address, and addresses take turns (the one served longest ago first), so a real person's
  * sign-in never waits behind an attacker's burst: at most behind the one check each other busy
  * address is running. Beyond the per-address or overall limit a check is refused at once
  * (SignInBusyError) instead of queueing: the CPU time one address can take is bounded.
@@ -28,10 +28,13 @@ export class SignInBusyError extends ReconError {
 export class HashGate {
   #running = 0;
   #waiting = 0;
-  /** Waiting starts per address; Map order is the turn order (a served address goes to the back). */
+  /** Waiting starts per address. */
   readonly #queues = new Map<string, Array<() => void>>();
   readonly #runningOf = new Map<string, number>();
   readonly #inUse = new Map<string, number>();
+  /** When each address with checks in flight was last served (a sequence number). */
+  readonly #servedAt = new Map<string, number>();
+  #served = 0;
 
   constructor(
     readonly concurrency = HASH_CONCURRENCY,
@@ -43,9 +46,14 @@ export class HashGate {
    * Takes a place for one check from `address`, synchronously: undefined when there is no room
    * (the caller answers 503 before recording anything). The place is then used with `run`.
    */
+  /** Whether `reserve` would find room now. */
+  hasRoom(address: string): boolean {
+    return (this.#inUse.get(address) ?? 0) < this.perAddressLimit && this.#waiting < this.queueLimit;
+  }
+
   reserve(address: string): { run<T>(task: () => Promise<T>): Promise<T> } | undefined {
     const used = this.#inUse.get(address) ?? 0;
-    if (used >= this.perAddressLimit || this.#waiting >= this.queueLimit) return undefined;
+    if (!this.hasRoom(address)) return undefined;
     this.#inUse.set(address, used + 1);
     this.#waiting++;
     const turn = new Promise<void>((resolve) => {
@@ -63,6 +71,7 @@ export class HashGate {
           this.#running--;
           this.#add(this.#runningOf, address, -1);
           this.#add(this.#inUse, address, -1);
+          if (!this.#inUse.has(address)) this.#servedAt.delete(address);
           this.#pump();
         }
       },
@@ -77,20 +86,22 @@ export class HashGate {
 
   #pump(): void {
     while (this.#running < this.concurrency) {
-      let started = false;
-      for (const [address, queue] of this.#queues) {
+      // The waiting address served longest ago (or never) goes first: one that just had a
+      // check waits behind everyone else's first.
+      let next: string | undefined;
+      for (const [address] of this.#queues) {
         if ((this.#runningOf.get(address) ?? 0) > 0) continue;
-        const start = queue.shift()!;
-        this.#queues.delete(address);
-        if (queue.length > 0) this.#queues.set(address, queue);
-        this.#waiting--;
-        this.#running++;
-        this.#add(this.#runningOf, address, 1);
-        start();
-        started = true;
-        break;
+        if (next === undefined || (this.#servedAt.get(address) ?? -1) < (this.#servedAt.get(next) ?? -1)) next = address;
       }
-      if (!started) return;
+      if (next === undefined) return;
+      const queue = this.#queues.get(next)!;
+      const start = queue.shift()!;
+      if (queue.length === 0) this.#queues.delete(next);
+      this.#servedAt.set(next, this.#served++);
+      this.#waiting--;
+      this.#running++;
+      this.#add(this.#runningOf, next, 1);
+      start();
     }
   }
 }

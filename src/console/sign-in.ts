@@ -80,6 +80,7 @@ const hhmm = (at: Date) => `${at.toISOString().slice(11, 16)} UTC`;
  */
 export async function authenticate(ctx: AppContext, name: string, password: string, address: string, guard: SignInGuard): Promise<ConsoleUser | undefined> {
   const db = ctx.database.db;
+  // The limits first (429 says when to come back), then the room for a check (503: in a moment).
   const admitted = await guard.serializer.run(address, async () => {
     const now = ctx.clock.now();
     const failures = await listRecentFailures(db, { userName: name, address, since: new Date(now.getTime() - SIGN_IN_WINDOW_MS) });
