@@ -50,24 +50,32 @@ export async function queryLedgerBooks(ctx: AppContext, source: BooksSqlSource, 
   if (used > 2) throw new ConfigError(`The books query ${source.sqlFile} uses $${used}; it is given only $1 (the business date) and $2 (the account).`, [`books query uses $${used}`]);
 
   const timeoutMs = ctx.config.books.statementTimeoutMs;
-  // Every value as PostgreSQL's text: a numeric balance keeps its exact digits, never a float.
   const client = new pg.Client({
     connectionString: url.reveal(),
     connectionTimeoutMillis: timeoutMs,
-    // A second net should the server not honour statement_timeout: the client gives up a little later.
+    // Read only and time-limited from the connection's start: session defaults given as startup
+    // options, which no statement of the query runs before (a `set local` could be lifted by a
+    // `commit;` in front of it). The extended protocol below runs one statement only anyway.
+    options: `-c default_transaction_read_only=on -c statement_timeout=${timeoutMs} -c idle_in_transaction_session_timeout=${timeoutMs + 5_000}`,
+    // A second net should the server not honour statement_timeout: the client gives up a little
+    // later and then cancels the query on the server itself.
     query_timeout: timeoutMs + 5_000,
     application_name: 'wallet-recon books',
+    // Every value as PostgreSQL's text: a numeric balance keeps its exact digits, never a float.
     types: { getTypeParser: () => (value: string) => value },
   });
   client.on('error', () => {
     // A connection dropped between queries surfaces in the next query; this only keeps the process alive.
   });
+  let running = false;
   try {
     await client.connect();
-    // Read only: whatever the query says, the merchant's ledger is never written.
     await client.query('begin transaction isolation level repeatable read, read only');
-    await client.query(`set local statement_timeout = ${timeoutMs}`);
-    const result = await client.query<Record<string, unknown>>({ text, values: [businessDate, source.account].slice(0, used) });
+    running = true;
+    // The extended query protocol always (even without parameters): one statement, or PostgreSQL refuses it.
+    const query: pg.QueryConfig & { queryMode: 'extended' } = { text, values: [businessDate, source.account].slice(0, used), queryMode: 'extended' };
+    const result = await client.query<Record<string, unknown>>(query);
+    running = false;
     await client.query('rollback');
     const columns = result.fields.map((f) => f.name);
     const missing = ['currency', 'balance'].filter((c) => !columns.includes(c));
@@ -79,7 +87,15 @@ export async function queryLedgerBooks(ctx: AppContext, source: BooksSqlSource, 
     }
     return result.rows.map((row, index) => ({ line: index + 1, unit: 'row' as const, fields: { ...row, business_date: businessDate, account: source.account } }));
   } catch (error) {
+    if (running) await cancelOnServer(url.reveal(), client);
     if (error instanceof InputFileError) throw error;
+    if ((error as { code?: string }).code === '42601' && /multiple commands/i.test((error as Error).message)) {
+      throw new ConfigError(
+        `The books query ${source.sqlFile} holds more than one SQL statement: it must be a single select (no ";" between statements, no "commit" or "set"). Nothing was run.`,
+        [`books query ${path.basename(source.sqlFile)} has several statements`],
+        { cause: error },
+      );
+    }
     throw new DatabaseError(`The books query ${path.basename(source.sqlFile)} failed against RECON_BOOKS_DATABASE_URL for account "${source.account}", ${businessDate}: ${secretFree((error as Error).message, url.reveal())}`, { cause: error });
   } finally {
     await client.end().catch(() => undefined);
@@ -121,6 +137,26 @@ export async function pullBooksIfDue(ctx: AppContext, request: { account: string
     const message = error instanceof Error ? error.message : String(error);
     ctx.logger.warn({ account: request.account, businessDate: request.businessDate, error: message }, 'books pull failed');
     return { failed: message };
+  }
+}
+
+/**
+ * Cancels what the books connection still runs on the ledger server (the client gave up: its
+ * query_timeout, or an error mid-query), from a second short connection: closing the socket alone
+ * leaves the query running until the server next writes to it.
+ */
+async function cancelOnServer(url: string, client: pg.Client): Promise<void> {
+  const pid = (client as unknown as { processID?: number }).processID;
+  if (typeof pid !== 'number') return;
+  const canceller = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5_000, query_timeout: 5_000, application_name: 'wallet-recon books cancel' });
+  canceller.on('error', () => undefined);
+  try {
+    await canceller.connect();
+    await canceller.query('select pg_cancel_backend($1)', [pid]);
+  } catch {
+    // The server may be gone; its own statement_timeout still ends the query.
+  } finally {
+    await canceller.end().catch(() => undefined);
   }
 }
 

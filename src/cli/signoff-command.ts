@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { authenticateForCli } from '../console/console-users.js';
+import { authenticateForCli } from '../console/sign-in.js';
 import { approveSignoff, detectSignoffChanges, prepareSignoff, requireDate, signoffStateOf } from '../signoff/signoff-service.js';
 import { UsageError } from '../errors.js';
 import { formatTable } from '../text-table.js';

@@ -1,6 +1,6 @@
 import { Option, type Command } from 'commander';
 import { resolveActor } from '../cases/case-actor.js';
-import { addUser, checkUserName, disableUser, listUsers, parseRole, setUserRole } from '../console/console-users.js';
+import { addUser, checkPassword, checkUserName, disableUser, enableUser, listUsers, parseRole, resetPassword, setUserRole, unlockUser } from '../console/console-users.js';
 import { generatePassword } from '../console/passwords.js';
 import { CONSOLE_ROLES } from '../console/roles.js';
 import { formatTable } from '../text-table.js';
@@ -25,6 +25,13 @@ Examples:
   wallet-recon users list
   wallet-recon users set-role anna approver
   wallet-recon users disable anna                                 also ends her sessions
+  wallet-recon users enable anna                                  lets her sign in again
+  wallet-recon users unlock anna                                  forgets her failed sign-ins
+  wallet-recon users reset-password anna                          prints a generated password once
+  printf '%s' "$PASSWORD" | wallet-recon users reset-password anna --password-stdin
+
+Roles of single sign-on users come from the identity provider's groups at every sign-in:
+set-role refuses them (see docs/console.md).
 
 Exit codes: 0 done, 1 error, 2 usage error (unknown user or role, a name taken, a password too short), 130 stopped by Ctrl-C (SIGINT), 143 stopped by SIGTERM.`,
     );
@@ -88,6 +95,48 @@ Exit codes: 0 done, 1 error, 2 usage error (unknown user or role, a name taken, 
       await runtime.withContext('wallet-recon users set-role', {}, async (ctx) => {
         const { before, user } = await setUserRole(ctx, name, role, resolveActor(undefined, ctx.config));
         runtime.output.out(before === role ? `User "${user.name}" already has the ${role} role.` : `User "${user.name}": ${before} -> ${role}.`);
+        return 0;
+      });
+    });
+
+  users
+    .command('enable')
+    .description('enable a disabled user again (their failed sign-ins are forgotten too)')
+    .argument('<name>', 'user name')
+    .action(async (name: string) => {
+      await runtime.withContext('wallet-recon users enable', {}, async (ctx) => {
+        const { user, wasDisabled } = await enableUser(ctx, name, resolveActor(undefined, ctx.config));
+        runtime.output.out(wasDisabled ? `Enabled user "${user.name}": they can sign in again.` : `User "${user.name}" was not disabled; their failed sign-ins are forgotten.`);
+        return 0;
+      });
+    });
+
+  users
+    .command('unlock')
+    .description("forget a user's failed sign-ins, so they may try again at once from any address")
+    .argument('<name>', 'user name')
+    .action(async (name: string) => {
+      await runtime.withContext('wallet-recon users unlock', {}, async (ctx) => {
+        const { user, forgottenFailures } = await unlockUser(ctx, name, resolveActor(undefined, ctx.config));
+        runtime.output.out(`Unlocked user "${user.name}": ${forgottenFailures} failed sign-in${forgottenFailures === 1 ? '' : 's'} forgotten.`);
+        return 0;
+      });
+    });
+
+  users
+    .command('reset-password')
+    .description("give a local user a new password (their sessions end); it comes from standard input, or is generated and printed once")
+    .argument('<name>', 'user name')
+    .option('--password-stdin', 'read the new password from standard input (at least 12 characters)')
+    .action(async (name: string, opts: { passwordStdin?: boolean }) => {
+      checkUserName(name);
+      const password = opts.passwordStdin ? await readPasswordFromStdin() : generatePassword();
+      checkPassword(password);
+      await runtime.withContext('wallet-recon users reset-password', {}, async (ctx) => {
+        const { user, endedSessions } = await resetPassword(ctx, name, password, resolveActor(undefined, ctx.config));
+        runtime.output.out(`New password set for "${user.name}"; ${endedSessions} session${endedSessions === 1 ? '' : 's'} ended.`);
+        // Shown once, on stdout only: it is stored as a scrypt hash and cannot be read back.
+        if (!opts.passwordStdin) runtime.output.out(`Password (shown only now): ${password}`);
         return 0;
       });
     });

@@ -26,7 +26,8 @@ export const consoleVariables = {
     .optional()
     .transform((v, ctx) => {
       if (v === undefined) return undefined;
-      const map: Record<string, (typeof ROLES)[number]> = {};
+      // Keyed by group names from outside: no prototype, so `__proto__` is an ordinary key.
+      const map = Object.create(null) as Record<string, (typeof ROLES)[number]>;
       for (const pair of v.split(',').map((p) => p.trim()).filter(Boolean)) {
         const [claim, role] = pair.split('=').map((s) => s.trim());
         if (!claim || !role || !(ROLES as readonly string[]).includes(role)) {
@@ -63,7 +64,7 @@ export function consoleSettingsOf(v: ConsoleValues): ConsoleSettings {
     oidc:
       v.RECON_OIDC_ISSUER === undefined || v.RECON_OIDC_CLIENT_ID === undefined || v.RECON_OIDC_CLIENT_SECRET === undefined
         ? undefined
-        : { issuer: v.RECON_OIDC_ISSUER, clientId: v.RECON_OIDC_CLIENT_ID, clientSecret: new Secret(v.RECON_OIDC_CLIENT_SECRET), roleClaim: v.RECON_OIDC_ROLE_CLAIM, roleMap: v.RECON_OIDC_ROLE_MAP ?? {} },
+        : { issuer: v.RECON_OIDC_ISSUER, clientId: v.RECON_OIDC_CLIENT_ID, clientSecret: new Secret(v.RECON_OIDC_CLIENT_SECRET), roleClaim: v.RECON_OIDC_ROLE_CLAIM, roleMap: v.RECON_OIDC_ROLE_MAP ?? (Object.create(null) as Record<string, (typeof ROLES)[number]>) },
   };
 }
 

@@ -6,7 +6,7 @@ import type { AppContext } from '../app-context.js';
 import { applyCaseAction, MANUAL_CASE_ACTIONS, type ManualCaseAction } from '../cases/case-actions.js';
 import { AGE_BUCKETS, ageBucketOf, caseAgeDays, CASE_KINDS, CASE_STATES } from '../cases/case-model.js';
 import { listBooksOfDate, listCapturesOfDate } from '../db/console-views.repository.js';
-import { insertAudit } from '../db/console.repository.js';
+import { deleteExpiredSessions, deleteSignInAttemptsBefore, insertAudit, listUsers } from '../db/console.repository.js';
 import { findCase, listCaseEvidence, listCases, listCasesByIds, listEvents, listOccurrences } from '../db/reconciliation-case.repository.js';
 import { readSignoffReport } from '../db/signoff.repository.js';
 import { ReconError, UsageError } from '../errors.js';
@@ -15,14 +15,21 @@ import { addDays } from '../business-date/zoned-time.js';
 import { previousDate } from '../clock.js';
 import { loadReport } from '../reports/report-data.js';
 import { CONSOLE_CSS, CONSOLE_JS } from './assets.js';
-import { authenticate, SignInThrottledError } from './console-users.js';
-import { casePage, casesPage, dayPage, loginPage, messagePage, type CasesFilter, type PageContext } from './pages.js';
+import { changeOwnPassword, PasswordChangeRefusedError } from './console-users.js';
+import { isLoopbackHost } from '../gateway/base-url.js';
+import { verifyPassword } from './passwords.js';
+import { authenticate, SignInBusyError, SignInGuard, SignInThrottledError, SIGN_IN_WINDOW_MS } from './sign-in.js';
+import { casePage, casesPage, changePasswordPage, dayPage, loginPage, messagePage, type CasesFilter, type PageContext } from './pages.js';
 import { mayActOnCases } from './roles.js';
-import { endSession, resumeSession, startSession, tokensEqual, type ConsoleSession } from './sessions.js';
+import { endSession, resumeSession, SESSION_IDLE_MS, sessionKeyOf, startSession, tokensEqual, type ConsoleSession } from './sessions.js';
 import { approveSignoff, detectSignoffChanges, prepareSignoff, requireDate, signoffStateOf, SignoffRefusedError } from '../signoff/signoff-service.js';
 import type { OidcSignIn } from './oidc.js';
 
 export const SESSION_COOKIE = 'recon_session';
+/** The session cookie's name on https: the prefix makes browsers refuse it unless Secure, Path=/ and without Domain. */
+export const SECURE_SESSION_COOKIE = '__Host-recon_session';
+/** How often the running console removes expired sessions and sign-in attempts past their window. */
+const PURGE_EVERY_MS = 5 * 60_000;
 const LOGIN_CSRF_COOKIE = 'recon_login_csrf';
 
 // Scripts and styles only from this origin (no inline code), nothing framed, forms only to here.
@@ -37,6 +44,10 @@ export interface ConsoleAppOptions {
   /** RECON_CONSOLE_TRUST_PROXY: whose X-Forwarded-For/-Proto/-Host headers to believe. */
   trustProxy?: boolean | string | number;
   oidc?: OidcSignIn;
+  /** The address the console listens on (`--host`): a request naming it as Host is accepted too. */
+  listenHost?: string;
+  /** The sign-in limits of this process; a fresh one by default. */
+  signInGuard?: SignInGuard;
 }
 
 declare module 'fastify' {
@@ -60,6 +71,42 @@ class ConsoleRefusal extends Error {
 }
 
 const DATE = '^\\d{4}-\\d{2}-\\d{2}$';
+// Dates outside these are no business date of this tool, and PostgreSQL refuses year 0.
+const FIRST_DATE = '1970-01-01';
+const LAST_DATE = '9999-12-31';
+
+/** A date from a form or query: a real calendar date within range, else a 400 saying which. */
+function consoleDate(value: string | undefined, field: string): string {
+  const date = requireDate(value, field);
+  if (date < FIRST_DATE || date > LAST_DATE) throw new UsageError(`${field} ${date} is out of range: use a date from ${FIRST_DATE} to ${LAST_DATE}.`);
+  return date;
+}
+
+const CONTROL_CHARACTERS = new Set([...Array.from({ length: 32 }, (_, i) => i).filter((c) => c !== 9 && c !== 10 && c !== 13), 127]);
+
+/** Whether any text of a query or form carries a character no field may hold (NUL and other controls but tab and newlines). */
+function hasControlCharacter(value: unknown): boolean {
+  if (typeof value === 'string') return [...value].some((ch) => CONTROL_CHARACTERS.has(ch.charCodeAt(0)));
+  if (Array.isArray(value)) return value.some(hasControlCharacter);
+  if (value !== null && typeof value === 'object') return Object.values(value).some(hasControlCharacter);
+  return false;
+}
+
+/** Host names a browser may use for this console: loopback, RECON_CONSOLE_URL's host, the --host it listens on. */
+function hostAllowed(hostHeader: string | undefined, publicUrl: URL | undefined, listenHost: string | undefined): boolean {
+  if (hostHeader === undefined || hostHeader === '') return false;
+  let url: URL;
+  try {
+    url = new URL(`http://${hostHeader}`);
+  } catch {
+    return false;
+  }
+  if (url.username !== '' || url.password !== '' || url.pathname !== '/' || url.search !== '') return false;
+  if (publicUrl !== undefined && url.hostname === publicUrl.hostname.toLowerCase()) return true;
+  if (isLoopbackHost(url.hostname)) return true;
+  const listen = listenHost?.replace(/^\[|\]$/g, '').toLowerCase();
+  return listen !== undefined && !['0.0.0.0', '::', ''].includes(listen) && url.hostname.replace(/^\[|\]$/g, '') === listen;
+}
 
 /**
  * The review console as a Fastify application: security headers, session and CSRF hooks
@@ -72,12 +119,66 @@ export async function buildConsoleApp(options: ConsoleAppOptions): Promise<Fasti
   await app.register(cookie);
   await app.register(formbody);
 
-  const expectedOrigin = (request: FastifyRequest) => options.publicUrl?.origin ?? `${request.protocol}://${request.host}`;
+  const guard = options.signInGuard ?? new SignInGuard();
+  // Forms are accepted from RECON_CONSOLE_URL's origin only; without it, from a loopback origin
+  // on the port this console listens on. Never from what the request says about itself.
+  const originAllowed = (origin: string): boolean => {
+    if (options.publicUrl !== undefined) return origin === options.publicUrl.origin;
+    let url: URL;
+    try {
+      url = new URL(origin);
+    } catch {
+      return false;
+    }
+    const address = app.server.address();
+    const port = typeof address === 'object' && address !== null ? String(address.port) : '80';
+    return url.protocol === 'http:' && isLoopbackHost(url.hostname) && (url.port || '80') === port;
+  };
+  const describeAllowedOrigin = () => options.publicUrl?.origin ?? 'this console on a loopback address';
   const secureCookies = (request: FastifyRequest) => options.publicUrl?.protocol === 'https:' || request.protocol === 'https';
+  const sessionCookieOf = (request: FastifyRequest) => (secureCookies(request) ? SECURE_SESSION_COOKIE : SESSION_COOKIE);
   const pageOf = (request: FastifyRequest, notice?: PageContext['notice']): PageContext => ({ user: request.session?.user, csrfToken: request.session?.csrfToken, notice });
   const audit = (request: FastifyRequest, action: string, outcome: 'ok' | 'refused' | 'failed', target?: string, detail?: unknown) =>
     insertAudit(db, { at: ctx.clock.now(), userName: request.session?.user.name ?? null, address: request.ip, action, target: target ?? null, outcome, detail });
 
+  // Expired sessions and sign-in attempts past their window are removed by the running console:
+  // on a timer, and on a request once the injected clock has moved on by PURGE_EVERY_MS.
+  let lastPurge: number | undefined;
+  let purging: Promise<void> | undefined;
+  const purge = async (): Promise<void> => {
+    const now = ctx.clock.now();
+    lastPurge = now.getTime();
+    const sessions = await deleteExpiredSessions(db, now, new Date(now.getTime() - SESSION_IDLE_MS));
+    const attempts = await deleteSignInAttemptsBefore(db, new Date(now.getTime() - SIGN_IN_WINDOW_MS));
+    if (sessions + attempts > 0) ctx.logger.info({ sessions, attempts }, 'the console removed expired sessions and old sign-in attempts');
+  };
+  const purgeIfDue = async (): Promise<void> => {
+    if (purging !== undefined || (lastPurge !== undefined && ctx.clock.now().getTime() - lastPurge < PURGE_EVERY_MS)) return;
+    purging = purge()
+      .catch((error: unknown) => ctx.logger.warn({ err: error }, 'the console could not remove expired sessions'))
+      .finally(() => {
+        purging = undefined;
+      });
+    await purging;
+  };
+  const purgeTimer = setInterval(() => void purgeIfDue(), PURGE_EVERY_MS);
+  purgeTimer.unref();
+  app.addHook('onClose', async () => {
+    clearInterval(purgeTimer);
+    await purging;
+  });
+
+  // DNS rebinding: a page of another site whose name now resolves to this machine sends its own
+  // name as Host. Only the console's own names are answered, before any other hook or handler.
+  app.addHook('onRequest', async (request, reply) => {
+    if (!hostAllowed(request.headers.host, options.publicUrl, options.listenHost)) {
+      return reply
+        .code(421)
+        .header('Cache-Control', 'no-store')
+        .type('text/plain; charset=utf-8')
+        .send(`Misdirected request: this console answers only for ${options.publicUrl?.host ?? 'loopback addresses'}${options.publicUrl === undefined ? ' (set RECON_CONSOLE_URL to the address people use)' : ''}.\n`);
+    }
+  });
   app.addHook('onRequest', async (request, reply) => {
     reply.header('Content-Security-Policy', CSP);
     reply.header('X-Content-Type-Options', 'nosniff');
@@ -86,18 +187,26 @@ export async function buildConsoleApp(options: ConsoleAppOptions): Promise<Fasti
     reply.header('Cache-Control', 'no-store');
     if (options.publicUrl?.protocol === 'https:') reply.header('Strict-Transport-Security', 'max-age=31536000');
   });
+  // A NUL byte or another control character in a field is a client's mistake (or probe): a 400
+  // here, before it reaches a handler or the database.
+  app.addHook('preValidation', async (request) => {
+    if (hasControlCharacter(request.query) || hasControlCharacter(request.body) || request.url.includes('%00')) {
+      throw new ConsoleRefusal(400, 'Refused: a field of this request holds a control character (such as a NUL byte). Nothing was changed.');
+    }
+  });
 
   // Every state-changing request: from this origin only (Origin, else Referer), then the session's
   // synchronizer token. Browsers send Origin with every POST; a client that sends neither header
   // still needs the token, which only a page of this console carries.
   app.addHook('preHandler', async (request) => {
     if (request.url.startsWith('/assets/')) return;
-    request.session = await resumeSession(ctx, request.cookies[SESSION_COOKIE]);
+    await purgeIfDue();
+    request.session = await resumeSession(ctx, request.cookies[sessionCookieOf(request)]);
     if (request.method !== 'POST') return;
     const origin = request.headers.origin ?? (request.headers.referer === undefined ? undefined : safeOrigin(request.headers.referer));
-    if (origin !== undefined && origin !== expectedOrigin(request)) {
+    if (origin !== undefined && !originAllowed(origin)) {
       await audit(request, `POST ${request.routeOptions.url ?? request.url}`, 'refused', undefined, { reason: 'cross-origin', origin });
-      throw new ConsoleRefusal(403, `Refused: this form was sent from ${origin}, not from the console (${expectedOrigin(request)}). Nothing was changed.`);
+      throw new ConsoleRefusal(403, `Refused: this form was sent from ${origin}, not from the console (${describeAllowedOrigin()}). Nothing was changed.`);
     }
     const body = (request.body ?? {}) as Record<string, unknown>;
     const token = typeof body._csrf === 'string' ? body._csrf : undefined;
@@ -121,7 +230,13 @@ export async function buildConsoleApp(options: ConsoleAppOptions): Promise<Fasti
 
   app.setErrorHandler(async (error, request, reply) => {
     if (error instanceof ConsoleRefusal) {
-      return reply.code(error.status).type('text/html; charset=utf-8').send(messagePage(error.status === 403 ? 'Refused' : 'Not found', error.message, pageOf(request), { href: '/day', text: 'Back to the day view' }));
+      const title = error.status === 403 ? 'Refused' : error.status === 400 ? 'Bad request' : 'Not found';
+      return reply.code(error.status).type('text/html; charset=utf-8').send(messagePage(title, error.message, pageOf(request), { href: '/day', text: 'Back to the day view' }));
+    }
+    // A client's bad input (an impossible or out-of-range date…): said on the page, logged at info at most.
+    if (error instanceof UsageError) {
+      ctx.logger.info({ url: request.routeOptions.url, reason: error.message }, 'the console refused a bad request');
+      return reply.code(400).type('text/html; charset=utf-8').send(messagePage('Bad request', error.message, pageOf(request), { href: '/day', text: 'Back to the day view' }));
     }
     if ((error as { validation?: unknown }).validation !== undefined) {
       return reply.code(400).type('text/html; charset=utf-8').send(messagePage('Bad request', `The request was not understood: ${(error as Error).message}.`, pageOf(request)));
@@ -136,6 +251,8 @@ export async function buildConsoleApp(options: ConsoleAppOptions): Promise<Fasti
 
   app.get('/assets/console.js', { config: { public: true } }, async (_request, reply) => reply.header('Cache-Control', 'max-age=300').type('text/javascript; charset=utf-8').send(CONSOLE_JS));
   app.get('/assets/console.css', { config: { public: true } }, async (_request, reply) => reply.header('Cache-Control', 'max-age=300').type('text/css; charset=utf-8').send(CONSOLE_CSS));
+  // No icon: an explicit empty answer, so browsers stop asking and no 404 is logged.
+  app.get('/favicon.ico', { config: { public: true } }, async (_request, reply) => reply.code(204).header('Cache-Control', 'max-age=86400').send());
   app.get('/', async (_request, reply) => reply.redirect('/day', 303));
 
   const showLogin = async (request: FastifyRequest, reply: FastifyReply, status = 200, notice?: PageContext['notice'], userName?: string) => {
@@ -155,9 +272,16 @@ export async function buildConsoleApp(options: ConsoleAppOptions): Promise<Fasti
       if (name === '' || password === '') return showLogin(request, reply, 400, { kind: 'error', text: 'Give your user name and your password.' }, name);
       let user;
       try {
-        user = await authenticate(ctx, name, password, request.ip);
+        user = await authenticate(ctx, name, password, request.ip, guard);
       } catch (error) {
-        if (error instanceof SignInThrottledError) return showLogin(request, reply, 429, { kind: 'error', text: error.message }, name);
+        if (error instanceof SignInThrottledError) {
+          reply.header('Retry-After', String(Math.max(1, Math.ceil((error.retryAt.getTime() - ctx.clock.now().getTime()) / 1000))));
+          return showLogin(request, reply, 429, { kind: 'error', text: error.message }, name);
+        }
+        if (error instanceof SignInBusyError) {
+          reply.header('Retry-After', String(error.retryAfterSeconds));
+          return showLogin(request, reply, 503, { kind: 'error', text: error.message }, name);
+        }
         throw error;
       }
       if (user === undefined) return showLogin(request, reply, 401, { kind: 'error', text: 'The user name or password is wrong (or the user is disabled).' }, name);
@@ -165,16 +289,54 @@ export async function buildConsoleApp(options: ConsoleAppOptions): Promise<Fasti
     },
   );
   const signIn = async (request: FastifyRequest, reply: FastifyReply, user: Parameters<typeof startSession>[1]) => {
+    // The browser's earlier session, whoever's it was, ends: one browser, one session.
+    const earlier = request.cookies[sessionCookieOf(request)];
+    if (earlier !== undefined) await endSession(ctx, earlier);
     const session = await startSession(ctx, user, request.ip);
-    reply.setCookie(SESSION_COOKIE, session.id, { path: '/', httpOnly: true, sameSite: 'lax', secure: secureCookies(request) });
+    reply.setCookie(sessionCookieOf(request), session.id, { path: '/', httpOnly: true, sameSite: 'lax', secure: secureCookies(request) });
     reply.clearCookie(LOGIN_CSRF_COOKIE, { path: '/login' });
     return reply.redirect('/day', 303);
   };
   app.post('/logout', async (request, reply) => {
     await endSession(ctx, request.session!.id);
     await audit(request, 'sign-out', 'ok');
-    reply.clearCookie(SESSION_COOKIE, { path: '/' });
+    reply.clearCookie(sessionCookieOf(request), { path: '/', secure: secureCookies(request) });
     return reply.redirect('/login', 303);
+  });
+
+  // A local user changes their own password: the current one first, then the new one twice.
+  const passwordBody = {
+    type: 'object',
+    properties: { current: { type: 'string', maxLength: 1000 }, next: { type: 'string', maxLength: 1000 }, repeated: { type: 'string', maxLength: 1000 }, _csrf: { type: 'string' } },
+  } as const;
+  app.get<{ Querystring: { done?: string } }>('/account/password', async (request, reply) =>
+    reply
+      .type('text/html; charset=utf-8')
+      .send(changePasswordPage(request.session!.user.source === 'local', pageOf(request, request.query.done === '1' ? { kind: 'ok', text: 'Your password was changed; your other sessions ended.' } : undefined))),
+  );
+  app.post<{ Body: { current?: string; next?: string; repeated?: string } }>('/account/password', { schema: { body: passwordBody } }, async (request, reply) => {
+    const session = request.session!;
+    const address = request.ip;
+    try {
+      await changeOwnPassword(
+        ctx,
+        session.user,
+        { current: request.body.current ?? '', next: request.body.next ?? '', repeated: request.body.repeated ?? '', keepSessionSha256: sessionKeyOf(session.id), address },
+        async (hash) => {
+          const place = guard.gate.reserve(address);
+          if (place === undefined) throw new SignInBusyError();
+          return place.run(() => verifyPassword(request.body.current ?? '', hash));
+        },
+      );
+    } catch (error) {
+      if (error instanceof SignInBusyError) {
+        reply.header('Retry-After', String(error.retryAfterSeconds));
+        return reply.code(503).type('text/html; charset=utf-8').send(changePasswordPage(true, pageOf(request, { kind: 'error', text: error.message })));
+      }
+      if (!(error instanceof PasswordChangeRefusedError)) throw error;
+      return reply.code(400).type('text/html; charset=utf-8').send(changePasswordPage(session.user.source === 'local', pageOf(request, { kind: 'error', text: error.message })));
+    }
+    return reply.redirect('/account/password?done=1', 303);
   });
 
   if (options.oidc !== undefined) options.oidc.register(app, { secureCookies, signIn, audit });
@@ -204,7 +366,7 @@ export async function buildConsoleApp(options: ConsoleAppOptions): Promise<Fasti
     );
   };
   app.get<{ Querystring: { date?: string } }>('/day', { schema: { querystring: { type: 'object', properties: { date: { type: 'string', pattern: DATE } } } } }, async (request, reply) => {
-    const date = request.query.date === undefined || request.query.date === '' ? latestClosedDateOf(ctx) : requireDate(request.query.date, 'date');
+    const date = request.query.date === undefined || request.query.date === '' ? latestClosedDateOf(ctx) : consoleDate(request.query.date, 'date');
     return reply.type('text/html; charset=utf-8').send(await renderDay(request, date));
   });
 
@@ -243,10 +405,12 @@ export async function buildConsoleApp(options: ConsoleAppOptions): Promise<Fasti
     },
   );
 
+  // "Assign" offers and accepts only people who can sign in: existing, active users.
+  const activeUserNames = async () => (await listUsers(db)).filter((u) => u.disabledAt === null).map((u) => u.name);
   const renderCase = async (request: FastifyRequest, id: number, notice?: PageContext['notice']) => {
     const c = await findCase(db, id);
     if (c === undefined) throw new ConsoleRefusal(404, `There is no case #${id}.`);
-    return casePage(c, await listOccurrences(db, id), await listEvents(db, id), await listCaseEvidence(db, id), todayOf(ctx).date, pageOf(request, notice));
+    return casePage(c, await listOccurrences(db, id), await listEvents(db, id), await listCaseEvidence(db, id), todayOf(ctx).date, { ...pageOf(request, notice), assignees: await activeUserNames() });
   };
   const idParams = { type: 'object', properties: { id: { type: 'integer', minimum: 1, maximum: 999_999_999 } }, required: ['id'] } as const;
   app.get<{ Params: { id: number }; Querystring: { done?: string } }>('/cases/:id', { schema: { params: idParams } }, async (request, reply) => {
@@ -272,6 +436,10 @@ export async function buildConsoleApp(options: ConsoleAppOptions): Promise<Fasti
       }
       const blank = (v: string | undefined) => (v === undefined || v.trim() === '' ? undefined : v);
       const { note, to, due, until } = request.body;
+      if (action === 'assign' && blank(to) !== undefined && !(await activeUserNames()).includes(to!.trim())) {
+        await audit(request, `case.${action}`, 'refused', `case #${id}`, { reason: 'not an active user', to });
+        return reply.code(400).type('text/html; charset=utf-8').send(await renderCase(request, id, { kind: 'error', text: `Refused: "${to!.trim()}" is not an active console user; assign the case to one of the people listed.` }));
+      }
       try {
         await applyCaseAction(ctx, { caseId: id, action, actor: user.name, note: blank(note), to: blank(to), due: blank(due), until: blank(until) });
       } catch (error) {
@@ -290,7 +458,7 @@ export async function buildConsoleApp(options: ConsoleAppOptions): Promise<Fasti
 
   const dateBody = { type: 'object', properties: { date: { type: 'string', pattern: DATE }, _csrf: { type: 'string' } }, required: ['date'] } as const;
   const signoffStep = (step: 'prepare' | 'approve') => async (request: FastifyRequest<{ Body: { date: string } }>, reply: FastifyReply) => {
-    const date = requireDate(request.body.date, 'date');
+    const date = consoleDate(request.body.date, 'date');
     const user = request.session!.user;
     try {
       const signoff = step === 'prepare' ? await prepareSignoff(ctx, user, date, request.ip) : await approveSignoff(ctx, user, date, request.ip);

@@ -16,6 +16,8 @@ export interface PageContext {
   csrfToken?: string;
   /** A message shown on top: what was just done, or why it was refused. */
   notice?: { kind: 'ok' | 'error'; text: string };
+  /** The active users a case may be assigned to (the case page's "Assign"). */
+  assignees?: readonly string[];
 }
 
 const amount = (v: bigint | null | undefined, currency: string | null) => `<td class="amount">${e(formatOptionalAmount(v, currency))}</td>`;
@@ -30,6 +32,7 @@ export function layout(title: string, page: PageContext, body: string): string {
     page.user === undefined
       ? ''
       : `<nav><a href="/day">Day</a> <a href="/cases">Cases</a><span class="who">Signed in as <strong>${e(page.user.name)}</strong> (${e(page.user.role)})</span>` +
+        (page.user.source === 'local' ? `<a href="/account/password">Change password</a>` : '') +
         `<form method="post" action="/logout" class="inline">${csrfField(page)}<button type="submit">Sign out</button></form></nav>`;
   const notice = page.notice === undefined ? '' : `<p class="notice ${page.notice.kind}" role="${page.notice.kind === 'error' ? 'alert' : 'status'}">${e(page.notice.text)}</p>`;
   return `<!DOCTYPE html>
@@ -193,7 +196,7 @@ export function casePage(c: ReconciliationCase, occurrences: CaseOccurrence[], e
   const note = (required: boolean, hint: string) => `<label>Note${required ? ' (required)' : ''} <textarea name="note" rows="2" cols="40"${required ? ' required' : ''} placeholder="${e(hint)}"></textarea></label>`;
   const actions = `<h2>Actions</h2><p class="hint">From ${e(c.state)} the rules allow: ${e(allowed.join(', ') || 'nothing')}.${page.user?.role === 'viewer' ? ' You have the viewer role: the server refuses every action.' : ''}</p><div class="actions">
 ${action('ack', 'Acknowledge', note(false, 'what you are looking into'))}
-${action('assign', 'Assign', `<label>To <input name="to" required size="12"></label><label>Due <input name="due" type="date"></label>${note(false, 'optional')}`)}
+${action('assign', 'Assign', `<label>To <select name="to" required><option value="">choose…</option>${(page.assignees ?? []).map((n) => `<option${n === c.assignee ? ' selected' : ''}>${e(n)}</option>`).join('')}</select></label><label>Due <input name="due" type="date"></label>${note(false, 'optional')}`)}
 ${action('note', 'Add note', note(true, 'the note'))}
 ${action('accept', 'Accept', `${note(true, 'why the difference is accepted')}<label>Until <input name="until" type="date"></label>`)}
 ${action('resolve', 'Resolve', note(true, 'how it was fixed (the booking)'))}
@@ -204,4 +207,19 @@ ${action('reopen', 'Reopen', note(true, 'why it is reopened'))}
 
 export function messagePage(title: string, text: string, page: PageContext, back?: { href: string; text: string }): string {
   return layout(title, page, `<p class="message">${e(text)}</p>${back === undefined ? '' : `<p><a href="${e(back.href)}">${e(back.text)}</a></p>`}`);
+}
+
+/** A local user's own password change: the current one, the new one twice. */
+export function changePasswordPage(local: boolean, page: PageContext): string {
+  if (!local) return layout('Change password', page, '<p class="message">You sign in through single sign-on: your password is changed at your company\'s identity provider, not here.</p>');
+  return layout(
+    'Change password',
+    page,
+    `<form method="post" action="/account/password" class="login">${csrfField(page)}
+<label for="current">Current password</label><input id="current" name="current" type="password" autocomplete="current-password" required>
+<label for="next">New password</label><input id="next" name="next" type="password" autocomplete="new-password" minlength="12" required>
+<label for="repeated">New password again</label><input id="repeated" name="repeated" type="password" autocomplete="new-password" minlength="12" required>
+<button type="submit">Change password</button>
+</form><p class="hint">At least 12 characters. Your other sessions end when it is changed.</p>`,
+  );
 }

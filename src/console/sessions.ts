@@ -11,6 +11,9 @@ const TOUCH_EVERY_MS = 60_000;
 
 const sha256 = (value: string) => createHash('sha256').update(value, 'utf8').digest('hex');
 
+/** The stored key of a session id (its SHA-256): a copy of the database opens no session. */
+export const sessionKeyOf = sha256;
+
 export interface ConsoleSession {
   /** The id from the cookie; only its SHA-256 is stored. */
   id: string;
@@ -59,6 +62,7 @@ export async function resumeSession(ctx: AppContext, id: string | undefined): Pr
   return { id, user: row.user, csrfToken: csrfTokenOf(id) };
 }
 
+/** Ends the session a cookie names, if any (sign-out, or a new sign-in from the same browser). */
 export async function endSession(ctx: AppContext, id: string): Promise<void> {
   await deleteSession(ctx.database.db, sha256(id));
 }

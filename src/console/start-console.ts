@@ -17,7 +17,7 @@ export async function startConsole(ctx: AppContext, listen: { host: string; port
     const { createOidcSignIn } = await import('./oidc-client.js');
     oidc = await createOidcSignIn(ctx, settings.oidc, publicUrl);
   }
-  const app = await buildConsoleApp({ ctx, publicUrl, trustProxy: settings.trustProxy, oidc });
+  const app = await buildConsoleApp({ ctx, publicUrl, trustProxy: settings.trustProxy, oidc, listenHost: listen.host });
   try {
     await app.listen({ host: listen.host, port: listen.port });
   } catch (error) {

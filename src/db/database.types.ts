@@ -333,6 +333,9 @@ export interface ConsoleUsersTable {
   disabled_at: Date | null;
   created_at: Date;
   updated_at: Date;
+  /** A single sign-on user's issuer and `sub`, bound at their first sign-in; null for a local user. */
+  oidc_issuer: ColumnType<string | null, string | null | undefined, string | null>;
+  oidc_subject: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface ConsoleSessionsTable {

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { AppContext } from '../app-context.js';
-import { insertAudit } from '../db/console.repository.js';
+import { findUserByName, insertAudit } from '../db/console.repository.js';
 import {
   findSignoff,
   insertSignoff,
@@ -107,7 +107,7 @@ export async function prepareSignoff(ctx: AppContext, user: Pick<ConsoleUser, 'n
 }
 
 /** The checker's step: an approver or admin who did not prepare it approves a prepared sign-off. */
-export async function approveSignoff(ctx: AppContext, user: Pick<ConsoleUser, 'name' | 'role'>, businessDate: string, address: string | null): Promise<Signoff> {
+export async function approveSignoff(ctx: AppContext, user: Pick<ConsoleUser, 'id' | 'name' | 'role'>, businessDate: string, address: string | null): Promise<Signoff> {
   const db = ctx.database.db;
   const at = ctx.clock.now();
   const refuse = async (message: string): Promise<never> => {
@@ -125,7 +125,9 @@ export async function approveSignoff(ctx: AppContext, user: Pick<ConsoleUser, 'n
           : `${businessDate} has not been prepared: a preparer signs it first ("Prepare sign-off").`,
     );
   }
-  if (current!.preparedBy === user.name) return refuse(`"${user.name}" prepared this sign-off and cannot also approve it: another person with the approver role must approve it.`);
+  // Maker-checker by user id: the sign-off names its preparer, and names are bound to one login each.
+  const preparerId = (await findUserByName(db, current!.preparedBy))?.id;
+  if (preparerId === undefined ? current!.preparedBy === user.name : preparerId === user.id) return refuse(`"${user.name}" prepared this sign-off and cannot also approve it: another person with the approver role must approve it.`);
   if (!mayApprove(user.role)) return refuse(`"${user.name}" has the ${user.role} role: only an approver or an admin can approve a sign-off.`);
   return db.transaction().execute(async (trx) => {
     if (!(await markSignoffApproved(trx, current!.id, user.name, at))) throw new SignoffRefusedError(`Sign-off #${current!.id} of ${businessDate} changed meanwhile: reload and look again.`);

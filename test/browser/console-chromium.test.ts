@@ -129,4 +129,28 @@ describe.skipIf(!existsSync(CHROMIUM))(`the review console in Chromium (${backen
     const notes = await t.handle.db.selectFrom('case_events').select('note').where('case_id', '=', caseId).where('action', '=', 'noted').execute();
     expect(notes).toEqual([]);
   });
+
+  it('asks for nothing that is missing (no favicon 404) and lets a local user change their password on its page', async () => {
+    await addUser(ctx, 'cara', 'viewer', 'cara-first-password-1', 'test');
+    const page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
+    page.setDefaultTimeout(20_000);
+    const missing: string[] = [];
+    page.on('response', (response) => {
+      if (response.status() === 404) missing.push(response.url());
+    });
+    await page.goto(`${base}/login`);
+    await page.getByLabel('User name').fill('cara');
+    await page.getByLabel('Password').fill('cara-first-password-1');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL(`${base}/day`);
+    await page.getByRole('link', { name: 'Change password' }).click();
+    await page.getByLabel('Current password').fill('cara-first-password-1');
+    await page.getByLabel('New password', { exact: true }).fill('cara-second-password-2');
+    await page.getByLabel('New password again').fill('cara-second-password-2');
+    await page.getByRole('button', { name: 'Change password' }).click();
+    await expect(page.getByRole('status').textContent()).resolves.toBe('Your password was changed; your other sessions ended.');
+    // Browsers ask for /favicon.ico on their own, a moment after the page.
+    await page.waitForTimeout(300);
+    expect(missing).toEqual([]);
+  });
 });

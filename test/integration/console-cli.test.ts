@@ -7,7 +7,7 @@ import { FixedClock } from '../../src/clock.js';
 import { MORNING, NIGHT, produceNightWithBreak, writeNightBooks } from '../helpers/console-night.js';
 import { childEnvironment, collect, runCliInProcess, type CliResult } from '../helpers/run-cli.js';
 import { createTestContext } from '../helpers/test-context.js';
-import { backend, createTestDatabase, serveToCommands, type TestDatabase } from '../helpers/test-database.js';
+import { backend, createTestDatabase, serveToCommands, withDatabase, type TestDatabase } from '../helpers/test-database.js';
 
 const root = path.join(import.meta.dirname, '..', '..');
 let t: TestDatabase;
@@ -105,5 +105,41 @@ describe(`wallet-recon users and signoff (${backend})`, { timeout: 180_000 }, ()
     const badDate = await cli('signoff', 'show', '--date', '2026-02-30');
     expect(badDate.code).toBe(2);
     expect(badDate.stderr).toContain('--date "2026-02-30" is not a real date');
+  });
+
+  it('recovers a locked-out user: unlock, reset-password (generated, or from stdin, never logged), enable; each audited', async () => {
+    const asAnna = (password: string) => cliWithStdin(password, 'signoff', 'approve', '--date', NIGHT, '--as', 'anna', '--password-stdin');
+    for (let i = 0; i < 5; i++) expect((await asAnna(`wrong-password-${i}`)).stderr).toContain('Could not sign in as "anna"');
+    const locked = await asAnna('anna-password-123');
+    expect(locked.code).toBe(1);
+    expect(locked.stderr).toContain('Too many failed sign-ins for "anna"');
+    expect(locked.stderr).toContain('"wallet-recon users unlock anna"');
+    const unlocked = await cli('users', 'unlock', 'anna');
+    expect(unlocked.code, unlocked.stderr).toBe(0);
+    // The five, and the wrong password of the sign-off test above.
+    expect(unlocked.stdout).toBe('Unlocked user "anna": 6 failed sign-ins forgotten.');
+    const after = await asAnna('anna-password-123');
+    expect(after.stderr).not.toMatch(/Could not sign in|Too many failed/);
+
+    const generated = await cliWithStdin('', 'users', 'reset-password', 'anna');
+    expect(generated.code, generated.stderr).toBe(0);
+    const password = /^Password \(shown only now\): ([A-Za-z0-9_-]{20})$/m.exec(generated.stdout)![1]!;
+    expect(generated.stdout).toContain('New password set for "anna"; 0 sessions ended.');
+    expect((await asAnna('anna-password-123')).stderr).toContain('Could not sign in as "anna"');
+    expect((await asAnna(password)).stderr).not.toMatch(/Could not sign in|Too many failed/);
+    const fromStdin = await cliWithStdin('anna-chosen-password-9\n', 'users', 'reset-password', 'anna', '--password-stdin');
+    expect(fromStdin.code, fromStdin.stderr).toBe(0);
+    expect(fromStdin.stdout.trim()).toBe('New password set for "anna"; 0 sessions ended.');
+    expect((await asAnna('anna-chosen-password-9')).stderr).not.toMatch(/Could not sign in|Too many failed/);
+    const short = await cliWithStdin('short', 'users', 'reset-password', 'anna', '--password-stdin');
+    expect(short.code).toBe(2);
+    expect(short.stderr).toContain('at least 12 characters');
+
+    expect((await cli('users', 'enable', 'zed')).stdout).toBe('Enabled user "zed": they can sign in again.');
+    expect((await cli('users', 'enable', 'nobody')).code).toBe(2);
+    const audit = await withDatabase(t, (db) => db.selectFrom('console_audit').select(['action', 'target', 'detail']).where('action', 'in', ['user.unlock', 'user.reset-password', 'user.enable']).orderBy('id').execute());
+    expect(audit.map((a) => `${a.action} ${a.target}`)).toEqual(['user.unlock anna', 'user.reset-password anna', 'user.reset-password anna', 'user.enable zed']);
+    expect(JSON.stringify(audit)).not.toContain(password);
+    for (const r of [generated, fromStdin]) expect(r.stderr).not.toContain('anna-chosen-password-9');
   });
 });

@@ -249,7 +249,8 @@ describe(`the console behind a TLS proxy (${backend})`, { timeout: 120_000 }, ()
       const client = new ConsoleClient(secure, 'https://recon.example.com');
       const response = await client.signIn('ben', PASSWORD.ben);
       expect(response.statusCode).toBe(303);
-      expect(String([response.headers['set-cookie']].flat().find((c) => String(c).startsWith('recon_session=')))).toMatch(/Secure/);
+      expect(String([response.headers['set-cookie']].flat().find((c) => String(c).startsWith('__Host-recon_session=')))).toMatch(/; Path=\/; HttpOnly; Secure; SameSite=Lax/);
+      expect(client.cookies.has('recon_session')).toBe(false);
       await client.get('/day');
       const local = await client.post('/signoffs/approve', { date: NIGHT }, { origin: 'http://localhost:80' });
       expect(local.statusCode).toBe(403);

@@ -36,6 +36,29 @@ afterAll(async () => {
 });
 
 describe(`wallet-recon notify (${backend})`, () => {
+  it('masks every secret part of the configured URLs in what a failing receiver echoes: query, user info, Slack path', async () => {
+    // Receivers that quote the request back in their error, as some gateways and proxies do.
+    const echo = await startServer((req, res) => void res.writeHead(400, { 'content-type': 'text/plain' }).end(`bad request to ${req.url} auth=${req.headers.authorization ?? ''}`));
+    try {
+      const hookUrl = new URL(`${echo.url}/in?token=q-secret-token-42&team=x`);
+      hookUrl.username = 'hookuser';
+      hookUrl.password = 'hook-pass-99';
+      const result = await runCliInProcess(['notify', 'test'], {
+        ...env,
+        RECON_WEBHOOK_URL: hookUrl.href,
+        RECON_WEBHOOK_SECRET: SECRET,
+        RECON_SLACK_WEBHOOK_URL: `${echo.url}/services/T0SECRET/B0SECRET/slackpathtoken`,
+      });
+      expect(result.code).toBe(1);
+      const shown = result.stdout + result.stderr;
+      for (const secret of ['q-secret-token-42', 'hookuser', 'hook-pass-99', 'aG9va3VzZXI6aG9vay1wYXNzLTk5', 'T0SECRET', 'B0SECRET', 'slackpathtoken']) expect(shown).not.toContain(secret);
+      expect(shown).toMatch(/FAILED {2}webhook http:\/\/127\.0\.0\.1:\d+: The webhook http:\/\/127\.0\.0\.1:\d+ answered 400 \(bad request to \/in\?\[redacted\] auth=Basic \[redacted\]\): refused, not tried again\./);
+      expect(shown).toContain('FAILED  Slack: Slack answered 400 (bad request to /services/[redacted] auth=): refused, not tried again.');
+    } finally {
+      await echo.close();
+    }
+  });
+
   it('sends a test event to every channel and reports each outcome: exit 1 when one failed', async () => {
     const result = await runCliInProcess(['notify', 'test'], {
       ...env,

@@ -6,6 +6,7 @@ import type { Secret } from '../../secret.js';
 import { headlineOf, type NightCompletedData, type NotificationEvent } from '../events.js';
 import { renderEventHtml, renderEventText } from '../render-event.js';
 import type { Channel } from './channel.js';
+import { maskUrlSecrets, secretPartsOfUrl } from './url-secrets.js';
 
 export interface EmailSettings {
   smtpUrl: Secret;
@@ -62,7 +63,9 @@ export function createEmailChannel(settings: EmailSettings, renderReport?: Repor
         });
       } catch (error) {
         const transient = isTransientSmtpFailure(error);
-        const detail = maskUrlPasswords(error instanceof Error ? error.message : String(error)).replace(/\s+/g, ' ').slice(0, 200);
+        const detail = maskUrlSecrets(maskUrlPasswords(error instanceof Error ? error.message : String(error)), secretPartsOfUrl(settings.smtpUrl.reveal(), { secretPath: false }))
+          .replace(/\s+/g, ' ')
+          .slice(0, 200);
         throw new NotificationError(`The SMTP server ${url.hostname} did not take the message: ${detail}${transient ? '' : ' (refused, not tried again)'}.`, transient, undefined, {
           cause: new Error(detail),
         });

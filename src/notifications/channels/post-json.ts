@@ -1,6 +1,8 @@
 import { got, RequestError } from 'got';
 import { NotificationError } from '../../errors.js';
+import { maskCredentials } from '../../gateway/gateway-messages.js';
 import { parseRetryAfter } from '../../gateway/retry-policy.js';
+import { maskUrlSecrets, secretPartsOfUrl } from './url-secrets.js';
 
 // A receiver that takes longer than this is treated as down; the outbox tries again later.
 const REQUEST_TIMEOUT_MS = 15_000;
@@ -18,9 +20,18 @@ const client = got.extend({
 /**
  * POSTs a JSON body once. 2xx is success; 408, 429 and 5xx are worth another attempt (after
  * Retry-After, when given); any other status is a refusal. `label` names the receiver in errors
- * and never contains the URL (a webhook URL is a credential).
+ * and never contains the URL (a webhook URL is a credential); a receiver's answer quoted in an
+ * error has every secret part of the URL masked (`secretPath`: the path is one, as Slack's).
  */
-export async function postJson(url: string, body: string, headers: Record<string, string>, label: string, now: Date, signal?: AbortSignal): Promise<void> {
+export async function postJson(
+  url: string,
+  body: string,
+  headers: Record<string, string>,
+  label: string,
+  now: Date,
+  signal?: AbortSignal,
+  options: { secretPath: boolean } = { secretPath: false },
+): Promise<void> {
   let status: number;
   let retryAfter: string | undefined;
   let excerpt: string;
@@ -28,7 +39,8 @@ export async function postJson(url: string, body: string, headers: Record<string
     const response = await client.post(url, { body, headers: { 'content-type': 'application/json', ...headers }, signal });
     status = response.statusCode;
     retryAfter = typeof response.headers['retry-after'] === 'string' ? response.headers['retry-after'] : undefined;
-    excerpt = response.body.replace(/\s+/g, ' ').slice(0, 120);
+    // Masked before it is cut: a cut could split a secret and leave its start readable.
+    excerpt = maskCredentials(maskUrlSecrets(response.body, secretPartsOfUrl(url, options))).replace(/\s+/g, ' ').slice(0, 120);
   } catch (error) {
     const code = signal?.aborted ? 'stopped by shutdown' : error instanceof RequestError ? error.code : 'UNKNOWN';
     // Whether it is tried again is the caller's to say (the outbox does; `notify test` does not).

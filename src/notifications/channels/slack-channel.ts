@@ -9,7 +9,7 @@ export function createSlackChannel(settings: { url: Secret }): Channel {
     name: 'slack',
     target: 'Slack',
     async send(event, at, signal) {
-      await postJson(settings.url.reveal(), JSON.stringify(renderSlackMessage(event)), {}, 'Slack', at, signal);
+      await postJson(settings.url.reveal(), JSON.stringify(renderSlackMessage(event)), {}, 'Slack', at, signal, { secretPath: true });
     },
   };
 }
