@@ -3,7 +3,7 @@ import { addDays } from '../src/business-date/zoned-time.js';
 import type { CaptureWindow } from '../src/business-date/business-calendar.js';
 import { businessCalendarOf, selectAccounts } from '../src/config/index.js';
 import { countConsecutiveMissedDates, findFirstServedDates, findLastRunError, listSettledDates, recordScheduledAccounts } from '../src/db/capture-day.repository.js';
-import { abandonRunningRuns, accountsWithoutEndOfDay, findRunningRun, hasEndOfDayCapture } from '../src/db/snapshot-run.repository.js';
+import { abandonRunningRuns, accountsWithoutEndOfDay, findEndOfDayCaptures, findRunningRun, hasEndOfDayCapture } from '../src/db/snapshot-run.repository.js';
 import { describeDatabaseFailure, isConnectionLost } from '../src/db/connection-errors.js';
 import { configuredChannels, enqueueEvent, enqueueNightCompleted, recordMissedDateAndNotify } from '../src/notifications/outbox.js';
 import { serviceOfSlot, type SlotSchedule, type SlotService } from '../src/scheduler/slot-schedule.js';
@@ -61,6 +61,7 @@ export async function runNight(ctx: AppContext, options: NightOptions): Promise<
   await recordScheduledAccounts(db, names, date, options.serve.slot);
   const outcomes = new Map<string, NightAccountOutcome>(names.map((account) => [account, { account, status: 'pending', attempts: 0 }]));
   const delays = ctx.config.retryDelaysMs;
+  const { slot } = options.serve;
 
   for (let round = 0; !signal.aborted; round++) {
     const now = ctx.clock.now();
@@ -70,8 +71,9 @@ export async function runNight(ctx: AppContext, options: NightOptions): Promise<
       continue;
     }
     // The database away (restarted, failing over): wait a little and ask again, inside the window.
-    const pending = await whileDatabaseAway(ctx, signal, window.closesAt, () => accountsWithoutEndOfDay(db, names, date));
+    const pending = await whileDatabaseAway(ctx, signal, window.closesAt, () => accountsWithoutEndOfDay(db, names, date, slot));
     if (pending === undefined) continue;
+    if (round === 0) await logSkippedAccounts(ctx, names, pending, options.serve);
     if (pending.length === 0) break;
     if (round > 0) log.info({ accounts: pending, attempt: round + 1 }, `trying again: ${pending.length} account(s) still without an end-of-day snapshot for ${date}`);
     const result = await runSnapshotJob(ctx, { trigger: 'schedule', accounts: pending, serve: options.serve, signal, createGateway: options.createGateway });
@@ -91,7 +93,7 @@ export async function runNight(ctx: AppContext, options: NightOptions): Promise<
         }
       }
     }
-    const still = (await whileDatabaseAway(ctx, signal, window.closesAt, () => accountsWithoutEndOfDay(db, pending, date))) ?? pending;
+    const still = (await whileDatabaseAway(ctx, signal, window.closesAt, () => accountsWithoutEndOfDay(db, pending, date, slot))) ?? pending;
     if (still.length === 0) break;
     const nowAfter = ctx.clock.now().getTime();
     // With credentials refused, only the longest of RECON_RETRY_DELAYS: someone has to fix them.
@@ -131,6 +133,23 @@ export async function runNight(ctx: AppContext, options: NightOptions): Promise<
   // Tell people: the night.completed digest, written once every account's date is settled.
   await whileDatabaseAway(ctx, signal, undefined, () => enqueueNightCompleted(ctx, result, window));
   return result;
+}
+
+/**
+ * Says in the log why a slot captures nothing for an account: a capture of its date finished
+ * after the slot's own time (another worker, or a manual run after the slot fired).
+ */
+async function logSkippedAccounts(ctx: AppContext, names: readonly string[], pending: readonly string[], serve: SlotService): Promise<void> {
+  const skipped = names.filter((a) => !pending.includes(a));
+  if (skipped.length === 0) return;
+  const date = serve.window.businessDate;
+  const captures = await findEndOfDayCaptures(ctx.database.db, skipped, date, serve.slot);
+  for (const [account, run] of captures) {
+    ctx.logger.info(
+      { account, businessDate: date, slot: serve.slot.toISOString(), capturedBy: run.runId, capturedAt: run.finishedAt?.toISOString() },
+      `slot ${serve.slot.toISOString()} skips account "${account}": run ${run.runId} (${run.trigger}) captured ${date} at ${run.finishedAt?.toISOString() ?? 'an unknown time'}, after the slot`,
+    );
+  }
 }
 
 /**

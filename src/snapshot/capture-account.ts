@@ -8,7 +8,7 @@ import { gatewayScaleFor } from '../money/amount-scale.js';
 import {
   abandonRunningRuns,
   findRunningRun,
-  hasEndOfDayCapture,
+  findEndOfDayCaptures,
   insertRunningRun,
   lockRunningRun,
   markRunFailed,
@@ -114,8 +114,15 @@ async function lockAndCapture(ctx: AppContext, account: AccountConfig, options: 
       log.warn({ businessDate: served.businessDate }, `skipped: the capture window of ${served.businessDate} closed before this account's turn`);
       return { account: account.name, status: 'skipped', skipReason: 'window-closed', businessDate: served.businessDate, durationMs: Date.now() - startedMs };
     }
-    if (served && (await hasEndOfDayCapture(db, account.name, served.businessDate))) {
-      log.info({ businessDate: served.businessDate }, `skipped: ${served.businessDate} already has its end-of-day snapshot`);
+    // A slot's capture stands in for itself only when it finished after the slot's own time: an
+    // earlier capture (manual, inside the window) is not the closing balance the slot would give.
+    const already = served ? (await findEndOfDayCaptures(db, [account.name], served.businessDate, options.serve?.slot)).get(account.name) : undefined;
+    if (served && already) {
+      const since = options.serve?.slot ? ` after the slot of ${options.serve.slot.toISOString()}` : '';
+      log.info(
+        { businessDate: served.businessDate, capturedBy: already.runId, capturedAt: already.finishedAt?.toISOString() },
+        `skipped: ${served.businessDate} already has its end-of-day snapshot (run ${already.runId}, ${already.trigger}, finished ${already.finishedAt?.toISOString() ?? 'at an unknown time'}${since})`,
+      );
       return { account: account.name, status: 'skipped', skipReason: 'already-captured', businessDate: served.businessDate, durationMs: Date.now() - startedMs };
     }
     if (options.signal?.aborted) {
