@@ -9,6 +9,7 @@ import { enqueueEvent } from '../../src/notifications/outbox.js';
 import { checkHealth, startMetricsServer, type MetricsServer } from '../../src/metrics/metrics-server.js';
 import { Metrics } from '../../src/metrics/metrics.js';
 import { createSilentLogger } from '../../src/logger.js';
+import { ConfigError } from '../../src/errors.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { parsePrometheus, samplesOf, type Sample } from '../helpers/receivers.js';
 import { createTestContext, sandboxEnv } from '../helpers/test-context.js';
@@ -171,8 +172,16 @@ describe(`/metrics and /healthz on the ${backend} database`, () => {
     const metrics = new Metrics({ perAccount: true, accounts: [], processDefaults: false, db: t.handle.db });
     const first = await serve(metrics);
     const port = Number(new URL(first.url).port);
-    await expect(startMetricsServer({ host: '127.0.0.1', port, metrics, health: () => checkHealth(t.handle.db, () => true), logger: createSilentLogger() })).rejects.toThrow(
-      new RegExp(`Could not serve metrics on 127\\.0\\.0\\.1:${port} \\(EADDRINUSE\\)\\. Set RECON_METRICS_PORT`),
+    // A second worker on the same host: a setting to change (exit 2) naming the variable.
+    const refused = await startMetricsServer({ host: '127.0.0.1', port, metrics, health: () => checkHealth(t.handle.db, () => true), logger: createSilentLogger() }).then(
+      () => undefined,
+      (error: unknown) => error,
     );
+    expect(refused).toBeInstanceOf(ConfigError);
+    expect((refused as ConfigError).exitCode).toBe(2);
+    expect((refused as ConfigError).message).toBe(
+      `RECON_METRICS_PORT: port ${port} on 127.0.0.1 is already in use (another worker on this host?). Give each worker on a host its own RECON_METRICS_PORT, or leave it unset for no metrics endpoint.`,
+    );
+    await first.close();
   });
 });
