@@ -11,7 +11,7 @@ export interface NewRun {
   businessDate: string;
   startedAt: Date;
   slot?: Date | null;
-  holder?: string | null;
+  worker?: string | null;
   source?: string | null;
   /** How the run stands to its business date's cut-off. */
   timing: { cutoffAt: Date; driftSeconds: number; endOfDay: boolean };
@@ -29,7 +29,7 @@ export async function insertRunningRun(db: Db, run: NewRun): Promise<number> {
       status: 'running',
       started_at: run.startedAt,
       slot: run.slot ?? null,
-      holder: run.holder ?? null,
+      worker: run.worker ?? null,
       source: run.source ?? null,
       cutoff_at: run.timing.cutoffAt,
       cutoff_drift_seconds: run.timing.driftSeconds,
@@ -127,7 +127,7 @@ export async function abandonRunningRuns(db: Db, account: string, now: Date): Pr
     .set({
       status: 'abandoned',
       finished_at: now,
-      error: sql<string>`'abandoned: the process running it stopped, or lost its database connection, before it finished (holder ' || coalesce(holder, 'unknown') || ')'`,
+      error: sql<string>`'abandoned: the process running it stopped, or lost its database connection, before it finished (worker ' || coalesce(worker, 'unknown') || ')'`,
     })
     .where('account', '=', account)
     .where('status', '=', 'running')

@@ -69,7 +69,8 @@ export interface CaptureOptions {
   started?: GatewayCapture;
 }
 
-const HOLDER = `${hostname()}:${process.pid}`;
+/** This process as a worker, recorded on each run it makes (snapshot_runs.worker). */
+export const WORKER = `${hostname()}:${process.pid}`;
 
 /**
  * One snapshot run for one account: lock, record, fetch, write atomically, record the outcome.
@@ -102,7 +103,7 @@ async function lockAndCapture(ctx: AppContext, account: AccountConfig, options: 
   if (!lock) {
     const holder = await findRunningRun(db, account.name);
     const message = holder
-      ? `another process holds the lock of account "${account.name}" (run ${holder.id}, started ${holder.started_at.toISOString()} by ${holder.holder ?? 'unknown'})`
+      ? `another process holds the lock of account "${account.name}" (run ${holder.id}, started ${holder.started_at.toISOString()} by ${holder.worker ?? 'unknown'})`
       : `another process holds the lock of account "${account.name}"`;
     log.warn({ holderRunId: holder?.id }, `skipped: ${message}`);
     return { account: account.name, status: 'skipped', skipReason: 'locked', durationMs: Date.now() - startedMs, error: message };
@@ -147,7 +148,7 @@ async function lockAndCapture(ctx: AppContext, account: AccountConfig, options: 
       businessDate,
       startedAt: started,
       slot: options.serve?.slot ?? null,
-      holder: HOLDER,
+      worker: WORKER,
       timing,
     });
     const runLog = log.child({ runId });

@@ -181,7 +181,7 @@ describe(`reconciliation as derived state (${backend})`, () => {
       trigger: 'manual',
       businessDate: '2026-11-20',
       startedAt: new Date('2026-11-20T23:54:00Z'),
-      holder: 'other-host:1',
+      worker: 'other-host:1',
       timing: { cutoffAt: new Date('2026-11-21T00:00:00Z'), driftSeconds: -360, endOfDay: true },
     });
     let outcome;

@@ -119,7 +119,7 @@ describe(`a night of the worker on the ${backend} database`, () => {
       trigger: 'schedule',
       businessDate: '2026-11-20',
       startedAt: new Date('2026-11-20T23:55:00Z'),
-      holder: 'dead-host:4242',
+      worker: 'dead-host:4242',
       timing: { cutoffAt: new Date('2026-11-21T00:00:00Z'), driftSeconds: -300, endOfDay: true },
     });
     const result = await night(ctx, '2026-11-20T23:55:00Z');
