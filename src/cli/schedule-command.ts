@@ -11,6 +11,8 @@ import { Deliverer } from '../notifications/deliverer.js';
 import { createChannels } from '../notifications/outbox.js';
 import { createScheduler } from '../scheduler/scheduler.js';
 import { SlotSchedule } from '../scheduler/slot-schedule.js';
+import { openQueueWorker } from '../queue/open-queue-worker.js';
+import { queueNight } from '../queue/night-jobs.js';
 import type { CliRuntime } from './runtime.js';
 import { summaryOf } from './command-catalog.js';
 
@@ -45,6 +47,19 @@ export function registerScheduleCommand(program: Command, runtime: CliRuntime): 
         const deliverer = new Deliverer({ db, clock: ctx.clock, logger: ctx.logger.child({ component: 'notifications' }), channels, maxAttempts: ctx.config.notifications.maxAttempts, leaseMs: ctx.config.notifications.leaseMs, metrics });
         const schedule = new SlotSchedule(ctx.config.schedule, ctx.config.timezone);
         const booksPuller = new BooksPuller();
+        // Every minute: dates left unsettled by another process, books due from the ledger
+        // database, whatever anyone left owed, and sign-offs whose inputs changed since.
+        const maintain = async (signal: AbortSignal) => {
+          await settleClosedDates(ctx, schedule, reconcileAfterSnapshot);
+          await booksPuller.pullDue(ctx, signal);
+          await settleOwedReconciliations(ctx, { signal });
+          await detectSignoffChanges(ctx);
+          deliverer.wake();
+        };
+        // On a PostgreSQL server the night is jobs any number of workers share; the embedded
+        // database (one process) runs it in process. Both plan a slot the same way (planNight).
+        const stopWork = new AbortController();
+        const queue = ctx.database.kind === 'postgres' ? await openQueueWorker(ctx, { reconcile: reconcileAfterSnapshot, maintain, afterJob: () => deliverer.wake(), signal: stopWork.signal }) : undefined;
         const scheduler = createScheduler({
           schedule,
           calendar: businessCalendarOf(ctx.config),
@@ -56,19 +71,16 @@ export function registerScheduleCommand(program: Command, runtime: CliRuntime): 
             deliverer.wake();
           },
           runNight: async (serve, signal) => {
+            if (queue) {
+              await queueNight(ctx, queue.boss, serve);
+              return;
+            }
             await runNight(ctx, { serve, signal, reconcile: reconcileAfterSnapshot });
             // The night's notifications are in the outbox: send them now, not at the next poll.
             deliverer.wake();
           },
-          // Every minute: dates left unsettled by another process, books due from the ledger
-          // database, whatever anyone left owed, and sign-offs whose inputs changed since.
-          maintain: async (signal) => {
-            await settleClosedDates(ctx, schedule, reconcileAfterSnapshot);
-            await booksPuller.pullDue(ctx, signal);
-            await settleOwedReconciliations(ctx, { signal });
-            await detectSignoffChanges(ctx);
-            deliverer.wake();
-          },
+          // The queue's cron job does the minute's round once for the fleet; in process, the loop does.
+          ...(queue ? {} : { maintain }),
         });
         // A stop signal during start-up (opening the database takes seconds) means: never start.
         if (runtime.signal.aborted) return 0;
@@ -92,8 +104,10 @@ export function registerScheduleCommand(program: Command, runtime: CliRuntime): 
           });
           ctx.logger.info('shutting down');
           await scheduler.stop(ctx.config.shutdownGraceMs);
+          if (queue) await queue.stop(stopWork, ctx.config.shutdownGraceMs);
           ctx.logger.info('scheduler stopped');
         } finally {
+          if (queue && !stopWork.signal.aborted) await queue.stop(stopWork, 0);
           // A send under way finishes (or times out) first: its row is then recorded, not left leased.
           stopDelivering.abort();
           await delivering;

@@ -70,6 +70,10 @@ async function emptyForReuse(name: string, url: string, adminUrl: string): Promi
           where n.nspname = 'public' and c.relkind in ('r', 'p') and c.relname not in ('kysely_migration', 'kysely_migration_lock')`,
       );
       for (const table of tables.rows) await client.query(`delete from ${table.name}`);
+      // The job queue's jobs too: a worker of the next file must not find this file's nights.
+      if ((await client.query("select to_regclass('pgboss.job') is not null as found")).rows[0]?.found === true) {
+        await client.query('delete from pgboss.job; delete from pgboss.archive; delete from pgboss.schedule');
+      }
       await client.query(
         `select setval(s.seqrelid, s.seqstart, false) from pg_sequence s join pg_class c on c.oid = s.seqrelid join pg_namespace n on n.oid = c.relnamespace where n.nspname = 'public'`,
       );
