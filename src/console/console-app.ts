@@ -16,6 +16,9 @@ import { previousDate } from '../clock.js';
 import { loadReport } from '../reports/report-data.js';
 import { CONSOLE_CSS, CONSOLE_JS } from './assets.js';
 import { authenticate, SignInThrottledError } from './console-users.js';
+import type { Kysely } from 'kysely';
+import type { Database } from '../db/database.types.js';
+import { countOpenJobsOfDate, hasQueueSchema } from '../db/job-queue.repository.js';
 import { casePage, casesPage, dayPage, loginPage, messagePage, type CasesFilter, type PageContext } from './pages.js';
 import { mayActOnCases } from './roles.js';
 import { endSession, resumeSession, startSession, tokensEqual, type ConsoleSession } from './sessions.js';
@@ -199,6 +202,7 @@ export async function buildConsoleApp(options: ConsoleAppOptions): Promise<Fasti
         cases,
         signoff: await signoffStateOf(ctx, date),
         today,
+        ...(ctx.database.kind === 'postgres' ? { queued: await countQueuedOfDate(db, ctx.config.queue.schema, date) } : {}),
       },
       pageOf(request, notice),
     );
@@ -331,4 +335,12 @@ function safeOrigin(url: string): string | undefined {
   } catch {
     return 'null';
   }
+}
+
+/** The date's capture and settle jobs still queued; none where the queue's schema is absent (not migrated). */
+async function countQueuedOfDate(db: Kysely<Database>, schema: string, date: string): Promise<{ waiting: number; active: number } | undefined> {
+  if (!(await hasQueueSchema(db, schema))) return undefined;
+  const capture = await countOpenJobsOfDate(db, schema, 'capture', date);
+  const settle = await countOpenJobsOfDate(db, schema, 'settle-date', date);
+  return { waiting: capture.waiting + settle.waiting, active: capture.active + settle.active };
 }

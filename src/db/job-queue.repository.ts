@@ -90,3 +90,13 @@ export async function hasQueueSchema(db: Kysely<Database>, schema: string): Prom
   const rows = await sql<{ found: boolean }>`select to_regclass(${`${schema}.job`}) is not null as found`.execute(db);
   return rows.rows[0]?.found === true;
 }
+
+/** Per queue, the jobs waiting (first or later attempt) and how long the longest-due one has waited (seconds, by the server's clock). */
+export async function readQueueDepths(db: Kysely<Database>, schema: string): Promise<Array<{ queue: string; waiting: number; oldestSeconds: number }>> {
+  const rows = await sql<{ name: string; waiting: string; oldest: number | null }>`
+    select q.name, count(j.id)::text as waiting,
+      coalesce(extract(epoch from now() - min(j.start_after) filter (where j.start_after <= now())), 0)::float8 as oldest
+    from ${sql.id(schema, 'queue')} q left join ${sql.id(schema, 'job')} j on j.name = q.name and j.state in ('created', 'retry')
+    group by q.name order by q.name`.execute(db);
+  return rows.rows.map((r) => ({ queue: r.name, waiting: Number(r.waiting), oldestSeconds: Math.max(0, Math.round(r.oldest ?? 0)) }));
+}

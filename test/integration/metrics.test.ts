@@ -1,3 +1,5 @@
+import PgBoss from 'pg-boss';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { runReconcileJob } from '../../jobs/reconcile-job.js';
 import { runSnapshotJob } from '../../jobs/snapshot-job.js';
@@ -166,6 +168,28 @@ describe(`/metrics and /healthz on the ${backend} database`, () => {
     // /metrics still answers (process metrics) while the database is away.
     expect(samplesOf(await scrape(server), 'wallet_recon_notifications_pending')).toHaveLength(1);
     expect((await fetch(`${server.url}/nothing`)).status).toBe(404);
+  });
+
+  it.runIf(backend === 'postgres')('exports each job queue\'s depth and how long its longest-due job has waited', async () => {
+    const boss = new PgBoss({ connectionString: t.childEnv.DATABASE_URL!, schema: 'pgboss', migrate: false, supervise: false, schedule: false, max: 1 });
+    boss.on('error', () => undefined);
+    try {
+      await boss.start();
+      const due = new Date(Date.now() - 90_000);
+      await boss.send('capture', { account: 'a', businessDate: '2026-11-20', slot: due.toISOString(), attempt: 1 }, { singletonKey: 'a|2026-11-20', startAfter: due });
+      await boss.send('capture', { account: 'b', businessDate: '2026-11-20', slot: due.toISOString(), attempt: 1 }, { singletonKey: 'b|2026-11-20', startAfter: new Date(Date.now() + 3_600_000) });
+      const metrics = new Metrics({ perAccount: false, accounts: [], processDefaults: false, db: t.handle.db, queueSchema: 'pgboss' });
+      const samples = await scrape(await serve(metrics));
+      expect(value(samples, 'wallet_recon_queue_depth', { queue: 'capture' })).toEqual([2]);
+      expect(value(samples, 'wallet_recon_queue_depth', { queue: 'settle-date' })).toEqual([0]);
+      const oldest = value(samples, 'wallet_recon_queue_oldest_waiting_seconds', { queue: 'capture' })[0]!;
+      expect(oldest).toBeGreaterThanOrEqual(89);
+      expect(oldest).toBeLessThan(200);
+      expect(value(samples, 'wallet_recon_queue_oldest_waiting_seconds', { queue: 'settle-date' })).toEqual([0]);
+    } finally {
+      await t.handle.db.executeQuery(sql`delete from pgboss.job`.compile(t.handle.db));
+      await boss.stop({ graceful: false });
+    }
   });
 
   it('says which port is taken instead of failing obscurely', async () => {
