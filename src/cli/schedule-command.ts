@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import type { Command } from 'commander';
 import { runNight, settleClosedDates } from '../../jobs/nightly-job.js';
 import { BooksPuller } from '../../jobs/books-pull-job.js';
@@ -27,6 +28,8 @@ export function registerScheduleCommand(program: Command, runtime: CliRuntime): 
         '(RECON_RETRY_DELAYS) until the capture window (RECON_CAPTURE_WINDOW) closes, then the date is recorded as missed.\n' +
         'Settled nights and missed dates are sent to the configured channels (RECON_WEBHOOK_URL, RECON_SLACK_WEBHOOK_URL,\n' +
         'RECON_SMTP_URL) through the notifications outbox; RECON_METRICS_PORT serves /metrics and /healthz.\n' +
+        'On a PostgreSQL server the night is jobs in the queue "wallet-recon migrate" creates (RECON_QUEUE_SCHEMA): start this\n' +
+        'command on any number of machines and they share them, RECON_ACCOUNT_CONCURRENCY each ("wallet-recon queue" shows them).\n' +
         'Logs JSON lines on stdout. SIGTERM stops it gracefully (RECON_SHUTDOWN_GRACE_MS).\n\n' +
         'Example:\n  RECON_SCHEDULE="55 23 * * *" RECON_CUTOFF=00:00 RECON_TIMEZONE=Europe/Berlin wallet-recon schedule',
     )
@@ -59,6 +62,8 @@ export function registerScheduleCommand(program: Command, runtime: CliRuntime): 
         // On a PostgreSQL server the night is jobs any number of workers share; the embedded
         // database (one process) runs it in process. Both plan a slot the same way (planNight).
         const stopWork = new AbortController();
+        // Every capture under way listens to it: RECON_ACCOUNT_CONCURRENCY of them, often more than 10.
+        setMaxListeners(0, stopWork.signal);
         const queue = ctx.database.kind === 'postgres' ? await openQueueWorker(ctx, { reconcile: reconcileAfterSnapshot, maintain, afterJob: () => deliverer.wake(), signal: stopWork.signal }) : undefined;
         const scheduler = createScheduler({
           schedule,
