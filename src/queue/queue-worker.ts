@@ -25,11 +25,15 @@ const POLL_SECONDS = 1;
 export async function startQueueWorker(ctx: AppContext, boss: PgBoss, options: QueueWorkerOptions): Promise<void> {
   const { signal } = options;
   for (let i = 0; i < ctx.config.accountConcurrency; i++) {
-    await boss.work<CaptureJobData>(QUEUES.capture, { batchSize: 1, pollingIntervalSeconds: POLL_SECONDS }, async ([job]) => {
+    const self: { id?: string } = {};
+    self.id = await boss.work<CaptureJobData>(QUEUES.capture, { batchSize: 1, pollingIntervalSeconds: POLL_SECONDS }, async ([job]) => {
       try {
         return await runCaptureJob(ctx, boss, job!, signal);
       } finally {
         options.afterJob();
+        // A job done means more may be waiting: ask again at once instead of after the polling
+        // interval (pg-boss waits it out after every job otherwise, one job a second per slot).
+        if (self.id !== undefined) boss.notifyWorker(self.id);
       }
     });
   }

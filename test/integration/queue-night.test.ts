@@ -17,9 +17,8 @@ import { backend, createTestDatabase, type TestDatabase } from '../helpers/test-
 let t: TestDatabase;
 let sandbox: Sandbox;
 let boss: PgBoss;
-let clock: FixedClock;
-
 const SLOT = '2026-11-20T23:55:00Z';
+let clock = new FixedClock(SLOT);
 
 beforeAll(async () => {
   t = await createTestDatabase();
