@@ -12,7 +12,7 @@ import { Deliverer } from '../notifications/deliverer.js';
 import { createChannels } from '../notifications/outbox.js';
 import { createScheduler } from '../scheduler/scheduler.js';
 import { SlotSchedule } from '../scheduler/slot-schedule.js';
-import { openQueueWorker } from '../queue/open-queue-worker.js';
+import { openQueueWorker, type RunningQueueWorker } from '../queue/open-queue-worker.js';
 import { queueNight } from '../queue/night-jobs.js';
 import type { CliRuntime } from './runtime.js';
 import { summaryOf } from './command-catalog.js';
@@ -64,7 +64,7 @@ export function registerScheduleCommand(program: Command, runtime: CliRuntime): 
         const stopWork = new AbortController();
         // Every capture under way listens to it: RECON_ACCOUNT_CONCURRENCY of them, often more than 10.
         setMaxListeners(0, stopWork.signal);
-        const queue = ctx.database.kind === 'postgres' ? await openQueueWorker(ctx, { reconcile: reconcileAfterSnapshot, maintain, afterJob: () => deliverer.wake(), signal: stopWork.signal }) : undefined;
+        let queue: RunningQueueWorker | undefined;
         const scheduler = createScheduler({
           schedule,
           calendar: businessCalendarOf(ctx.config),
@@ -85,7 +85,7 @@ export function registerScheduleCommand(program: Command, runtime: CliRuntime): 
             deliverer.wake();
           },
           // The queue's cron job does the minute's round once for the fleet; in process, the loop does.
-          ...(queue ? {} : { maintain }),
+          ...(ctx.database.kind === 'postgres' ? {} : { maintain }),
         });
         // A stop signal during start-up (opening the database takes seconds) means: never start.
         if (runtime.signal.aborted) return 0;
@@ -100,6 +100,8 @@ export function registerScheduleCommand(program: Command, runtime: CliRuntime): 
         const stopDelivering = new AbortController();
         const delivering = deliverer.run(stopDelivering.signal);
         try {
+          // After the metrics port is had: a worker refused at start leaves no job half taken.
+          if (ctx.database.kind === 'postgres') queue = await openQueueWorker(ctx, { reconcile: reconcileAfterSnapshot, maintain, afterJob: () => deliverer.wake(), signal: stopWork.signal });
           await scheduler.start();
           schedulerAlive = true;
           void scheduler.stopped.then(() => (schedulerAlive = false));

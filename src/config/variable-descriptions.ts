@@ -45,7 +45,7 @@ export const VARIABLE_DESCRIPTIONS: Readonly<Record<SchemaVariable, { readonly m
   RECON_ACCOUNTS_FILE: { meaning: 'JSON or YAML list of accounts (below).' },
   RECON_ACCOUNT_CONCURRENCY: { meaning: 'Accounts captured at once (per worker; on a PostgreSQL server each worker takes this many capture jobs at a time).' },
   RECON_QUEUE_SCHEMA: { meaning: 'PostgreSQL server only: the schema of the job queue (pg-boss), created by `wallet-recon migrate`.' },
-  RECON_QUEUE_JOB_EXPIRY: { meaning: 'PostgreSQL server only: how long a capture job may stay active before another worker takes it (a worker killed mid-job); default half the shortest of `RECON_RETRY_DELAYS` (at least 2 s). Size it above one capture\'s duration.' },
+  RECON_QUEUE_JOB_EXPIRY: { meaning: 'PostgreSQL server only: how long a capture job may stay active before another worker takes it (a worker killed mid-job); default half the shortest of `RECON_RETRY_DELAYS`, at least 30 s. Size it above one capture\'s duration: pg-boss also gives a job up when its handler is still running at its expiry.' },
   RECON_MAX_CONSECUTIVE_FAILURES: { meaning: 'Missed business dates in a row before each further miss is also logged as an alarm.' },
   RECON_CATCH_UP: { meaning: 'At start, record the dates whose window closed while no worker ran as missed, and resume the slot whose window is still open.' },
   RECON_SHUTDOWN_GRACE_MS: { meaning: 'On SIGTERM, how long a running run may finish before it is interrupted, in milliseconds.' },

@@ -1,4 +1,6 @@
 import PgBoss from 'pg-boss';
+import pg from 'pg';
+import { isConnectionLost } from '../db/connection-errors.js';
 import type { Config } from '../config/index.js';
 import { ConfigError, DatabaseError, SchemaMismatchError } from '../errors.js';
 import type { Logger } from '../logger.js';
@@ -53,9 +55,15 @@ function watchErrors(boss: PgBoss, logger: Logger): void {
  * queue schema's version.
  */
 export async function installJobQueue(config: Pick<Config, 'databaseUrl' | 'queue'>, logger: Logger): Promise<number> {
+  // Two `migrate` at once (several workers' start scripts) take turns: pg-boss's creation and
+  // createQueue are not safe side by side.
+  const turn = new pg.Client({ connectionString: bossOptions(config, {}).connectionString });
+  turn.on('error', () => undefined);
+  await turn.connect();
   const boss = new PgBoss(bossOptions(config, { migrate: true, supervise: false, schedule: false }));
   watchErrors(boss, logger);
   try {
+    await turn.query(`select pg_advisory_lock(hashtext('wallet-recon job queue install'))`);
     await boss.start();
     await createQueues(boss);
     return Number(await boss.schemaVersion());
@@ -63,6 +71,8 @@ export async function installJobQueue(config: Pick<Config, 'databaseUrl' | 'queu
     throw new DatabaseError(`Could not create the job queue's schema "${config.queue.schema}": ${(error as Error).message}`, { cause: error });
   } finally {
     await boss.stop({ graceful: false, wait: true }).catch(() => undefined);
+    // Ending the session releases its advisory lock.
+    await turn.end().catch(() => undefined);
   }
 }
 
@@ -86,21 +96,24 @@ async function createQueues(boss: PgBoss): Promise<void> {
  */
 export async function openJobQueue(config: Config, logger: Logger, role: 'worker' | 'command'): Promise<PgBoss> {
   const sweepSeconds = Math.max(1, Math.floor(config.queue.jobExpiryMs / 4000));
-  const boss = new PgBoss(
-    bossOptions(config, {
-      migrate: false,
-      supervise: role === 'worker',
-      schedule: role === 'worker',
-      maintenanceIntervalSeconds: sweepSeconds,
-      // Only a command's one-off reads: a worker's pool also carries its polling.
-      max: role === 'worker' ? 4 : 2,
-    }),
-  );
+  const options = bossOptions(config, {});
+  // Only a command's one-off reads: a worker's pool also carries its polling.
+  const pool = new pg.Pool({ connectionString: options.connectionString, application_name: options.application_name, max: role === 'worker' ? 4 : 2 });
+  pool.on('error', (error) => logger.warn({ err: error }, `the job queue's connection: ${error.message}`));
+  const boss = new PgBoss({
+    db: waitingDb(pool),
+    schema: config.queue.schema,
+    migrate: false,
+    supervise: role === 'worker',
+    schedule: role === 'worker',
+    maintenanceIntervalSeconds: sweepSeconds,
+  });
+  pools.set(boss, pool);
   watchErrors(boss, logger);
   try {
     await boss.start();
   } catch (error) {
-    await boss.stop({ graceful: false, wait: true }).catch(() => undefined);
+    await closeJobQueue(boss, 0).catch(() => undefined);
     const message = (error as Error).message;
     if (/not installed|does not exist/i.test(message)) {
       throw new SchemaMismatchError(`The job queue's schema "${config.queue.schema}" (RECON_QUEUE_SCHEMA) is not in the database: run "wallet-recon migrate" first (it creates it).`, { cause: error });
@@ -112,7 +125,43 @@ export async function openJobQueue(config: Config, logger: Logger, role: 'worker
 
 /** Stops pg-boss; the jobs a stopping worker still holds are failed back to their queues after `graceMs`. */
 export async function closeJobQueue(boss: PgBoss, graceMs: number): Promise<void> {
-  await boss.stop({ graceful: true, wait: true, timeout: Math.max(1000, graceMs) });
+  const pool = pools.get(boss);
+  try {
+    await boss.stop({ graceful: true, wait: true, timeout: Math.max(1000, graceMs) });
+  } finally {
+    pools.delete(boss);
+    if (pool) {
+      closing.add(pool);
+      await pool.end().catch(() => undefined);
+    }
+  }
+}
+
+// The pools of open queues (pg-boss does not close a pool it was given), and those being closed.
+const pools = new WeakMap<PgBoss, pg.Pool>();
+const closing = new WeakSet<pg.Pool>();
+
+// How often a query of the queue asks again while the database is away.
+const DATABASE_AWAY_RETRY_MS = 1_000;
+
+/**
+ * pg-boss's queries on our pool, waiting for a database that is away (a restart, a failover)
+ * instead of failing: pg-boss 10.4 completes and fails jobs without awaiting the promise, so a
+ * connection refused at that moment would end the worker with an unhandled rejection.
+ */
+function waitingDb(pool: pg.Pool): PgBoss.Db {
+  return {
+    async executeSql(text, values) {
+      for (;;) {
+        try {
+          return await pool.query(text, values);
+        } catch (error) {
+          if (closing.has(pool) || !isConnectionLost(error)) throw error;
+        }
+        await new Promise((resolve) => setTimeout(resolve, DATABASE_AWAY_RETRY_MS));
+      }
+    },
+  };
 }
 
 export type { PgBoss };
