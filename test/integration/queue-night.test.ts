@@ -8,6 +8,9 @@ import { closeJobQueue, openJobQueue, QUEUES, type PgBoss } from '../../src/queu
 import { queueNight, type CaptureJobData } from '../../src/queue/night-jobs.js';
 import { serviceOfSlot } from '../../src/scheduler/slot-schedule.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { buildConsoleApp } from '../../src/console/console-app.js';
+import { addUser } from '../../src/console/console-users.js';
+import { ConsoleClient } from '../helpers/console-night.js';
 import { runCliProcess } from '../helpers/run-cli.js';
 import { createTestContext, sandboxEnv } from '../helpers/test-context.js';
 import { backend, createTestDatabase, type TestDatabase } from '../helpers/test-database.js';
@@ -117,6 +120,27 @@ describe.runIf(backend === 'postgres')('the night as jobs on the job queue', () 
     expect(await runSettleJob(ctx, settleJob, new AbortController().signal)).toEqual({ captured: 0, missed: 1, pending: 0 });
     expect(await t.handle.db.selectFrom('missed_dates').select(['account']).execute()).toEqual([{ account: 'default' }]);
     expect(await t.handle.db.selectFrom('notifications').select('event_type').where('event_type', '=', 'date.missed').execute()).toHaveLength(1);
+  });
+
+  it('says in the console\'s day view how much of the night is still queued', async () => {
+    const ctx = context(SLOT);
+    const b = await openBoss(ctx);
+    await queueNight(ctx, b, serviceOfSlot(businessCalendarOf(ctx.config), new Date(SLOT)));
+    await t.handle.db.deleteFrom('console_users').execute();
+    await addUser(ctx, 'olga', 'viewer', 'olga-viewer-pw-4444', 'test');
+    const app = await buildConsoleApp({ ctx });
+    try {
+      const client = new ConsoleClient(app);
+      expect((await client.signIn('olga', 'olga-viewer-pw-4444')).statusCode).toBe(303);
+      const day = await client.get('/day?date=2026-11-20');
+      expect(day.statusCode).toBe(200);
+      // One capture job and the date's settle job.
+      expect(day.body).toContain('<p id="queued">Still queued for the night of 2026-11-20: 2 job(s) waiting, 0 running.</p>');
+      await sql`delete from pgboss.job`.execute(t.handle.db);
+      expect((await client.get('/day?date=2026-11-20')).body).toContain('<p id="queued">Nothing of the night of 2026-11-20 is still queued.</p>');
+    } finally {
+      await app.close();
+    }
   });
 
   it('shows the queue through the built CLI, and refuses to re-queue a dead-lettered capture whose window has closed', async () => {
