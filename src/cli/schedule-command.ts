@@ -1,4 +1,3 @@
-import { setMaxListeners } from 'node:events';
 import type { Command } from 'commander';
 import { runNight, settleClosedDates } from '../../jobs/nightly-job.js';
 import { BooksPuller } from '../../jobs/books-pull-job.js';
@@ -61,9 +60,6 @@ export function registerScheduleCommand(program: Command, runtime: CliRuntime): 
         };
         // On a PostgreSQL server the night is jobs any number of workers share; the embedded
         // database (one process) runs it in process. Both plan a slot the same way (planNight).
-        const stopWork = new AbortController();
-        // Every capture under way listens to it: RECON_ACCOUNT_CONCURRENCY of them, often more than 10.
-        setMaxListeners(0, stopWork.signal);
         let queue: RunningQueueWorker | undefined;
         const scheduler = createScheduler({
           schedule,
@@ -101,7 +97,7 @@ export function registerScheduleCommand(program: Command, runtime: CliRuntime): 
         const delivering = deliverer.run(stopDelivering.signal);
         try {
           // After the metrics port is had: a worker refused at start leaves no job half taken.
-          if (ctx.database.kind === 'postgres') queue = await openQueueWorker(ctx, { reconcile: reconcileAfterSnapshot, maintain, afterJob: () => deliverer.wake(), signal: stopWork.signal });
+          if (ctx.database.kind === 'postgres') queue = await openQueueWorker(ctx, { reconcile: reconcileAfterSnapshot, maintain, afterJob: () => deliverer.wake() });
           await scheduler.start();
           schedulerAlive = true;
           void scheduler.stopped.then(() => (schedulerAlive = false));
@@ -111,10 +107,11 @@ export function registerScheduleCommand(program: Command, runtime: CliRuntime): 
           });
           ctx.logger.info('shutting down');
           await scheduler.stop(ctx.config.shutdownGraceMs);
-          if (queue) await queue.stop(stopWork, ctx.config.shutdownGraceMs);
+          if (queue) await queue.stop(ctx.config.shutdownGraceMs);
           ctx.logger.info('scheduler stopped');
         } finally {
-          if (queue && !stopWork.signal.aborted) await queue.stop(stopWork, 0);
+          // A worker that failed to start (or whose scheduler threw) closes its queue too; a second stop is a no-op.
+          await queue?.stop(0);
           // A send under way finishes (or times out) first: its row is then recorded, not left leased.
           stopDelivering.abort();
           await delivering;

@@ -10,7 +10,10 @@ export interface QueueWorkerOptions {
   maintain(signal: AbortSignal): Promise<void>;
   /** After a job that may have written notifications: send them now. */
   afterJob(): void;
+  /** Stops captures and settling (aborted once the shutdown grace is over). */
   signal: AbortSignal;
+  /** Stops the minute's round (aborted as soon as the worker stops: the next minute's job does it again). */
+  maintainSignal: AbortSignal;
 }
 
 // How often an idle worker asks for work: pg-boss's least (0.5 s) would poll 2×concurrency
@@ -45,7 +48,7 @@ export async function startQueueWorker(ctx: AppContext, boss: PgBoss, options: Q
     }
   });
   await boss.work(QUEUES.maintain, { batchSize: 1, pollingIntervalSeconds: POLL_SECONDS }, async () => {
-    await options.maintain(signal);
+    await options.maintain(options.maintainSignal);
     options.afterJob();
   });
   // pg-boss's cron makes one job a minute for the whole fleet, whichever worker's clock ticks first.
