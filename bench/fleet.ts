@@ -6,7 +6,7 @@
  *   node --expose-gc --import tsx bench/fleet.ts ADMIN_URL 100,1000   → one JSON line of measurements
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -172,8 +172,115 @@ export async function runFleet(settings: FleetSettings): Promise<FleetMeasuremen
   return measurements;
 }
 
+/** The issue's fleet of workers: 1,000 accounts of 20 wallets at 50 ms latency, shared by 1 and by 3 `schedule` processes. */
+export const WORKER_FLEET_SETTINGS = { accounts: 1000, wallets: 20, latencyMs: 50, accountConcurrency: 32, gatewayConcurrency: 8 } as const;
+
+export interface WorkerFleetMeasurement {
+  workers: number;
+  accounts: number;
+  /** From the workers' start to the last account's end-of-day capture. */
+  seconds: number;
+  /** Each worker's peak resident set (VmHWM), in MiB. */
+  peakRssMiB: number[];
+  /** Succeeded captures by worker (host:pid), in the workers' order. */
+  capturesByWorker: number[];
+}
+
+/** A worker process's peak resident set so far (Linux: VmHWM of /proc/PID/status), in MiB. */
+function peakRssOf(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kib = Number(/^VmHWM:\s+(\d+) kB/m.exec(status)?.[1] ?? Number.NaN);
+  return kib / 1024;
+}
+
+/**
+ * One night on the job queue: `migrate` then `workers` built-CLI `schedule` processes on a fresh
+ * database, a slot a minute ago (its window open, so each worker plans it at start), timed until
+ * every account has its end-of-day capture.
+ */
+export async function runWorkerFleet(adminUrl: string, workers: number, emulatorUrl: string): Promise<WorkerFleetMeasurement> {
+  const settings = WORKER_FLEET_SETTINGS;
+  const bench = await createBenchDatabase(adminUrl, `wr_bench_workers_${workers}_${process.pid}`);
+  const dir = mkdtempSync(path.join(tmpdir(), 'wr-workers-'));
+  const children: ChildProcess[] = [];
+  try {
+    const accountsFile = path.join(dir, 'accounts.json');
+    writeFileSync(accountsFile, JSON.stringify({ accounts: Array.from({ length: settings.accounts }, (_, i) => ({ name: `fleet-${i}`, environment: 'sandbox', apiKeyEnv: 'K', apiSecretEnv: 'S' })) }));
+    const slot = new Date(Date.now() - 60_000);
+    const two = (n: number) => String(n).padStart(2, '0');
+    const env = {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      DATABASE_URL: bench.url,
+      GATEWAY_SANDBOX_URL: emulatorUrl,
+      RECON_ACCOUNTS_FILE: accountsFile,
+      K: 'sandbox-key',
+      S: 'sandbox-secret',
+      GATEWAY_PER_PAGE: '100',
+      GATEWAY_CONCURRENCY: String(settings.gatewayConcurrency),
+      RECON_ACCOUNT_CONCURRENCY: String(settings.accountConcurrency),
+      RECON_TIMEZONE: 'UTC',
+      RECON_CUTOFF: `${two(slot.getUTCHours())}:${two(slot.getUTCMinutes())}`,
+      RECON_SCHEDULE: `${slot.getUTCMinutes()} ${slot.getUTCHours()} * * *`,
+      RECON_CAPTURE_WINDOW: '1h',
+      RECON_RETRY_DELAYS: '1m',
+      LOG_LEVEL: 'warn',
+    };
+    const bin = path.join(root, 'bin', 'wallet-recon.js');
+    await new Promise<void>((resolve, reject) => {
+      const migrate = spawn(process.execPath, [bin, 'migrate'], { cwd: root, env, stdio: 'ignore' });
+      migrate.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`migrate exited ${code}`))));
+    });
+    const started = performance.now();
+    for (let i = 0; i < workers; i++) children.push(spawn(process.execPath, [bin, 'schedule'], { cwd: root, env, stdio: ['ignore', 'ignore', 'inherit'] }));
+    const db = new pg.Client({ connectionString: bench.url });
+    await db.connect();
+    try {
+      const deadline = Date.now() + 30 * 60_000;
+      for (;;) {
+        const done = Number((await db.query<{ n: string }>(`select count(*) as n from snapshot_runs where status = 'succeeded' and end_of_day`)).rows[0]!.n);
+        if (done >= settings.accounts) break;
+        if (Date.now() > deadline) throw new Error(`only ${done} of ${settings.accounts} accounts captured after 30 minutes`);
+        if (children.some((c) => c.exitCode !== null)) throw new Error('a worker exited during the night');
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      const seconds = (performance.now() - started) / 1000;
+      const peakRssMiB = children.map((c) => peakRssOf(c.pid!));
+      const byWorker = await db.query<{ worker: string; n: string }>(`select worker, count(*) as n from snapshot_runs where status = 'succeeded' group by worker`);
+      const capturesByWorker = children.map((c) => Number(byWorker.rows.find((r) => r.worker.endsWith(`:${c.pid}`))?.n ?? 0));
+      return { workers, accounts: settings.accounts, seconds, peakRssMiB, capturesByWorker };
+    } finally {
+      await db.end();
+    }
+  } finally {
+    for (const child of children) child.kill('SIGTERM');
+    await Promise.all(children.map((c) => (c.exitCode !== null ? undefined : new Promise((r) => c.once('exit', r)))));
+    await bench.drop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 if (process.argv[1] === import.meta.filename) {
-  const [adminUrl, counts] = process.argv.slice(2);
-  const measurements = await runFleet({ adminUrl: adminUrl!, accounts: counts!.split(',').map(Number), ...FLEET_SETTINGS });
-  process.stdout.write(`${JSON.stringify(measurements)}\n`);
+  const [first, ...rest] = process.argv.slice(2);
+  if (first === '--workers') {
+    // node --import tsx bench/fleet.ts --workers ADMIN_URL   → 1 then 3 workers, the ratio and each worker's peak RSS
+    const adminUrl = rest[0]!;
+    const emulator = await startEmulatorProcess(WORKER_FLEET_SETTINGS.wallets, WORKER_FLEET_SETTINGS.latencyMs);
+    try {
+      const one = await runWorkerFleet(adminUrl, 1, emulator.url);
+      const three = await runWorkerFleet(adminUrl, 3, emulator.url);
+      const s = WORKER_FLEET_SETTINGS;
+      console.log(`worker fleet: ${s.accounts} accounts × ${s.wallets} wallets at ${s.latencyMs} ms, ${s.accountConcurrency} captures at once per worker, emulator in its own process`);
+      for (const m of [one, three]) {
+        console.log(`${m.workers} worker(s): ${m.seconds.toFixed(1)} s; peak RSS ${m.peakRssMiB.map((r) => `${r.toFixed(0)} MiB`).join(', ')}; captures ${m.capturesByWorker.join(', ')}`);
+      }
+      const ratio = three.seconds / one.seconds;
+      console.log(`3-worker / 1-worker time: ${ratio.toFixed(2)} (target at most 0.45)`);
+    } finally {
+      emulator.child.kill('SIGTERM');
+    }
+  } else {
+    const measurements = await runFleet({ adminUrl: first!, accounts: rest[0]!.split(',').map(Number), ...FLEET_SETTINGS });
+    process.stdout.write(`${JSON.stringify(measurements)}\n`);
+  }
 }

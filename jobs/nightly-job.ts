@@ -2,12 +2,13 @@ import type { AppContext } from '../src/app-context.js';
 import { addDays } from '../src/business-date/zoned-time.js';
 import type { CaptureWindow } from '../src/business-date/business-calendar.js';
 import { businessCalendarOf, selectAccounts } from '../src/config/index.js';
-import { countConsecutiveMissedDates, findFirstServedDates, findLastRunError, listSettledDates, recordScheduledAccounts } from '../src/db/capture-day.repository.js';
+import { countConsecutiveMissedDates, findFirstServedDates, findLastRunError, listSettledDates } from '../src/db/capture-day.repository.js';
 import { abandonRunningRuns, accountsWithoutEndOfDay, findRunningRun, hasEndOfDayCapture } from '../src/db/snapshot-run.repository.js';
 import { describeDatabaseFailure, isConnectionLost } from '../src/db/connection-errors.js';
 import { configuredChannels, enqueueEvent, enqueueNightCompleted, recordMissedDateAndNotify } from '../src/notifications/outbox.js';
 import { serviceOfSlot, type SlotSchedule, type SlotService } from '../src/scheduler/slot-schedule.js';
 import { tryAcquireAccountLock } from '../src/snapshot/account-lock.js';
+import { planNight } from '../src/queue/night-plan.js';
 import { runSnapshotJob, type SnapshotJobOptions } from './snapshot-job.js';
 
 /** Pays what some accounts owe (the worker passes the reconcile job's settleOwedReconciliations). */
@@ -56,11 +57,12 @@ export async function runNight(ctx: AppContext, options: NightOptions): Promise<
   const date = window.businessDate;
   const db = ctx.database.db;
   const log = ctx.logger.child({ businessDate: date });
-  const names = selectAccounts(ctx.config).map((a) => a.name);
-  // From this date on the worker answers for these accounts: earlier dates can never be missed.
-  await recordScheduledAccounts(db, names, date, options.serve.slot);
+  // The same plan as the server's queue: from this date on the worker answers for these accounts
+  // (earlier dates can never be missed); those captured after the slot are skipped, said in the log.
+  const { accounts: names } = await planNight(ctx, options.serve);
   const outcomes = new Map<string, NightAccountOutcome>(names.map((account) => [account, { account, status: 'pending', attempts: 0 }]));
   const delays = ctx.config.retryDelaysMs;
+  const { slot } = options.serve;
 
   for (let round = 0; !signal.aborted; round++) {
     const now = ctx.clock.now();
@@ -70,7 +72,7 @@ export async function runNight(ctx: AppContext, options: NightOptions): Promise<
       continue;
     }
     // The database away (restarted, failing over): wait a little and ask again, inside the window.
-    const pending = await whileDatabaseAway(ctx, signal, window.closesAt, () => accountsWithoutEndOfDay(db, names, date));
+    const pending = await whileDatabaseAway(ctx, signal, window.closesAt, () => accountsWithoutEndOfDay(db, names, date, slot));
     if (pending === undefined) continue;
     if (pending.length === 0) break;
     if (round > 0) log.info({ accounts: pending, attempt: round + 1 }, `trying again: ${pending.length} account(s) still without an end-of-day snapshot for ${date}`);
@@ -91,7 +93,7 @@ export async function runNight(ctx: AppContext, options: NightOptions): Promise<
         }
       }
     }
-    const still = (await whileDatabaseAway(ctx, signal, window.closesAt, () => accountsWithoutEndOfDay(db, pending, date))) ?? pending;
+    const still = (await whileDatabaseAway(ctx, signal, window.closesAt, () => accountsWithoutEndOfDay(db, pending, date, slot))) ?? pending;
     if (still.length === 0) break;
     const nowAfter = ctx.clock.now().getTime();
     // With credentials refused, only the longest of RECON_RETRY_DELAYS: someone has to fix them.
@@ -107,27 +109,48 @@ export async function runNight(ctx: AppContext, options: NightOptions): Promise<
   }
 
   if (signal.aborted) return { businessDate: date, slot: options.serve.slot, accounts: [...outcomes.values()], interrupted: true };
+  return settleNight(ctx, { serve: options.serve, signal, reconcile: options.reconcile, outcomes: [...outcomes.values()] });
+}
 
-  for (const account of names) {
-    const outcome = outcomes.get(account)!;
+/**
+ * The end of a night, in process or as the queue's settle job: every account not captured has
+ * its date settled (missed once its window closed, recorded once across workers), the date's
+ * results wait for its cut-off and are reconciled, and the one `night.completed` digest is written
+ * once every account's date is settled.
+ */
+export async function settleNight(
+  ctx: AppContext,
+  options: { serve: SlotService; signal: AbortSignal; reconcile?: ReconcileHook; outcomes: NightAccountOutcome[] },
+): Promise<NightResult> {
+  const { window } = options.serve;
+  const { signal } = options;
+  const date = window.businessDate;
+  const outcomes = options.outcomes;
+  const names = outcomes.map((o) => o.account);
+  const interrupted = (): NightResult => ({ businessDate: date, slot: options.serve.slot, accounts: outcomes, interrupted: true });
+  for (const outcome of outcomes) {
     if (outcome.status === 'captured') continue;
     // A database down through the window: the miss is recorded as soon as it is back.
-    const settled = await whileDatabaseAway(ctx, signal, undefined, () => settleAccountDate(ctx, account, window));
-    if (settled === undefined) return { businessDate: date, slot: options.serve.slot, accounts: [...outcomes.values()], interrupted: true };
+    const settled = await whileDatabaseAway(ctx, signal, undefined, () => settleAccountDate(ctx, outcome.account, window));
+    if (settled === undefined) return interrupted();
     outcome.status = settled;
   }
   // A capture before the cut-off can still be replaced by a later one that finishes before it:
   // the date's results wait for its cut-off, then follow whatever is its snapshot by then.
   const untilCutoff = window.cutoffAt.getTime() - ctx.clock.now().getTime();
   if (untilCutoff > 0) await sleepQuietly(ctx, untilCutoff, signal);
-  if (signal.aborted) return { businessDate: date, slot: options.serve.slot, accounts: [...outcomes.values()], interrupted: true };
+  if (signal.aborted) return interrupted();
   await reconcileQuietly(ctx, options.reconcile, names);
-  const accounts = [...outcomes.values()];
-  log.info(
-    { captured: accounts.filter((a) => a.status === 'captured').length, missed: accounts.filter((a) => a.status === 'missed').length, pending: accounts.filter((a) => a.status === 'pending').length },
+  ctx.logger.info(
+    {
+      businessDate: date,
+      captured: outcomes.filter((a) => a.status === 'captured').length,
+      missed: outcomes.filter((a) => a.status === 'missed').length,
+      pending: outcomes.filter((a) => a.status === 'pending').length,
+    },
     `night of ${date} settled`,
   );
-  const result: NightResult = { businessDate: date, slot: options.serve.slot, accounts, interrupted: false };
+  const result: NightResult = { businessDate: date, slot: options.serve.slot, accounts: outcomes, interrupted: false };
   // Tell people: the night.completed digest, written once every account's date is settled.
   await whileDatabaseAway(ctx, signal, undefined, () => enqueueNightCompleted(ctx, result, window));
   return result;
@@ -263,7 +286,7 @@ async function whileDatabaseAway<T>(ctx: AppContext, signal: AbortSignal, deadli
  * Tells people at once that an account's business date is at risk because the gateway refused
  * its credentials: one `date.at_risk` per account and date (a second attempt writes nothing).
  */
-async function raiseDateAtRisk(ctx: AppContext, risk: { account: string; businessDate: string; windowClosesAt: Date; reason: string }): Promise<void> {
+export async function raiseDateAtRisk(ctx: AppContext, risk: { account: string; businessDate: string; windowClosesAt: Date; reason: string }): Promise<void> {
   try {
     const written = await enqueueEvent(
       ctx.database.db,

@@ -74,6 +74,11 @@ export const COMMANDS: readonly CatalogEntry[] = [
     load: async () => (await import('./schedule-command.js')).registerScheduleCommand,
   },
   {
+    name: 'queue',
+    summary: "the job queue of the current and previous night (PostgreSQL server): jobs by state, the oldest waiting; retry a dead-lettered job",
+    load: async () => (await import('./queue-command.js')).registerQueueCommand,
+  },
+  {
     name: 'console',
     summary: 'serve the review console: the day, the cases and the maker-checker sign-off in a browser',
     load: async () => (await import('./console-command.js')).registerConsoleCommand,

@@ -17,6 +17,12 @@ export function registerMigrateCommand(program: Command, runtime: CliRuntime): v
             ? `The schema of the ${ctx.database.description} is up to date (${outcome.alreadyApplied} migrations).`
             : `Applied ${outcome.applied.length} migration(s) to the ${ctx.database.description}: ${outcome.applied.join(', ')}.`,
         );
+        // On a server, the job queue's schema too: made here once, so workers never race to make it.
+        if (ctx.database.kind === 'postgres') {
+          const { installJobQueue } = await import('../queue/job-queue.js');
+          const version = await installJobQueue(ctx.config, ctx.logger);
+          runtime.output.out(`The job queue's schema "${ctx.config.queue.schema}" is ready (pg-boss schema version ${version}).`);
+        }
         return 0;
       });
     });

@@ -2,6 +2,8 @@ import { InvalidArgumentError, type Command } from 'commander';
 import { describeCaptureTiming } from '../business-date/business-calendar.js';
 import { listSnapshotRows } from '../db/balance-snapshot.repository.js';
 import { hasRunsOfAccount, listAuthorityOfRuns, listRecentRuns, listRunsByIds } from '../db/snapshot-run.repository.js';
+import type { AppContext } from '../app-context.js';
+import { dataDirHolder, WORKER_COMMAND } from '../db/embedded-lock.js';
 import { UsageError } from '../errors.js';
 import { formatOptionalAmount } from '../money/format-amount.js';
 import { formatTable } from '../text-table.js';
@@ -20,6 +22,19 @@ function parseRunId(value: string): number {
   const n = Number(value);
   if (!/^\d{1,9}$/.test(value) || n < 1) throw new InvalidArgumentError('must be a run id, a whole number from 1 (see "wallet-recon runs")');
   return n;
+}
+
+/**
+ * What to do about an empty run ledger, fitting the lock state: while a worker holds the embedded
+ * database a manual `snapshot` is refused (exit 4), so the advice is the worker's next slot.
+ */
+function noRunsYetAdvice(ctx: AppContext): string {
+  const holder = ctx.database.shared ? dataDirHolder(ctx.config.dataDir) : undefined;
+  if (holder?.command === WORKER_COMMAND) {
+    return `No snapshot runs yet. The worker holding this database (pid ${holder.pid} on ${holder.host}) captures at its next slot (RECON_SCHEDULE); "wallet-recon snapshot" can run once it has stopped.`;
+  }
+  if (holder !== undefined) return `No snapshot runs yet. "wallet-recon snapshot" can run once "${holder.command}" (pid ${holder.pid}) has finished.`;
+  return 'No snapshot runs yet. Run "wallet-recon snapshot" to capture one.';
 }
 
 /** `wallet-recon runs`: the run ledger, newest first. */
@@ -78,7 +93,7 @@ export function registerRunsCommand(program: Command, runtime: CliRuntime): void
           return 0;
         }
         if (runs.length === 0) {
-          runtime.output.out('No snapshot runs yet. Run "wallet-recon snapshot" to capture one.');
+          runtime.output.out(noRunsYetAdvice(ctx));
           return 0;
         }
         const rows = runs.map((r) => [

@@ -98,6 +98,8 @@ export interface Config {
   readonly booksDeadlineMs: number;
   readonly accounts: readonly AccountConfig[];
   readonly accountConcurrency: number;
+  /** The job queue on a PostgreSQL server: pg-boss's schema and how long a capture job may stay active. */
+  readonly queue: { readonly schema: string; readonly jobExpiryMs: number };
   readonly maxConsecutiveFailures: number;
   readonly catchUp: boolean;
   readonly shutdownGraceMs: number;

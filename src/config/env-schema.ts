@@ -86,6 +86,22 @@ export const envSchema = z.object({
       }
       return ms;
     }),
+  RECON_QUEUE_SCHEMA: z
+    .string()
+    .default('pgboss')
+    .refine((v) => /^[a-z_][a-z0-9_]{0,62}$/.test(v) && v !== 'public', 'must be a lower-case PostgreSQL schema name other than public, such as pgboss'),
+  RECON_QUEUE_JOB_EXPIRY: z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined) return undefined;
+      const ms = parseDuration(v);
+      if (ms === undefined || ms < 2000 || ms > 3_600_000) {
+        ctx.addIssue({ code: 'custom', message: 'must be a duration from 2s to 1h, such as 90s or 5m (how long a capture job may run before another worker takes it)' });
+        return z.NEVER;
+      }
+      return ms;
+    }),
   RECON_ACCOUNTS_FILE: z.string().min(1).optional(),
   RECON_ACCOUNT_CONCURRENCY: positiveInt(64, 'accounts at once').default(2),
   RECON_MAX_CONSECUTIVE_FAILURES: positiveInt(1000, 'missed dates').default(3),

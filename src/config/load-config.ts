@@ -105,6 +105,10 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     booksDeadlineMs: v.RECON_BOOKS_DEADLINE,
     accounts: accountsResult.accounts,
     accountConcurrency: v.RECON_ACCOUNT_CONCURRENCY,
+    // A job a worker died in is taken by another once it expires: by default half the shortest
+    // retry delay, so with the queue's sweep a killed worker's accounts are taken within that delay;
+    // at least 30 s, since pg-boss also gives up on a handler still running at its job's expiry.
+    queue: { schema: v.RECON_QUEUE_SCHEMA, jobExpiryMs: v.RECON_QUEUE_JOB_EXPIRY ?? Math.max(30_000, Math.round(Math.min(...v.RECON_RETRY_DELAYS) / 2)) },
     maxConsecutiveFailures: v.RECON_MAX_CONSECUTIVE_FAILURES,
     catchUp: v.RECON_CATCH_UP,
     shutdownGraceMs: v.RECON_SHUTDOWN_GRACE_MS,

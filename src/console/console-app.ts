@@ -20,6 +20,9 @@ import { isLoopbackHost } from '../gateway/base-url.js';
 import { verifyPassword } from './passwords.js';
 import { authenticate, SignInBusyError, SignInGuard, SignInThrottledError, SIGN_IN_WINDOW_MS } from './sign-in.js';
 import { casePage, casesPage, changePasswordPage, dayPage, loginPage, messagePage, type CasesFilter, type PageContext } from './pages.js';
+import type { Kysely } from 'kysely';
+import type { Database } from '../db/database.types.js';
+import { countOpenJobsOfDate, hasQueueSchema } from '../db/job-queue.repository.js';
 import { mayActOnCases } from './roles.js';
 import { endSession, resumeSession, SESSION_IDLE_MS, sessionKeyOf, startSession, tokensEqual, type ConsoleSession } from './sessions.js';
 import { approveSignoff, detectSignoffChanges, prepareSignoff, requireDate, signoffStateOf, SignoffRefusedError } from '../signoff/signoff-service.js';
@@ -361,6 +364,7 @@ export async function buildConsoleApp(options: ConsoleAppOptions): Promise<Fasti
         cases,
         signoff: await signoffStateOf(ctx, date),
         today,
+        ...(ctx.database.kind === 'postgres' ? { queued: await countQueuedOfDate(db, ctx.config.queue.schema, date) } : {}),
       },
       pageOf(request, notice),
     );
@@ -499,4 +503,12 @@ function safeOrigin(url: string): string | undefined {
   } catch {
     return 'null';
   }
+}
+
+/** The date's capture and settle jobs still queued; none where the queue's schema is absent (not migrated). */
+async function countQueuedOfDate(db: Kysely<Database>, schema: string, date: string): Promise<{ waiting: number; active: number } | undefined> {
+  if (!(await hasQueueSchema(db, schema))) return undefined;
+  const capture = await countOpenJobsOfDate(db, schema, 'capture', date);
+  const settle = await countOpenJobsOfDate(db, schema, 'settle-date', date);
+  return { waiting: capture.waiting + settle.waiting, active: capture.active + settle.active };
 }

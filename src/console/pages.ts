@@ -68,6 +68,19 @@ export interface DayView {
   cases: Map<number, ReconciliationCase>;
   signoff: SignoffState;
   today: string;
+  /** On a PostgreSQL server: the date's capture and settle jobs still in the queue (waiting or running). */
+  queued?: { waiting: number; active: number };
+}
+
+/** How much of the date's night is still in the job queue, in one sentence. */
+function queuedLine(view: DayView): string {
+  const q = view.queued;
+  if (q === undefined) return '';
+  const text =
+    q.waiting + q.active === 0
+      ? `Nothing of the night of ${view.date} is still queued.`
+      : `Still queued for the night of ${view.date}: ${q.waiting} job(s) waiting, ${q.active} running.`;
+  return `<p id="queued">${e(text)}</p>`;
 }
 
 function describeDrift(seconds: number | null): string {
@@ -133,7 +146,7 @@ export function dayPage(view: DayView, page: PageContext): string {
         : `<table class="results"><thead><tr><th>currency</th><th>status</th><th class="amount">gateway</th><th class="amount">books</th><th class="amount">difference</th><th>case</th><th>run</th></tr></thead><tbody>${rows.join('')}</tbody></table>`;
     return `<section class="account"><h2>Account ${e(account)}</h2><ul class="facts"><li>${e(captured)}</li><li>${e(booksText)}</li></ul>${table}</section>`;
   });
-  return layout(`Business date ${view.date}`, page, `${nav}\n${signoffSection(view, page)}\n${sections.join('\n')}`);
+  return layout(`Business date ${view.date}`, page, `${nav}\n${queuedLine(view)}\n${signoffSection(view, page)}\n${sections.join('\n')}`);
 }
 
 export interface CasesFilter {

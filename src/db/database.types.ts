@@ -34,7 +34,8 @@ export interface SnapshotRunsTable {
   requests: number | null;
   error: string | null;
   slot: Date | null;
-  holder: string | null;
+  /** The worker that made the run (host:pid); `holder` before 2026-11-27. */
+  worker: string | null;
   source: string | null;
   /** The cut-off instant of the run's business date. */
   cutoff_at: Date | null;

@@ -107,6 +107,22 @@ function removeStale(file: string, stale: LockHolder | undefined): void {
   rmSync(aside, { force: true });
 }
 
+/** The command a worker holds the folder with: it runs until stopped, it never "finishes". */
+export const WORKER_COMMAND = 'wallet-recon schedule';
+
+/** Advice that fits who holds the folder and what was asked of it. */
+function whatToDo(holderCommand: string, command: string): string {
+  const server = 'set DATABASE_URL to a PostgreSQL server, where any number of workers share the night';
+  if (holderCommand !== WORKER_COMMAND) return `Wait for it to finish, or ${server}.`;
+  if (command === WORKER_COMMAND) return `One worker runs per embedded database, and that one runs until stopped: stop it (SIGTERM) before starting another here, or ${server}.`;
+  return `That worker runs until stopped and captures at its slots (RECON_SCHEDULE); stop it (SIGTERM) to run "${command}" by hand, or ${server}.`;
+}
+
+/** Who holds an embedded database folder right now (its lock file), if anyone. */
+export function dataDirHolder(dataDir: string): { pid: number; host: string; command: string; since: string } | undefined {
+  return readHolder(path.join(dataDir, LOCK_FILE));
+}
+
 /**
  * PGlite is a single process: two processes opening one data directory corrupt it.
  * The lock file names the holder; a lock left by a dead process on this host is taken over.
@@ -136,7 +152,7 @@ export function acquireDataDirLock(dataDir: string, command: string): () => void
     throw new LockHeldError(
       `The embedded database in ${dataDir} is in use by another wallet-recon process ` +
         `(pid ${holder.pid} on ${holder.host}, "${holder.command}", since ${holder.since}). ` +
-        `Wait for it to finish, or set DATABASE_URL to use a PostgreSQL server that several processes can share.`,
+        whatToDo(holder.command, command),
     );
   }
   throw new LockHeldError(`Could not lock the embedded database in ${dataDir}: the lock file ${file} keeps changing.`);

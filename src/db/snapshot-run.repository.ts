@@ -11,7 +11,7 @@ export interface NewRun {
   businessDate: string;
   startedAt: Date;
   slot?: Date | null;
-  holder?: string | null;
+  worker?: string | null;
   source?: string | null;
   /** How the run stands to its business date's cut-off. */
   timing: { cutoffAt: Date; driftSeconds: number; endOfDay: boolean };
@@ -29,7 +29,7 @@ export async function insertRunningRun(db: Db, run: NewRun): Promise<number> {
       status: 'running',
       started_at: run.startedAt,
       slot: run.slot ?? null,
-      holder: run.holder ?? null,
+      worker: run.worker ?? null,
       source: run.source ?? null,
       cutoff_at: run.timing.cutoffAt,
       cutoff_drift_seconds: run.timing.driftSeconds,
@@ -127,7 +127,7 @@ export async function abandonRunningRuns(db: Db, account: string, now: Date): Pr
     .set({
       status: 'abandoned',
       finished_at: now,
-      error: sql<string>`'abandoned: the process running it stopped, or lost its database connection, before it finished (holder ' || coalesce(holder, 'unknown') || ')'`,
+      error: sql<string>`'abandoned: the process running it stopped, or lost its database connection, before it finished (worker ' || coalesce(worker, 'unknown') || ')'`,
     })
     .where('account', '=', account)
     .where('status', '=', 'running')
@@ -142,31 +142,40 @@ export async function findRunningRun(db: Db, account: string): Promise<SnapshotR
 }
 
 /** Whether the account has a succeeded end-of-day run for a business date (its day is captured). */
-export async function hasEndOfDayCapture(db: Db, account: string, businessDate: string): Promise<boolean> {
-  const row = await db
-    .selectFrom('snapshot_runs')
-    .select('id')
-    .where('account', '=', account)
-    .where('business_date', '=', businessDate)
-    .where('status', '=', 'succeeded')
-    .where('end_of_day', '=', true)
-    .executeTakeFirst();
-  return row !== undefined;
+export async function hasEndOfDayCapture(db: Db, account: string, businessDate: string, finishedAfter?: Date): Promise<boolean> {
+  return (await findEndOfDayCaptures(db, [account], businessDate, finishedAfter)).has(account);
 }
 
-/** Of the given accounts, those without a succeeded end-of-day run for a business date. */
-export async function accountsWithoutEndOfDay(db: Db, accounts: readonly string[], businessDate: string): Promise<string[]> {
-  if (accounts.length === 0) return [];
-  const captured = await db
+/**
+ * The latest succeeded end-of-day run of each account for a business date, keyed by account;
+ * with `finishedAfter` (a scheduled slot's own time) only runs that finished at or after it count: an
+ * earlier capture (a manual one at 21:05) never stands in for a slot that runs closer to the cut-off.
+ */
+export async function findEndOfDayCaptures(
+  db: Db,
+  accounts: readonly string[],
+  businessDate: string,
+  finishedAfter?: Date,
+): Promise<Map<string, { runId: number; finishedAt: Date | null; trigger: string }>> {
+  if (accounts.length === 0) return new Map();
+  let query = db
     .selectFrom('snapshot_runs')
-    .select('account')
-    .distinct()
+    .select(['id', 'account', 'finished_at', 'trigger'])
     .where('account', 'in', [...accounts])
     .where('business_date', '=', businessDate)
     .where('status', '=', 'succeeded')
     .where('end_of_day', '=', true)
-    .execute();
-  const done = new Set(captured.map((r) => r.account));
+    .orderBy('finished_at', 'asc')
+    .orderBy('id', 'asc');
+  if (finishedAfter !== undefined) query = query.where('finished_at', '>=', finishedAfter);
+  const rows = await query.execute();
+  // Ascending: the latest run of each account is the one left in the map.
+  return new Map(rows.map((r) => [r.account, { runId: r.id, finishedAt: r.finished_at, trigger: r.trigger }]));
+}
+
+/** Of the given accounts, those without a succeeded end-of-day run for a business date (finished after `finishedAfter` when given). */
+export async function accountsWithoutEndOfDay(db: Db, accounts: readonly string[], businessDate: string, finishedAfter?: Date): Promise<string[]> {
+  const done = await findEndOfDayCaptures(db, accounts, businessDate, finishedAfter);
   return accounts.filter((a) => !done.has(a));
 }
 

@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../db/database.types.js';
-import { describeError, ReconError } from '../errors.js';
+import { ConfigError, describeError, ReconError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from './metrics.js';
 
@@ -27,6 +27,28 @@ export interface MetricsServer {
   /** `http://host:port`. */
   readonly url: string;
   close(): Promise<void>;
+}
+
+/**
+ * Why the metrics port could not be had. A port in use (a second worker on the same host) or an
+ * address not of this machine is a setting to change, so a configuration error (exit 2) naming it.
+ */
+function listenError(host: string, port: number, error: NodeJS.ErrnoException): ReconError {
+  if (error.code === 'EADDRINUSE') {
+    return new ConfigError(
+      `RECON_METRICS_PORT: port ${port} on ${host} is already in use (another worker on this host?). Give each worker on a host its own RECON_METRICS_PORT, or leave it unset for no metrics endpoint.`,
+      [],
+      { cause: error },
+    );
+  }
+  if (error.code === 'EADDRNOTAVAIL' || error.code === 'ENOTFOUND' || error.code === 'EACCES') {
+    return new ConfigError(
+      `RECON_METRICS_HOST/RECON_METRICS_PORT: cannot serve metrics on ${host}:${port} (${error.code}). Set RECON_METRICS_HOST to an address of this machine and RECON_METRICS_PORT to a port this user may bind.`,
+      [],
+      { cause: error },
+    );
+  }
+  return new ReconError(`Could not serve metrics on ${host}:${port} (${error.code ?? error.message}). Set RECON_METRICS_PORT to a free port, or RECON_METRICS_HOST to an address of this machine.`, { cause: error });
 }
 
 /**
@@ -56,9 +78,7 @@ export async function startMetricsServer(options: { host: string; port: number; 
     });
   });
   await new Promise<void>((resolve, reject) => {
-    server.once('error', (error: NodeJS.ErrnoException) =>
-      reject(new ReconError(`Could not serve metrics on ${options.host}:${options.port} (${error.code ?? error.message}). Set RECON_METRICS_PORT to a free port, or RECON_METRICS_HOST to an address of this machine.`, { cause: error })),
-    );
+    server.once('error', (error: NodeJS.ErrnoException) => reject(listenError(options.host, options.port, error)));
     server.listen(options.port, options.host, () => {
       server.removeAllListeners('error');
       resolve();

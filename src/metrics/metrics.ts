@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import { sql } from 'kysely';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Database } from '../db/database.types.js';
+import { readQueueDepths } from '../db/job-queue.repository.js';
 import { countPendingNotifications } from '../db/notification.repository.js';
 import { RECONCILIATION_STATUSES } from '../db/result-records.js';
 
@@ -26,6 +27,8 @@ export interface MetricsOptions {
   processDefaults: boolean;
   /** Where the gauges that describe stored state (last success, results, outbox) are read at scrape time. */
   db: Kysely<Database>;
+  /** On a PostgreSQL server, the job queue's schema: its depth and oldest waiting job per queue are exported. */
+  queueSchema?: string;
 }
 
 const PREFIX = 'wallet_recon_';
@@ -158,6 +161,38 @@ export class Metrics implements MetricsRecorder {
         });
       },
     });
+    if (options.queueSchema !== undefined) {
+      const schema = options.queueSchema;
+      // Both gauges from one read per scrape: whichever is collected first reads for the two.
+      let reading: Promise<Awaited<ReturnType<typeof readQueueDepths>>> | undefined;
+      const depths = () => (reading ??= readQueueDepths(db, schema).finally(() => setTimeout(() => (reading = undefined), 0)));
+      new Gauge({
+        name: `${PREFIX}queue_depth`,
+        help: 'Jobs waiting in each job queue (first or later attempts, due or not).',
+        labelNames: ['queue'],
+        registers,
+        async collect() {
+          await keepOnFailure(async () => {
+            const rows = await depths();
+            this.reset();
+            for (const row of rows) this.set({ queue: row.queue }, row.waiting);
+          });
+        },
+      });
+      new Gauge({
+        name: `${PREFIX}queue_oldest_waiting_seconds`,
+        help: 'How long the longest-due job of each queue has waited without a worker taking it (0 when none waits).',
+        labelNames: ['queue'],
+        registers,
+        async collect() {
+          await keepOnFailure(async () => {
+            const rows = await depths();
+            this.reset();
+            for (const row of rows) this.set({ queue: row.queue }, row.oldestSeconds);
+          });
+        },
+      });
+    }
     new Gauge({
       name: `${PREFIX}notifications_pending`,
       help: 'Notifications in the outbox not yet delivered (status pending).',

@@ -8,7 +8,7 @@ import { gatewayScaleFor, unknownDecimalsAdvice } from '../money/amount-scale.js
 import {
   abandonRunningRuns,
   findRunningRun,
-  hasEndOfDayCapture,
+  findEndOfDayCaptures,
   insertRunningRun,
   lockRunningRun,
   markRunFailed,
@@ -69,7 +69,8 @@ export interface CaptureOptions {
   started?: GatewayCapture;
 }
 
-const HOLDER = `${hostname()}:${process.pid}`;
+/** This process as a worker, recorded on each run it makes (snapshot_runs.worker). */
+export const WORKER = `${hostname()}:${process.pid}`;
 
 /**
  * One snapshot run for one account: lock, record, fetch, write atomically, record the outcome.
@@ -102,7 +103,7 @@ async function lockAndCapture(ctx: AppContext, account: AccountConfig, options: 
   if (!lock) {
     const holder = await findRunningRun(db, account.name);
     const message = holder
-      ? `another process holds the lock of account "${account.name}" (run ${holder.id}, started ${holder.started_at.toISOString()} by ${holder.holder ?? 'unknown'})`
+      ? `another process holds the lock of account "${account.name}" (run ${holder.id}, started ${holder.started_at.toISOString()} by ${holder.worker ?? 'unknown'})`
       : `another process holds the lock of account "${account.name}"`;
     log.warn({ holderRunId: holder?.id }, `skipped: ${message}`);
     return { account: account.name, status: 'skipped', skipReason: 'locked', durationMs: Date.now() - startedMs, error: message };
@@ -114,8 +115,15 @@ async function lockAndCapture(ctx: AppContext, account: AccountConfig, options: 
       log.warn({ businessDate: served.businessDate }, `skipped: the capture window of ${served.businessDate} closed before this account's turn`);
       return { account: account.name, status: 'skipped', skipReason: 'window-closed', businessDate: served.businessDate, durationMs: Date.now() - startedMs };
     }
-    if (served && (await hasEndOfDayCapture(db, account.name, served.businessDate))) {
-      log.info({ businessDate: served.businessDate }, `skipped: ${served.businessDate} already has its end-of-day snapshot`);
+    // A slot's capture stands in for itself only when it finished after the slot's own time: an
+    // earlier capture (manual, inside the window) is not the closing balance the slot would give.
+    const already = served ? (await findEndOfDayCaptures(db, [account.name], served.businessDate, options.serve?.slot)).get(account.name) : undefined;
+    if (served && already) {
+      const since = options.serve?.slot ? ` after the slot of ${options.serve.slot.toISOString()}` : '';
+      log.info(
+        { businessDate: served.businessDate, capturedBy: already.runId, capturedAt: already.finishedAt?.toISOString() },
+        `skipped: ${served.businessDate} already has its end-of-day snapshot (run ${already.runId}, ${already.trigger}, finished ${already.finishedAt?.toISOString() ?? 'at an unknown time'}${since})`,
+      );
       return { account: account.name, status: 'skipped', skipReason: 'already-captured', businessDate: served.businessDate, durationMs: Date.now() - startedMs };
     }
     if (options.signal?.aborted) {
@@ -140,7 +148,7 @@ async function lockAndCapture(ctx: AppContext, account: AccountConfig, options: 
       businessDate,
       startedAt: started,
       slot: options.serve?.slot ?? null,
-      holder: HOLDER,
+      worker: WORKER,
       timing,
     });
     const runLog = log.child({ runId });

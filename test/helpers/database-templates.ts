@@ -5,6 +5,8 @@ import pg from 'pg';
 import { pgliteVersion } from '../../src/db/embedded-cluster.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { openDatabase } from '../../src/db/open-database.js';
+import { createSilentLogger } from '../../src/logger.js';
+import { installJobQueue } from '../../src/queue/job-queue.js';
 
 /**
  * Migrated databases the suite copies instead of migrating each time: embedded, a folder (a new
@@ -34,7 +36,7 @@ const SERVER_PREFIX = 'wr_tpl_';
 export function templateKey(): string {
   const hash = createHash('sha256');
   hash.update(`pglite ${pgliteVersion()}`);
-  for (const file of ['src/db/migrate.ts', 'src/db/embedded-data-dir.ts']) hash.update(file).update(readFileSync(path.join(root, file)));
+  for (const file of ['src/db/migrate.ts', 'src/db/embedded-data-dir.ts', 'src/queue/job-queue.ts', 'node_modules/pg-boss/package.json']) hash.update(file).update(readFileSync(path.join(root, file)));
   const migrations = path.join(root, 'migrations');
   for (const file of readdirSync(migrations).sort()) hash.update(file).update(readFileSync(path.join(migrations, file)));
   return hash.digest('hex').slice(0, 16);
@@ -141,6 +143,9 @@ export async function ensureServerTemplate(admin: pg.Client, adminUrl: string, k
       } finally {
         await handle.close();
       }
+      // As `wallet-recon migrate` does on a server: the job queue's schema beside the tables.
+      const buildUrl = urlWithDatabase(adminUrl, build);
+      await installJobQueue({ databaseUrl: { reveal: () => buildUrl }, queue: { schema: 'pgboss', jobExpiryMs: 60_000 } } as Parameters<typeof installJobQueue>[0], createSilentLogger());
       await admin.query(`alter database "${build}" rename to "${name}"`);
     } catch (error) {
       await admin.query(`drop database if exists "${build}" with (force)`);

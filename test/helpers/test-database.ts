@@ -8,6 +8,8 @@ import { testDatabaseName, urlWithDatabase, withClient } from './database-templa
 import type { Database } from '../../src/db/database.types.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { openDatabase, type DatabaseHandle } from '../../src/db/open-database.js';
+import { createSilentLogger } from '../../src/logger.js';
+import { installJobQueue } from '../../src/queue/job-queue.js';
 
 /** Which backend the suite runs on: real PostgreSQL when TEST_DATABASE_URL is set, else embedded. */
 export const backend: 'postgres' | 'embedded' = process.env.TEST_DATABASE_URL ? 'postgres' : 'embedded';
@@ -70,6 +72,10 @@ async function emptyForReuse(name: string, url: string, adminUrl: string): Promi
           where n.nspname = 'public' and c.relkind in ('r', 'p') and c.relname not in ('kysely_migration', 'kysely_migration_lock')`,
       );
       for (const table of tables.rows) await client.query(`delete from ${table.name}`);
+      // The job queue's jobs too: a worker of the next file must not find this file's nights.
+      if ((await client.query("select to_regclass('pgboss.job') is not null as found")).rows[0]?.found === true) {
+        await client.query('delete from pgboss.job; delete from pgboss.archive; delete from pgboss.schedule');
+      }
       await client.query(
         `select setval(s.seqrelid, s.seqstart, false) from pg_sequence s join pg_class c on c.oid = s.seqrelid join pg_namespace n on n.oid = c.relnamespace where n.nspname = 'public'`,
       );
@@ -119,7 +125,11 @@ export async function createTestDatabase(options: { migrate?: boolean; onDisk?: 
     keeper.on('error', () => undefined);
     await keeper.connect();
     const handle = await openDatabase({ databaseUrl: url, dataDir: 'memory://', command: 'test', poolSize: 5 });
-    if (migrate && !fromTemplate) await migrateToLatest(handle.db);
+    if (migrate && !fromTemplate) {
+      await migrateToLatest(handle.db);
+      // As the template has it (and `wallet-recon migrate`): the job queue's schema.
+      await installJobQueue({ databaseUrl: { reveal: () => url }, queue: { schema: 'pgboss', jobExpiryMs: 60_000 } } as Parameters<typeof installJobQueue>[0], createSilentLogger());
+    }
     return {
       handle,
       childEnv: { DATABASE_URL: url },

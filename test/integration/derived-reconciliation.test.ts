@@ -64,13 +64,13 @@ const results = (date: string) => t.handle.db.selectFrom('reconciliation_results
 const outbox = () => t.handle.db.selectFrom('notifications').select(['event_type', 'payload']).orderBy('id').execute();
 
 describe(`reconciliation as derived state (${backend})`, () => {
-  it('1. a manual end-of-day snapshot before the night is reconciled after the cut-off, and books with a break make it current with the break', async () => {
-    const ctx = context('2026-11-20T23:50:00Z');
+  it('1. a manual end-of-day snapshot made after the slot fired is reconciled after the cut-off, and books with a break make it current with the break', async () => {
+    // After the 23:55 slot: it stands in for the slot (one made before the slot would not).
+    const ctx = context('2026-11-20T23:56:00Z');
     const manual = await runSnapshotJob(ctx, { trigger: 'manual', reconcileChanged: true });
     expect(manual.accounts[0]).toMatchObject({ status: 'succeeded', timing: { businessDate: '2026-11-20', endOfDay: true } });
     // Its cut-off is ahead: owed, not reconciled yet.
     expect(await status('2026-11-20')).toEqual([expect.objectContaining({ state: 'owed' })]);
-    clock.set('2026-11-20T23:55:00Z');
     const result = await night(ctx, '2026-11-20T23:55:00Z');
     expect(result.accounts[0]).toMatchObject({ status: 'captured', attempts: 0 });
     // The night reconciled the manual capture after the cut-off: awaiting books, no case.
@@ -183,7 +183,7 @@ describe(`reconciliation as derived state (${backend})`, () => {
       trigger: 'manual',
       businessDate: '2026-11-20',
       startedAt: new Date('2026-11-20T23:54:00Z'),
-      holder: 'other-host:1',
+      worker: 'other-host:1',
       timing: { cutoffAt: new Date('2026-11-21T00:00:00Z'), driftSeconds: -360, endOfDay: true },
     });
     let outcome;

@@ -1,3 +1,5 @@
+import PgBoss from 'pg-boss';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { runReconcileJob } from '../../jobs/reconcile-job.js';
 import { runSnapshotJob } from '../../jobs/snapshot-job.js';
@@ -9,6 +11,7 @@ import { enqueueEvent } from '../../src/notifications/outbox.js';
 import { checkHealth, startMetricsServer, type MetricsServer } from '../../src/metrics/metrics-server.js';
 import { Metrics } from '../../src/metrics/metrics.js';
 import { createSilentLogger } from '../../src/logger.js';
+import { ConfigError } from '../../src/errors.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { parsePrometheus, samplesOf, type Sample } from '../helpers/receivers.js';
 import { createTestContext, sandboxEnv } from '../helpers/test-context.js';
@@ -167,12 +170,42 @@ describe(`/metrics and /healthz on the ${backend} database`, () => {
     expect((await fetch(`${server.url}/nothing`)).status).toBe(404);
   });
 
+  it.runIf(backend === 'postgres')('exports each job queue\'s depth and how long its longest-due job has waited', async () => {
+    const boss = new PgBoss({ connectionString: t.childEnv.DATABASE_URL!, schema: 'pgboss', migrate: false, supervise: false, schedule: false, max: 1 });
+    boss.on('error', () => undefined);
+    try {
+      await boss.start();
+      const due = new Date(Date.now() - 90_000);
+      await boss.send('capture', { account: 'a', businessDate: '2026-11-20', slot: due.toISOString(), attempt: 1 }, { singletonKey: 'a|2026-11-20', startAfter: due });
+      await boss.send('capture', { account: 'b', businessDate: '2026-11-20', slot: due.toISOString(), attempt: 1 }, { singletonKey: 'b|2026-11-20', startAfter: new Date(Date.now() + 3_600_000) });
+      const metrics = new Metrics({ perAccount: false, accounts: [], processDefaults: false, db: t.handle.db, queueSchema: 'pgboss' });
+      const samples = await scrape(await serve(metrics));
+      expect(value(samples, 'wallet_recon_queue_depth', { queue: 'capture' })).toEqual([2]);
+      expect(value(samples, 'wallet_recon_queue_depth', { queue: 'settle-date' })).toEqual([0]);
+      const oldest = value(samples, 'wallet_recon_queue_oldest_waiting_seconds', { queue: 'capture' })[0]!;
+      expect(oldest).toBeGreaterThanOrEqual(89);
+      expect(oldest).toBeLessThan(200);
+      expect(value(samples, 'wallet_recon_queue_oldest_waiting_seconds', { queue: 'settle-date' })).toEqual([0]);
+    } finally {
+      await t.handle.db.executeQuery(sql`delete from pgboss.job`.compile(t.handle.db));
+      await boss.stop({ graceful: false });
+    }
+  });
+
   it('says which port is taken instead of failing obscurely', async () => {
     const metrics = new Metrics({ perAccount: true, accounts: [], processDefaults: false, db: t.handle.db });
     const first = await serve(metrics);
     const port = Number(new URL(first.url).port);
-    await expect(startMetricsServer({ host: '127.0.0.1', port, metrics, health: () => checkHealth(t.handle.db, () => true), logger: createSilentLogger() })).rejects.toThrow(
-      new RegExp(`Could not serve metrics on 127\\.0\\.0\\.1:${port} \\(EADDRINUSE\\)\\. Set RECON_METRICS_PORT`),
+    // A second worker on the same host: a setting to change (exit 2) naming the variable.
+    const refused = await startMetricsServer({ host: '127.0.0.1', port, metrics, health: () => checkHealth(t.handle.db, () => true), logger: createSilentLogger() }).then(
+      () => undefined,
+      (error: unknown) => error,
     );
+    expect(refused).toBeInstanceOf(ConfigError);
+    expect((refused as ConfigError).exitCode).toBe(2);
+    expect((refused as ConfigError).message).toBe(
+      `RECON_METRICS_PORT: port ${port} on 127.0.0.1 is already in use (another worker on this host?). Give each worker on a host its own RECON_METRICS_PORT, or leave it unset for no metrics endpoint.`,
+    );
+    await first.close();
   });
 });

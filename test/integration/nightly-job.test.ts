@@ -120,7 +120,7 @@ describe(`a night of the worker on the ${backend} database`, () => {
       trigger: 'schedule',
       businessDate: '2026-11-20',
       startedAt: new Date('2026-11-20T23:55:00Z'),
-      holder: 'dead-host:4242',
+      worker: 'dead-host:4242',
       timing: { cutoffAt: new Date('2026-11-21T00:00:00Z'), driftSeconds: -300, endOfDay: true },
     });
     const result = await night(ctx, '2026-11-20T23:55:00Z');
@@ -143,6 +143,35 @@ describe(`a night of the worker on the ${backend} database`, () => {
     expect(late.accounts[0]!.timing).toMatchObject({ businessDate: '2026-11-20', endOfDay: true, driftSeconds: 5400 });
     const eur = await t.handle.db.selectFrom('daily_balances').selectAll().where('currency', '=', 'EUR').execute();
     expect(eur).toEqual([expect.objectContaining({ business_date: '2026-11-20', balance: '200', run_id: nightly.accounts[0]!.runId, end_of_day: true, cutoff_drift_seconds: -300 })]);
+  });
+
+  it('captures at the slot although a manual snapshot inside the window came first: only a capture finished after the slot stands in for it', async () => {
+    const logs = captureLogs();
+    // 21:05 is inside the default 3 h window: end of day, but 2 h 50 min before the slot.
+    const ctx = context('2026-11-20T21:05:00Z', {}, { logs });
+    sandbox.setBalance('EUR', 100n);
+    const manual = await runSnapshotJob(ctx, { trigger: 'manual' });
+    expect(manual.accounts[0]!.timing).toMatchObject({ businessDate: '2026-11-20', endOfDay: true });
+    clock.set('2026-11-20T23:55:00Z');
+    sandbox.setBalance('EUR', 250n);
+    const nightly = await night(ctx, '2026-11-20T23:55:00Z');
+    expect(nightly.accounts[0]).toMatchObject({ status: 'captured', attempts: 1 });
+    const eur = await t.handle.db.selectFrom('daily_balances').selectAll().where('currency', '=', 'EUR').execute();
+    expect(eur).toEqual([expect.objectContaining({ business_date: '2026-11-20', balance: '250', run_id: nightly.accounts[0]!.runId })]);
+    expect(logs.lines().filter((l) => /skips account/.test(String(l.msg)))).toEqual([]);
+  });
+
+  it('skips a slot whose date was captured after the slot fired, and says so in the log', async () => {
+    const logs = captureLogs();
+    const ctx = context('2026-11-20T23:56:00Z', {}, { logs });
+    const manual = await runSnapshotJob(ctx, { trigger: 'manual' });
+    const nightly = await night(ctx, '2026-11-20T23:55:00Z');
+    expect(nightly.accounts[0]).toMatchObject({ status: 'captured', attempts: 0 });
+    expect((await runs()).map((r) => r.id)).toEqual([manual.accounts[0]!.runId]);
+    const skip = logs.lines().filter((l) => /skips account/.test(String(l.msg)));
+    expect(skip.map((l) => String(l.msg))).toEqual([
+      `slot 2026-11-20T23:55:00.000Z skips account "default": run ${manual.accounts[0]!.runId} (manual) captured 2026-11-20 at 2026-11-20T23:56:00.000Z, after the slot`,
+    ]);
   });
 
   it('falls back to the latest intraday run for a date with no end-of-day run, marked as such', async () => {

@@ -58,7 +58,10 @@ describe('the embedded database while schedule holds it', () => {
   it('lets runs, ledger import, reconcile and report work through it', async () => {
     const runs = await runCliProcess(['runs'], env);
     expect(runs.code, runs.stderr).toBe(0);
-    expect(runs.stdout).toContain('No snapshot runs yet.');
+    // The advice fits the lock state: a manual snapshot would be refused (exit 4) beside the worker.
+    expect(runs.stdout.trim()).toMatch(
+      /^No snapshot runs yet\. The worker holding this database \(pid \d+ on .+\) captures at its next slot \(RECON_SCHEDULE\); "wallet-recon snapshot" can run once it has stopped\.$/,
+    );
 
     // The others from this test's process: as much another process than the worker as a child
     // is, and they reach the database the same way, through the socket.
@@ -81,6 +84,15 @@ describe('the embedded database while schedule holds it', () => {
     const snapshot = await runCliProcess(['snapshot'], env);
     expect(snapshot.code).toBe(4);
     expect(snapshot.stderr.trim()).toMatch(/^The embedded database in .* is in use by another wallet-recon process \(pid \d+ on .*, "wallet-recon schedule"/);
+    expect(snapshot.stderr).toContain('That worker runs until stopped and captures at its slots (RECON_SCHEDULE); stop it (SIGTERM) to run "wallet-recon snapshot" by hand');
+    expect(snapshot.stderr).not.toContain('Wait for it to finish');
+  }, 60_000);
+
+  it('tells a second worker that one worker runs per embedded database, never to wait for the first to finish (exit 4)', async () => {
+    const second = await runCliProcess(['schedule'], env);
+    expect(second.code, second.stderr).toBe(4);
+    expect(second.stderr).toMatch(/is in use by another wallet-recon process \(pid \d+ on .*, "wallet-recon schedule", since .*\)\. One worker runs per embedded database, and that one runs until stopped: stop it \(SIGTERM\) before starting another here, or set DATABASE_URL to a PostgreSQL server, where any number of workers share the night\./);
+    expect(second.stderr).not.toContain('Wait for it to finish');
   }, 60_000);
 
   it.runIf(existsSync('/usr/bin/psql'))('gives psql the connection: wallet-recon sql --print, and the README queries run', async () => {

@@ -13,6 +13,7 @@ interface Service {
   ports?: string[];
   depends_on?: Record<string, { condition: string }>;
   entrypoint?: string[];
+  command?: string[];
 }
 
 const root = path.join(import.meta.dirname, '..', '..');
@@ -28,17 +29,26 @@ describe('docker-compose.yml', () => {
     expect(pg.healthcheck?.test.join(' ')).toContain('pg_isready');
   });
 
-  it('starts the worker after PostgreSQL is healthy, migrating then scheduling', () => {
-    const worker = compose.services.worker!;
-    expect(worker.build).toBeDefined();
-    expect(worker.depends_on?.postgres?.condition).toBe('service_healthy');
-    const command = worker.entrypoint!.join(' ');
-    expect(command.indexOf('migrate')).toBeGreaterThan(-1);
-    expect(command.indexOf('schedule')).toBeGreaterThan(command.indexOf('migrate'));
+  it('migrates once after PostgreSQL is healthy, then starts two workers against the one database', () => {
+    const migrate = compose.services.migrate!;
+    expect(migrate.build).toBeDefined();
+    expect(migrate.depends_on?.postgres?.condition).toBe('service_healthy');
+    expect(migrate.command).toEqual(['migrate']);
+    const workers = Object.keys(compose.services).filter((name) => compose.services[name]!.command?.[0] === 'schedule');
+    expect(workers).toEqual(['worker-1', 'worker-2']);
+    for (const name of workers) {
+      const worker = compose.services[name]!;
+      expect(worker.build).toBeDefined();
+      // Only after the schemas (the job queue's too) exist: workers never race to create them.
+      expect(worker.depends_on?.migrate?.condition).toBe('service_completed_successfully');
+      expect(worker.environment!.DATABASE_URL).toBe(migrate.environment!.DATABASE_URL);
+    }
+    // Each on its own host port: two workers on one host must not want the same one.
+    expect(workers.map((name) => compose.services[name]!.ports)).toEqual([['127.0.0.1:9464:9464'], ['127.0.0.1:9465:9464']]);
   });
 
   it('gives the gateway secret and the database password as Docker secrets, never as environment values', () => {
-    const worker = compose.services.worker!;
+    const worker = compose.services['worker-2']!;
     const postgres = compose.services.postgres!;
     expect(compose.secrets.gateway_api_secret?.file).toBe('./secrets/gateway_api_secret');
     expect(compose.secrets.postgres_password?.file).toBe('./secrets/postgres_password');
@@ -58,15 +68,17 @@ describe('docker-compose.yml', () => {
   });
 
   it('takes the non-secret settings from the environment', () => {
-    const env = compose.services.worker!.environment!;
+    const env = compose.services['worker-1']!.environment!;
     expect(env.GATEWAY_API_KEY).toMatch(/^\$\{GATEWAY_API_KEY[:?}]/);
     for (const variable of ['GATEWAY_ENV', 'RECON_TIMEZONE', 'RECON_SCHEDULE', 'GATEWAY_MAX_RPS']) expect(env).toHaveProperty(variable);
   });
 
   it('checks the worker\'s health on /healthz and publishes its metrics port on loopback only', () => {
-    const worker = compose.services.worker!;
-    expect(worker.healthcheck?.test.join(' ')).toMatch(/^CMD node -e .*http:\/\/127\.0\.0\.1:9464\/healthz/);
-    expect(worker.ports).toEqual(['127.0.0.1:9464:9464']);
+    for (const name of ['worker-1', 'worker-2']) {
+      const worker = compose.services[name]!;
+      expect(worker.healthcheck?.test.join(' ')).toMatch(/^CMD node -e .*http:\/\/127\.0\.0\.1:9464\/healthz/);
+      expect(worker.ports?.every((p) => p.startsWith('127.0.0.1:'))).toBe(true);
+    }
     const dockerfile = readFileSync(path.join(root, 'Dockerfile'), 'utf8');
     expect(dockerfile).toMatch(/^ENV RECON_METRICS_PORT=9464 RECON_METRICS_HOST=0\.0\.0\.0$/m);
     expect(dockerfile).toMatch(/^HEALTHCHECK .*\\\n\s+CMD \["node", "-e", ".*\/healthz/m);

@@ -1,0 +1,38 @@
+import { createServer, type Server } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCliProcess } from '../helpers/run-cli.js';
+import { backend, createTestDatabase, type TestDatabase } from '../helpers/test-database.js';
+
+// A second worker on the same host, as an operator starts one: the metrics port is a setting.
+let t: TestDatabase;
+let taken: Server;
+let port: number;
+
+beforeAll(async () => {
+  t = await createTestDatabase({ onDisk: true });
+  await t.handle.close();
+  // The port the first worker on this host would hold.
+  taken = createServer();
+  await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+  port = (taken.address() as { port: number }).port;
+}, 60_000);
+
+afterAll(async () => {
+  await new Promise<void>((resolve) => taken.close(() => resolve()));
+  await t?.drop();
+});
+
+describe(`a second worker on the same host (${backend})`, () => {
+  it('exits 2 naming RECON_METRICS_PORT when the metrics port is in use, not 1 with EADDRINUSE', async () => {
+    const result = await runCliProcess(['schedule'], {
+      ...t.childEnv,
+      GATEWAY_API_KEY: 'key',
+      GATEWAY_API_SECRET: 'secret',
+      RECON_CATCH_UP: 'false',
+      RECON_METRICS_PORT: String(port),
+    });
+    expect(result.code, result.stderr).toBe(2);
+    expect(result.stderr).toContain(`RECON_METRICS_PORT: port ${port} on 127.0.0.1 is already in use (another worker on this host?). Give each worker on a host its own RECON_METRICS_PORT`);
+    expect(result.stderr).not.toMatch(/\n\s+at /);
+  }, 60_000);
+});
