@@ -220,10 +220,9 @@ async function stageStatements(ctx: AppContext, trx: Transaction<Database>, file
     const scaled: Array<BalanceFileRow & { scale: number }> = [];
     for (const row of batch) {
       const accountConfig = ctx.config.accounts.find((a) => a.name === row.account)!;
-      try {
-        scaled.push({ ...row, scale: gatewayScaleFor(ctx.config, accountConfig, row.currency) });
-      } catch (error) {
-        if (!(error instanceof ConfigError)) throw error;
+      const scale = gatewayScaleFor(ctx.config, accountConfig, row.currency);
+      if (scale !== null) scaled.push({ ...row, scale });
+      else {
         const key = `${row.account}|${row.currency}`;
         if (!unscaled.has(key)) {
           unscaled.set(key, `${opened.name} line ${row.line}: currency ${row.currency} is not an ISO 4217 currency and GATEWAY_AMOUNT_DECIMALS_${row.currency} (or amountDecimals.${row.currency} of account "${row.account}") is not set, so its integer cannot be read`);
