@@ -217,7 +217,10 @@ async function storeBookBatches(
   let reconcileFailure: string | undefined;
   if (how.reconcile) {
     try {
-      reReconciledDates = new Set((await reconcileOwedDates(ctx, result.accounts, { only: days })).reconciled.map((p) => p.businessDate)).size;
+      const settled = await reconcileOwedDates(ctx, result.accounts, { only: days });
+      reReconciledDates = new Set(settled.reconciled.map((p) => p.businessDate)).size;
+      // Each account-date that failed stays owed with its reason; the import still says so.
+      if (settled.failed.length > 0) reconcileFailure = settled.failed.map((f) => `${f.account} ${f.businessDate}: ${f.reason.replace(/\.?$/, '.')}`).join(' ');
     } catch (error) {
       // The books are committed: the failure is reported beside them, never as "nothing was touched".
       // Their dates stay owed, so the next reconcile (or the worker) takes them up.
