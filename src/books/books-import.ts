@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { AppContext } from '../app-context.js';
-import type { AccountBooksSettings, Config } from '../config/index.js';
+import { allAccountNames, type AccountBooksSettings, type Config } from '../config/index.js';
 import type { BooksFormatName } from '../db/database.types.js';
 import { lockBooksOfAccounts, previewExpectedBalanceDays, replaceExpectedBalanceDays, type BooksChange } from '../db/expected-balance.repository.js';
 import { todayOf } from '../reconciliation/business-dates.js';
@@ -48,7 +48,7 @@ export interface BooksImportResult {
  */
 export function resolveBooksFormat(config: Config, options: Partial<BooksFormat> & { account?: string }): BooksFormat {
   const accountName = options.account ?? (config.accounts.length === 1 ? config.accounts[0]!.name : undefined);
-  const saved: AccountBooksSettings = config.accounts.find((a) => a.name === accountName)?.books ?? {};
+  const saved: AccountBooksSettings = [...config.accounts, ...config.bankAccounts].find((a) => a.name === accountName)?.books ?? {};
   return {
     amounts: options.amounts ?? saved.amounts ?? 'major',
     decimalComma: options.decimalComma ?? saved.decimalComma ?? false,
@@ -68,7 +68,7 @@ export async function importBooksFile(ctx: AppContext, filePath: string, options
   if (options.account !== undefined) resolveAccountNames(ctx.config, options.account);
   const format = resolveBooksFormat(ctx.config, options);
   // Books of a day that has not begun are a mistake (a wrong year, a template filled ahead).
-  const read = await readBalanceFile(filePath, { ...format, account: options.account, knownAccounts: ctx.config.accounts.map((a) => a.name), notAfter: todayOf(ctx) });
+  const read = await readBalanceFile(filePath, { ...format, account: options.account, knownAccounts: allAccountNames(ctx.config), notAfter: todayOf(ctx) });
   return storeBooks(ctx, read.rows, { source: path.basename(filePath), format: read.format, amounts: format.amounts, dryRun: options.dryRun === true, reconcile: true });
 }
 

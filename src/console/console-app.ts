@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { allAccountNames } from '../config/index.js';
 import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
@@ -181,7 +182,7 @@ export async function buildConsoleApp(options: ConsoleAppOptions): Promise<Fasti
 
   const renderDay = async (request: FastifyRequest, date: string, notice?: PageContext['notice']) => {
     await detectSignoffChanges(ctx);
-    const accounts = ctx.config.accounts.map((a) => a.name);
+    const accounts = allAccountNames(ctx.config);
     const today = todayOf(ctx).date;
     const report = await loadReport(db, { from: date, to: date }, { accounts, today });
     const results = report.results.filter((r) => accounts.includes(r.account));
@@ -239,7 +240,7 @@ export async function buildConsoleApp(options: ConsoleAppOptions): Promise<Fasti
       found.sort((a, b) => (filter.sort === 'size' ? (abs(b.latestDifference) > abs(a.latestDifference) ? 1 : abs(b.latestDifference) < abs(a.latestDifference) ? -1 : 0) : caseAgeDays(b, today) - caseAgeDays(a, today)) || a.id - b.id);
       return reply
         .type('text/html; charset=utf-8')
-        .send(casesPage(found, filter, { today, accounts: ctx.config.accounts.map((a) => a.name), kinds: CASE_KINDS, states: [...CASE_STATES, 'active'], ages: AGE_BUCKETS }, pageOf(request)));
+        .send(casesPage(found, filter, { today, accounts: allAccountNames(ctx.config), kinds: CASE_KINDS, states: [...CASE_STATES, 'active'], ages: AGE_BUCKETS }, pageOf(request)));
     },
   );
 

@@ -16,7 +16,14 @@ export type ReconciliationStatus =
   | 'no_snapshot'
   | 'disappeared'
   | 'awaiting_books'
-  | 'no_books';
+  | 'no_books'
+  | 'roll_forward_break'
+  | 'sequence_gap'
+  | 'awaiting_statement'
+  | 'no_statement';
+
+/** Where a result's balance came from: the gateway's wallets or a bank account's statement. */
+export type ResultSource = 'gateway' | 'bank';
 
 export interface SnapshotRunsTable {
   id: Generated<number>;
@@ -98,7 +105,7 @@ export interface AuthoritativeRunsView {
   reason: string;
 }
 
-export type ReconciliationState = 'current' | 'owed' | 'awaiting_books' | 'not_captured';
+export type ReconciliationState = 'current' | 'owed' | 'awaiting_books' | 'awaiting_statement' | 'not_captured';
 
 export interface ReconciliationStatusView {
   account: string;
@@ -108,6 +115,9 @@ export interface ReconciliationStatusView {
   books_import_id: number | null;
   reconciled_at: Date | null;
   owed_reason: string | null;
+  source: ResultSource;
+  /** The end-of-day statement a bank date is reconciled from (null for gateway dates). */
+  bank_statement_id: number | null;
 }
 
 export interface ReconciliationOwedTable {
@@ -170,6 +180,78 @@ export interface ReconciliationResultsTable {
   note: ColumnType<string | null, string | null | undefined, string | null>;
   /** Decimals of every amount of the row: the currency's ISO 4217 scale, which snapshots and books are brought to before comparing. */
   scale: ColumnType<number | null, number | null | undefined, number | null>;
+  /** `gateway` (a wallet of the gateway) or `bank` (a bank account: gateway_balance is its statement's closing booked balance). */
+  source: ColumnType<ResultSource, ResultSource | undefined, ResultSource>;
+  /** The statement a bank result came from (null for gateway results and for dates without a statement). */
+  bank_statement_id: ColumnType<number | null, number | null | undefined, number | null>;
+}
+
+export interface StatementImportsTable {
+  id: Generated<number>;
+  imported_at: Date;
+  files: string;
+  statements: number;
+  replaced: ColumnType<number, number | undefined, number>;
+}
+
+export type StatementFormatName = 'camt.053' | 'camt.052' | 'mt940';
+export type StatementProofName = 'ok' | 'roll_forward_break' | 'sequence_gap';
+
+export interface BankStatementsTable {
+  id: Generated<number>;
+  account: string;
+  statement_id: string;
+  format: StatementFormatName;
+  intraday: boolean;
+  /** bigint travels as a string of digits. */
+  sequence: ColumnType<string | null, string | null, string | null>;
+  business_date: DateString;
+  from_date: DateString | null;
+  to_date: DateString | null;
+  currency: string;
+  scale: number;
+  opening: Amount | null;
+  closing: Amount | null;
+  entries: number;
+  fingerprint: string;
+  proof: StatementProofName;
+  proof_residual: Amount | null;
+  proof_missing: string | null;
+  proof_reason: string | null;
+  import_id: number;
+  source_file: string;
+}
+
+export interface BankStatementBalancesTable {
+  statement_pk: number;
+  position: number;
+  code: string;
+  amount: Amount;
+  balance_date: DateString;
+}
+
+export interface BankStatementEntriesTable {
+  statement_pk: number;
+  position: number;
+  amount: Amount;
+  credit_debit: 'credit' | 'debit';
+  status: string;
+  booking_date: DateString | null;
+  value_date: DateString | null;
+  reference: string | null;
+  bank_reference: string | null;
+  details: string | null;
+  reversal: boolean;
+}
+
+export interface StatementReplacementsTable {
+  id: Generated<number>;
+  account: string;
+  statement_id: string;
+  import_id: number;
+  replaced_at: Date;
+  old_fingerprint: string;
+  new_fingerprint: string;
 }
 
 export interface DailyBalancesView {
@@ -204,7 +286,17 @@ export interface BalanceHistoryView {
   movement_major: string | null;
 }
 
-export type CaseKind = 'break' | 'missing_in_ledger' | 'missing_in_gateway' | 'endpoint_mismatch' | 'disappeared' | 'no_snapshot' | 'no_books';
+export type CaseKind =
+  | 'break'
+  | 'missing_in_ledger'
+  | 'missing_in_gateway'
+  | 'endpoint_mismatch'
+  | 'disappeared'
+  | 'no_snapshot'
+  | 'no_books'
+  | 'roll_forward_break'
+  | 'sequence_gap'
+  | 'no_statement';
 export type CaseState = 'open' | 'acknowledged' | 'resolved' | 'accepted';
 export type CaseResolution = 'auto' | 'fixed' | 'accepted';
 export type CaseAction =
@@ -398,6 +490,11 @@ export interface Database {
   reconciliation_owed: ReconciliationOwedTable;
   reconciliation_status: ReconciliationStatusView;
   scheduled_accounts: ScheduledAccountsTable;
+  statement_imports: StatementImportsTable;
+  bank_statements: BankStatementsTable;
+  bank_statement_balances: BankStatementBalancesTable;
+  bank_statement_entries: BankStatementEntriesTable;
+  statement_replacements: StatementReplacementsTable;
 }
 
 export type SnapshotRun = Selectable<SnapshotRunsTable>;

@@ -35,6 +35,10 @@ export interface ReportSummary {
     owedDates: string[];
     /** Dates whose books have not arrived yet: their results are no verdict. */
     awaitingBooksDates: string[];
+    /** Where the account's balances come from: the gateway's wallets, or a bank account's statements. */
+    source: 'gateway' | 'bank';
+    /** A bank account's dates whose statement has not arrived yet (before its deadline): no verdict. */
+    awaitingStatementDates: string[];
   }>;
   /** The cases the results name: active ones (open, acknowledged) counted by age, accepted ones listed. */
   cases: CasesSummary;
@@ -73,7 +77,9 @@ export interface SummaryOptions {
   /** Today's business date: later dates of the range cannot have been reconciled yet. */
   today?: string;
   /** Where each account-date of the range stands (the reconciliation_status view). */
-  states?: ReadonlyArray<{ account: string; businessDate: string; state: string }>;
+  states?: ReadonlyArray<{ account: string; businessDate: string; state: string; source?: 'gateway' | 'bank' }>;
+  /** The configured bank accounts: their source is `bank` even on a range without results. */
+  bankAccounts?: readonly string[];
   /**
    * Each account's first tracked date (first run or books): earlier dates are history from before
    * the account was tracked, not dates left unreconciled. An account absent here has every date.
@@ -119,7 +125,18 @@ export function summarizeResults<R extends ReconciliationResult>(range: ReportRa
     const counted = own.filter((r) => !isAccepted(r));
     const inState = (state: string) => (options.states ?? []).filter((s) => s.account === account && s.state === state).map((s) => s.businessDate).sort();
     const awaitingBooksDates = [...new Set(own.filter((r) => r.status === 'awaiting_books').map((r) => r.businessDate))].sort();
-    return { account, counts: countByStatus(counted), accepted: own.length - counted.length, unreconciledDates, owedDates: inState('owed'), awaitingBooksDates };
+    const awaitingStatementDates = [...new Set(own.filter((r) => r.status === 'awaiting_statement').map((r) => r.businessDate))].sort();
+    const bank = (options.bankAccounts ?? []).includes(account) || own.some((r) => r.source === 'bank') || (options.states ?? []).some((s) => s.account === account && s.source === 'bank');
+    return {
+      account,
+      counts: countByStatus(counted),
+      accepted: own.length - counted.length,
+      unreconciledDates,
+      owedDates: inState('owed'),
+      awaitingBooksDates,
+      source: bank ? ('bank' as const) : ('gateway' as const),
+      awaitingStatementDates,
+    };
   });
   const total = accounts.reduce((sum, a) => addCounts(sum, a.counts), countByStatus([]));
   const accepted = accounts.reduce((sum, a) => sum + a.accepted, 0);
@@ -140,6 +157,7 @@ export async function loadReport(db: Kysely<Database>, range: ReportRange, optio
     account: s.account,
     businessDate: s.business_date,
     state: s.state,
+    source: s.source,
   }));
   const ids = [...new Set(results.flatMap((r) => (r.caseId === null ? [] : [r.caseId])))];
   const cases = new Map((await listCasesByIds(db, ids)).map((c) => [c.id, c]));

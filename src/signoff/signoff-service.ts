@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { allAccountNames } from '../config/index.js';
 import type { AppContext } from '../app-context.js';
 import { insertAudit } from '../db/console.repository.js';
 import {
@@ -38,7 +39,7 @@ export interface SignoffState {
   history: Signoff[];
 }
 
-const accountsOf = (ctx: AppContext) => ctx.config.accounts.map((a) => a.name);
+const accountsOf = (ctx: AppContext) => allAccountNames(ctx.config);
 
 export async function signoffStateOf(ctx: AppContext, businessDate: string): Promise<SignoffState> {
   const history = await listSignoffsOfDate(ctx.database.db, businessDate);

@@ -1,0 +1,164 @@
+import { createRequire } from 'node:module';
+import type { ParsedStatement, StatementBalance, StatementEntry } from './statement.js';
+import { statementAmount } from './statement-amount.js';
+import { StatementFileError } from './statement-file-error.js';
+
+// The parser's own types: only what is read here. Its amounts are bignumber.js decimals (exact).
+interface Decimal {
+  toFixed(): string;
+  isNegative(): boolean;
+}
+interface SwiftTransaction {
+  date?: Date;
+  entryDate?: Date;
+  amount: Decimal;
+  reversal?: boolean;
+  reference?: string;
+  bankReference?: string;
+  details?: string;
+  transactionType?: string;
+}
+interface SwiftStatement {
+  accountIdentification?: string;
+  number?: { statement?: string; sequence?: string };
+  currency?: string;
+  openingBalance?: Decimal;
+  openingBalanceDate?: Date;
+  closingBalance?: Decimal;
+  closingBalanceDate?: Date;
+  closingAvailableBalance?: Decimal;
+  closingAvailableBalanceDate?: Date;
+  forwardAvailableBalance?: Decimal;
+  forwardAvailableBalanceDate?: Date;
+  transactions: SwiftTransaction[];
+}
+type SwiftParser = { parse(options: { type: 'mt940'; data: string; validate?: boolean }): SwiftStatement[] };
+
+/** Whether a file's content is a SWIFT MT940 message (bare or in `{1:…}{4:` blocks). */
+export function looksLikeMt940(text: string): boolean {
+  return /^\s*(?:\{1:|:20:)/.test(text.replace(/^\uFEFF/, '')) || /^:20:.*$[\s\S]*^:60[FM]:/m.test(text);
+}
+
+/**
+ * Reads an MT940 file: one or more statements, each of one or more pages (`:28C:101/1`,
+ * `101/2`: one statement, opened by the first page's `:60F:`, closed by the last one's
+ * `:62F:`). Throws StatementFileError naming the file and the line.
+ */
+export function readMt940(text: string, file: string): ParsedStatement[] {
+  const parser = createRequire(import.meta.url)('@centrapay/swift-parser') as SwiftParser;
+  const lines = text.split(/\r?\n/);
+  // Line numbers of each :20: (the parser groups a file by them, in order), for messages.
+  const starts = lines.flatMap((line, i) => (/^(?:\{[^}]*\}|\{4:)*:20:/.test(line) ? [i + 1] : []));
+  let pages: SwiftStatement[];
+  try {
+    pages = parser.parse({ type: 'mt940', data: text });
+  } catch (error) {
+    const message = (error as Error).message;
+    const data = /: (.+)$/.exec(message)?.[1];
+    const line = data === undefined ? -1 : lines.findIndex((l) => l.includes(data.split('\n')[0]!));
+    throw new StatementFileError(`${file}${line >= 0 ? `, line ${line + 1}` : ''}: not a readable MT940 message: ${message}.`);
+  }
+  if (pages.length === 0) throw new StatementFileError(`${file}: no MT940 statement (no :20: tag).`);
+  const statements: ParsedStatement[] = [];
+  let open: { first: SwiftStatement; pages: SwiftStatement[]; line: number } | null = null;
+  pages.forEach((page, index) => {
+    const line = starts[index] ?? 1;
+    const at = `${file}, line ${line}`;
+    const fail = (what: string): never => {
+      throw new StatementFileError(`${at} (statement ${index + 1}): ${what}`);
+    };
+    if (page.accountIdentification === undefined) fail('no :25: account identification.');
+    if (page.number?.statement === undefined || !/^\d{1,5}$/.test(page.number.statement)) fail('no :28C: statement number.');
+    if (page.openingBalance === undefined || page.currency === undefined) fail('no :60F: or :60M: opening balance.');
+    if (page.closingBalance === undefined) fail('no :62F: or :62M: closing balance.');
+    if (open !== null && (open.first.number!.statement !== page.number!.statement || open.first.accountIdentification !== page.accountIdentification)) {
+      fail(`statement ${open.first.number!.statement} (line ${open.line}) ends with an intermediate :62M: balance but its next page is missing.`);
+    }
+    open ??= { first: page, pages: [], line };
+    open.pages.push(page);
+    // The last page closes with :62F:; the parser reads both :62F: and :62M: into the same field,
+    // so a page is the last when the next one is another statement or the file ends.
+    const next = pages[index + 1];
+    const continues = next !== undefined && next.number?.statement === page.number!.statement && next.accountIdentification === page.accountIdentification && sameDay(next.openingBalanceDate, page.closingBalanceDate) && isIntermediate(lines, starts[index + 1]);
+    if (continues) return;
+    statements.push(assemble(open, file, at));
+    open = null;
+  });
+  return statements;
+}
+
+/** Whether the page starting at `line` opens with an intermediate :60M: balance. */
+function isIntermediate(lines: string[], line: number | undefined): boolean {
+  if (line === undefined) return false;
+  for (let i = line; i < lines.length; i++) {
+    if (/^:60M:/.test(lines[i]!)) return true;
+    if (/^:60F:/.test(lines[i]!) || /^:20:/.test(lines[i]!)) return false;
+  }
+  return false;
+}
+
+function sameDay(a: Date | undefined, b: Date | undefined): boolean {
+  return a !== undefined && b !== undefined && day(a) === day(b);
+}
+
+function day(date: Date): string {
+  // The parser builds dates at UTC midnight of the day written.
+  return date.toISOString().slice(0, 10);
+}
+
+function assemble(open: { first: SwiftStatement; pages: SwiftStatement[]; line: number }, file: string, at: string): ParsedStatement {
+  const first = open.first;
+  const last = open.pages.at(-1)!;
+  const currency = first.currency!;
+  const amount = (value: Decimal, tag: string): bigint => {
+    const text = value.toFixed();
+    const minor = statementAmount(text.replace(/^-/, ''), currency);
+    if (minor === undefined) throw new StatementFileError(`${at}: ${tag} amount ${text} is not an amount in ${currency} (at most its ISO 4217 decimals).`);
+    return text.startsWith('-') ? -minor : minor;
+  };
+  const closingDate = day(last.closingBalanceDate!);
+  const balances: StatementBalance[] = [
+    { code: 'OPBD', amount: amount(first.openingBalance!, ':60F:'), date: day(first.openingBalanceDate!) },
+    { code: 'CLBD', amount: amount(last.closingBalance!, ':62F:'), date: closingDate },
+  ];
+  // The parser defaults :64: and :65: to the closing balance when absent: only those written are kept.
+  if (last.closingAvailableBalance !== undefined && last.closingAvailableBalance !== last.closingBalance) {
+    balances.push({ code: 'CLAV', amount: amount(last.closingAvailableBalance, ':64:'), date: day(last.closingAvailableBalanceDate ?? last.closingBalanceDate!) });
+  }
+  if (last.forwardAvailableBalance !== undefined && last.forwardAvailableBalance !== last.closingAvailableBalance) {
+    balances.push({ code: 'FWAV', amount: amount(last.forwardAvailableBalance, ':65:'), date: day(last.forwardAvailableBalanceDate ?? last.closingBalanceDate!) });
+  }
+  const entries: StatementEntry[] = open.pages.flatMap((page) =>
+    page.transactions.map((t) => {
+      const value = amount(t.amount, ':61:');
+      return {
+        amount: value,
+        creditDebit: value < 0n ? 'debit' : 'credit',
+        status: 'BOOK',
+        bookingDate: t.entryDate === undefined ? null : day(t.entryDate),
+        valueDate: t.date === undefined ? null : day(t.date),
+        reference: t.reference === undefined || t.reference === '' ? null : t.reference,
+        bankReference: t.bankReference === undefined || t.bankReference === '' ? null : t.bankReference,
+        details: t.details === undefined || t.details === '' ? null : t.details,
+        reversal: t.reversal === true,
+      } satisfies StatementEntry;
+    }),
+  );
+  const account = first.accountIdentification!.replace(/\s+/g, '');
+  const statementNumber = first.number!.statement!;
+  return {
+    format: 'mt940',
+    where: `${file}, line ${open.line} (statement ${statementNumber})`,
+    iban: /^[A-Z]{2}\d{2}[A-Z0-9]{11,30}$/.test(account.toUpperCase()) ? account.toUpperCase() : null,
+    accountId: account,
+    statementId: `${statementNumber}/${closingDate}`,
+    sequence: BigInt(statementNumber),
+    currency,
+    intraday: false,
+    businessDate: closingDate,
+    fromDate: day(first.openingBalanceDate!),
+    toDate: closingDate,
+    balances,
+    entries,
+  };
+}
