@@ -53,10 +53,9 @@ export function readMt940(text: string, file: string): ParsedStatement[] {
   try {
     pages = parser.parse({ type: 'mt940', data: text });
   } catch (error) {
-    const message = (error as Error).message;
-    const data = /: (.+)$/.exec(message)?.[1];
-    const line = data === undefined ? -1 : lines.findIndex((l) => l.includes(data.split('\n')[0]!));
-    throw new StatementFileError(`${file}${line >= 0 ? `, line ${line + 1}` : ''}: not a readable MT940 message: ${message}.`);
+    const found = locateBadTag(lines);
+    if (found !== undefined) throw new StatementFileError(`${file}, line ${found.line}: ${found.tag} cannot be read: ${found.message}.`);
+    throw new StatementFileError(`${file}: not a readable MT940 message: ${(error as Error).message}.`);
   }
   if (pages.length === 0) throw new StatementFileError(`${file}: no MT940 statement (no :20: tag).`);
   const statements: ParsedStatement[] = [];
@@ -85,6 +84,41 @@ export function readMt940(text: string, file: string): ParsedStatement[] {
     open = null;
   });
   return statements;
+}
+
+/**
+ * The first tag the parser refuses, with its line: the parser's own messages name the tag but
+ * not where it is. Each tag (with its continuation lines) is given to the parser's tag factory,
+ * the step that failed, one at a time.
+ */
+function locateBadTag(lines: readonly string[]): { line: number; tag: string; message: string } | undefined {
+  const { TagFactory } = createRequire(import.meta.url)('@centrapay/swift-parser/lib/tags.js') as { TagFactory: new () => { createTag(id: string, subId: string, data: string): unknown } };
+  const factory = new TagFactory();
+  let current: { line: number; id: string; subId: string; data: string[] } | null = null;
+  const check = (tag: typeof current) => {
+    if (tag === null) return undefined;
+    try {
+      factory.createTag(tag.id, tag.subId, tag.data.join('\n'));
+      return undefined;
+    } catch (error) {
+      return { line: tag.line, tag: `:${tag.id}${tag.subId}:`, message: (error as Error).message };
+    }
+  };
+  for (const [index, raw] of lines.entries()) {
+    const line = raw.replace(/^(?:\{[^}]*\})*(?:\{4:)?/, '');
+    if (line === '' || line === '-' || line.startsWith('-}')) continue;
+    const match = /^:([0-9]{2}|NS)([A-Z])?:/.exec(line);
+    if (match !== null) {
+      const problem = check(current);
+      if (problem !== undefined) return problem;
+      current = { line: index + 1, id: match[1]!, subId: match[2] ?? '', data: [line.slice(match[0].length)] };
+    } else if (current !== null) {
+      current.data.push(line);
+    } else {
+      return { line: index + 1, tag: 'the text', message: 'it is not inside a tag (a line must start with a tag such as :20:)' };
+    }
+  }
+  return check(current);
 }
 
 /** Whether the page starting at `line` opens with an intermediate :60M: balance. */

@@ -71,7 +71,7 @@ export function proveStatement(statement: ProvableStatement, previous: PreviousS
   if (statement.intraday || previous === null) return OK;
   if (previous.sequence !== null && statement.sequence !== null && statement.sequence > previous.sequence + 1n) {
     const missing = { from: previous.sequence + 1n, to: statement.sequence - 1n };
-    return { proof: 'sequence_gap', residual: null, missing, reason: `sequence numbers missing after ${previous.sequence} (${previous.businessDate})` };
+    return { proof: 'sequence_gap', residual: null, missing, reason: `the previous statement, of ${previous.businessDate}, is number ${previous.sequence}` };
   }
   if (opening !== null && opening !== previous.closing) {
     return { proof: 'roll_forward_break', residual: opening - previous.closing, missing: null, reason: `opening booked ≠ the closing booked of ${previous.businessDate}` };
