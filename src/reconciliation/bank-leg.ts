@@ -1,13 +1,11 @@
 import type { Transaction } from 'kysely';
 import type { AppContext } from '../app-context.js';
 import { businessCalendarOf, toleranceFor, type BankAccountConfig } from '../config/index.js';
-import { findClosingStatement, findPreviousClosing, latestStatementDates } from '../db/bank-statement.repository.js';
+import { findClosingStatement, findPreviousClosing } from '../db/bank-statement.repository.js';
 import type { Database } from '../db/database.types.js';
 import { listExpectedBalances } from '../db/expected-balance.repository.js';
 import { listDatesWithStatus, markOwed } from '../db/reconciliation-owed.repository.js';
-import { findReconciledPairs } from '../db/reconciliation-result.repository.js';
 import { currencyDecimals, rescaleAmount } from '../money/format-amount.js';
-import { addDays } from '../business-date/zoned-time.js';
 import { reconcileBankDay } from './bank-rules.js';
 import type { ReconciliationResult } from './reconciliation-result.js';
 
@@ -72,33 +70,19 @@ export async function reconcileBankLeg(
   return results.map((r) => ({ ...r, booksImportId, scale: r.currency === null ? null : (currencyDecimals(r.currency) ?? scale) }));
 }
 
-// How far back a bank account's closed dates are followed for a statement that never came.
-const STATEMENT_LOOK_BACK_DAYS = 31;
-
 /**
- * Marks owed the bank dates whose state changes with time alone: a date awaiting its statement
- * whose deadline passed (it becomes `no_statement`), and each closed date after an account's
- * latest statement that has no result yet (it starts awaiting its statement, so a statement
- * that never comes is noticed). Accounts that never had a statement are not followed.
+ * Marks owed the bank dates awaiting their statement whose deadline passed: the only input of
+ * the bank leg that changes without a row changing (time). They become `no_statement`. A date is
+ * followed once it has results — its books arrived, or it was reconciled by name — never merely
+ * because a day passed: banks send no statement for days they are closed.
  */
-export async function oweBankDatesByTime(ctx: AppContext, bankAccounts: readonly string[], latestClosed: string): Promise<number> {
+export async function oweBankDatesByTime(ctx: AppContext, bankAccounts: readonly string[]): Promise<number> {
   if (bankAccounts.length === 0) return 0;
   let marked = 0;
   for (const { account, businessDate } of await listDatesWithStatus(ctx.database.db, bankAccounts, 'awaiting_statement')) {
     if (statementAwaitedOn(ctx, businessDate)) continue;
     await markOwed(ctx.database.db, account, businessDate, 'statement deadline passed');
     marked++;
-  }
-  const floor = addDays(latestClosed, -STATEMENT_LOOK_BACK_DAYS);
-  for (const [account, latest] of await latestStatementDates(ctx.database.db, bankAccounts)) {
-    const dates: string[] = [];
-    for (let date = addDays(latest > floor ? latest : floor, 1); date <= latestClosed; date = addDays(date, 1)) dates.push(date);
-    const done = new Set((await findReconciledPairs(ctx.database.db, dates.map((businessDate) => ({ account, businessDate })))).map((p) => p.businessDate));
-    for (const date of dates) {
-      if (done.has(date)) continue;
-      await markOwed(ctx.database.db, account, date, 'statement awaited');
-      marked++;
-    }
   }
   return marked;
 }

@@ -181,7 +181,7 @@ export async function reconcileOwedDates(
   const bankAccounts = accounts.filter((a) => bankAccountNamed(ctx.config, a) !== undefined);
   if (options.only === undefined) {
     await oweDatesPastBooksDeadline(ctx, accounts);
-    await oweBankDatesByTime(ctx, bankAccounts, latestClosedDateOf(ctx));
+    await oweBankDatesByTime(ctx, bankAccounts);
   }
   // Books of a day never captured (nor missed) have nothing to be compared with: not owed. A bank
   // account's date is reconciled from whatever it has (books awaiting their statement, say).

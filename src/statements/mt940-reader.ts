@@ -49,6 +49,7 @@ export function readMt940(text: string, file: string): ParsedStatement[] {
   const lines = text.split(/\r?\n/);
   // Line numbers of each :20: (the parser groups a file by them, in order), for messages.
   const starts = lines.flatMap((line, i) => (/^(?:\{[^}]*\}|\{4:)*:20:/.test(line) ? [i + 1] : []));
+  checkAmountTags(lines, file);
   let pages: SwiftStatement[];
   try {
     pages = parser.parse({ type: 'mt940', data: text });
@@ -84,6 +85,27 @@ export function readMt940(text: string, file: string): ParsedStatement[] {
     open = null;
   });
   return statements;
+}
+
+// The parser reads a balance's amount as the digits and commas it finds and ignores what
+// follows (`12474;50` would be 12474): balance and entry tags are checked whole first.
+const BALANCE_TAG = /^:(60[FM]|62[FM]|64|65):(.*)$/;
+const BALANCE_BODY = /^[CD]\d{6}[A-Z]{3}\d{1,15},\d{0,14}$/;
+const ENTRY_TAG = /^:61:(.*)$/;
+const ENTRY_START = /^\d{6}(?:\d{4})?R?[CD][A-Z]?\d{1,15},\d{0,14}[A-Z][A-Z0-9]{3}/;
+
+function checkAmountTags(lines: readonly string[], file: string): void {
+  for (const [index, raw] of lines.entries()) {
+    const line = raw.trimEnd();
+    const balance = BALANCE_TAG.exec(line);
+    if (balance !== null && !BALANCE_BODY.test(balance[2]!)) {
+      throw new StatementFileError(`${file}, line ${index + 1}: :${balance[1]}: ${JSON.stringify(balance[2])} is not a balance (C or D, date YYMMDD, currency, amount with a decimal comma such as 1234,56).`);
+    }
+    const entry = ENTRY_TAG.exec(line);
+    if (entry !== null && !ENTRY_START.test(entry[1]!)) {
+      throw new StatementFileError(`${file}, line ${index + 1}: :61: ${JSON.stringify(entry[1])} is not a statement line (value date YYMMDD, [entry date MMDD], C/D/RC/RD, amount with a decimal comma, transaction type such as NTRF).`);
+    }
+  }
 }
 
 /**

@@ -109,8 +109,12 @@ export async function importStatementFiles(ctx: AppContext, files: readonly stri
     }
     const stored = outcomes.filter((o) => o.outcome !== 'unchanged');
     await updateStatementImport(trx, importId, { statements: stored.length, replaced: stored.filter((o) => o.outcome === 'replaced').length });
+    // The proofs of the statements stored now, and of stored ones whose proof they changed.
+    const storedIds = new Set(stored.map((o) => `${o.account}\u0000${o.statementId}`));
     const proofs = [];
-    for (const account of [...new Set(stored.map((o) => o.account))].sort()) proofs.push(...(await proveAccountStatements(trx, account)));
+    for (const account of [...new Set(stored.map((o) => o.account))].sort()) {
+      proofs.push(...(await proveAccountStatements(trx, account)).filter((p) => p.changed || storedIds.has(`${account}\u0000${p.statementId}`)).map(({ changed: _changed, ...p }) => p));
+    }
     return { dryRun: options.dryRun === true, files: [...files], outcomes, proofs, reconciled: [] };
   };
 
@@ -171,21 +175,20 @@ function proofColumns(proof: StatementProof) {
 
 /**
  * Proves every statement of an account in order, each against the end-of-day statement before
- * it, and writes the proofs that changed. Returns those changed.
+ * it, and writes the proofs that changed. Returns every proof, saying which changed.
  */
-export async function proveAccountStatements(trx: Transaction<Database>, account: string): Promise<StatementImportResult['proofs']> {
-  const changed: StatementImportResult['proofs'] = [];
+export async function proveAccountStatements(trx: Transaction<Database>, account: string): Promise<Array<StatementImportResult['proofs'][number] & { changed: boolean }>> {
+  const all: Array<StatementImportResult['proofs'][number] & { changed: boolean }> = [];
   let previous: PreviousStatement | null = null;
   for (const row of await listStatementChain(trx, account)) {
     const proof = proveStatement(provableOfRow(row), previous);
     const columns = proofColumns(proof);
-    if (columns.proof !== row.proof || columns.proof_residual !== row.proof_residual || columns.proof_missing !== row.proof_missing || columns.proof_reason !== row.proof_reason) {
-      await updateStatementProof(trx, row.id, { proof: proof.proof, residual: proof.residual, missing: columns.proof_missing, reason: proof.reason });
-      changed.push({ account, statementId: row.statement_id, businessDate: row.business_date, proof: proof.proof, detail: columns.proof_missing ?? (proof.residual === null ? null : toMajorUnits(proof.residual, row.scale)) });
-    }
+    const changed = columns.proof !== row.proof || columns.proof_residual !== row.proof_residual || columns.proof_missing !== row.proof_missing || columns.proof_reason !== row.proof_reason;
+    if (changed) await updateStatementProof(trx, row.id, { proof: proof.proof, residual: proof.residual, missing: columns.proof_missing, reason: proof.reason });
+    all.push({ account, statementId: row.statement_id, businessDate: row.business_date, proof: proof.proof, detail: columns.proof_missing ?? (proof.residual === null ? null : toMajorUnits(proof.residual, row.scale)), changed });
     if (!row.intraday) previous = { closing: BigInt(row.closing!), sequence: row.sequence === null ? null : BigInt(row.sequence), businessDate: row.business_date };
   }
-  return changed;
+  return all;
 }
 
 function provableOfRow(row: StatementChainRow) {

@@ -120,7 +120,13 @@ describe('MT940 reader', () => {
 
   it('refuses an unreadable tag naming the file and its line', () => {
     const text = writeMt940(twoDays).replace(':60F:C261101EUR10000,00', ':60F:C261101EURten');
-    expect(refusal(() => readStatementText(text, 'bad.sta'))).toMatch(/^bad\.sta, line 5: :60F: cannot be read: /);
+    expect(refusal(() => readStatementText(text, 'bad.sta'))).toBe('bad.sta, line 5: :60F: "C261101EURten" is not a balance (C or D, date YYMMDD, currency, amount with a decimal comma such as 1234,56).');
+    // The parser would read 12474;50 as 12474: a balance is checked whole.
+    const truncated = writeMt940(twoDays).replace(':62F:C261102EUR12474,50', ':62F:C261102EUR12474;50');
+    expect(refusal(() => readStatementText(truncated, 'cut.sta'))).toMatch(/^cut\.sta, line 10: :62F: "C261102EUR12474;50" is not a balance/);
+    // What the parser itself refuses is located by giving it one tag at a time.
+    const number = writeMt940(twoDays).replace(':28C:7/1', ':28C:seven');
+    expect(refusal(() => readStatementText(number, 'num.sta'))).toBe('num.sta, line 4: :28C: cannot be read: Cannot parse tag 28: seven.');
     const noClosing = writeMt940(twoDays).replace(/:62F:[^\r]*\r\n/, '');
     expect(refusal(() => readStatementText(noClosing, 'open.sta'))).toMatch(/^open\.sta, line 2 \(statement 1\): no :62F: or :62M: closing balance\./);
   });
