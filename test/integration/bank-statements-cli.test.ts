@@ -134,6 +134,28 @@ describe(`bank statements through the CLI (${backend})`, () => {
     expect((await cli(camtDb, ['statements', 'import', file('true.xml', writeCamt053({ ...twoDays, camtVersion: 8 })), '--replace'])).code).toBe(0);
   });
 
+  it('--dry-run says what would change, proofs included, and writes nothing', async () => {
+    const before = await statementTables(camtDb);
+    const next = file('dry.xml', writeCamt053({ ...twoDays, opening: 1_147_450n, days: [{ sequence: 10, date: '2026-11-06', entries: [] }] }));
+    const dry = await cli(camtDb, ['statements', 'import', next, '--dry-run']);
+    expect(dry).toMatchObject({ code: 0, stderr: '' });
+    expect(dry.stdout.split('\n')).toEqual([
+      `Dry run, nothing written: 1 statement from ${next}: 1 new, 0 replaced, 0 unchanged.`,
+      '  new       eu-bank 2026-11-06 STMT-2026-11-06-10 (camt.053)',
+      '  proof     eu-bank 2026-11-06 STMT-2026-11-06-10: sequence_gap (missing 9)',
+    ]);
+    expect(await statementTables(camtDb)).toEqual(before);
+  });
+
+  it('statements sample writes a camt.053 and an MT940 of the same days that import as the same statements', async () => {
+    const sampleDir = path.join(dir, 'samples');
+    const written = await cli(mtDb, ['statements', 'sample', '--dir', sampleDir, '--iban', 'NL91 ABNA 0417 1643 00', '--days', '3'], at('2026-11-10T12:00:00Z'));
+    expect(written).toMatchObject({ code: 0, stderr: '' });
+    expect(written.stdout).toBe(`Wrote ${path.join(sampleDir, 'sample-camt053.xml')} and ${path.join(sampleDir, 'sample-mt940.sta')}: 3 statements of NL91ABNA0417164300 (EUR), 2026-11-07 to 2026-11-09, in camt.053 and MT940.`);
+    const imported = await cli(mtDb, ['statements', 'import', path.join(sampleDir, 'sample-camt053.xml'), path.join(sampleDir, 'sample-mt940.sta'), '--dry-run']);
+    expect(imported.stdout.split('\n')[0]).toBe('Dry run, nothing written: 6 statements from 2 files: 3 new, 0 replaced, 3 unchanged.');
+  });
+
   it('refuses an unknown IBAN and a malformed file naming them, and imports nothing of the command', async () => {
     const before = await statementTables(camtDb);
     const unknown = file('unknown.xml', writeCamt053({ ...twoDays, iban: 'GB29NWBK60161331926819' }));
