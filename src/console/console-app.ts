@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { findClosingStatement } from '../db/bank-statement.repository.js';
 import { allAccountNames } from '../config/index.js';
 import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
@@ -200,6 +201,14 @@ export async function buildConsoleApp(options: ConsoleAppOptions): Promise<Fasti
         cases,
         signoff: await signoffStateOf(ctx, date),
         today,
+        statements: new Map(
+          await Promise.all(
+            ctx.config.bankAccounts.map(async (b) => {
+              const s = await findClosingStatement(db, b.name, date);
+              return [b.name, s === undefined ? null : { statementId: s.statementId, proof: s.proof }] as const;
+            }),
+          ),
+        ),
       },
       pageOf(request, notice),
     );
