@@ -116,7 +116,7 @@ export function registerDemoCommand(program: Command, runtime: CliRuntime): void
 
           await runReconcileJob(ctx, { date: run.businessDate, accounts: [DEMO_ACCOUNT, DEMO_BANK_ACCOUNT] });
           const range = { from: run.businessDate, to: run.businessDate };
-          const report = await loadReport(ctx.database.db, range, { accounts: [DEMO_ACCOUNT, DEMO_BANK_ACCOUNT], today: todayOf(ctx).date });
+          const report = await loadReport(ctx.database.db, range, { accounts: [DEMO_ACCOUNT, DEMO_BANK_ACCOUNT], today: todayOf(ctx).date, bankAccounts: [DEMO_BANK_ACCOUNT] });
           runtime.output.out(`\n4. Reconciliation\n${renderTable(report)}`);
 
           const now = ctx.clock.now();

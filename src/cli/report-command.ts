@@ -66,7 +66,7 @@ export function registerReportCommand(program: Command, runtime: CliRuntime): vo
         const today = todayOf(ctx);
         if (opts.date !== undefined) parseBusinessDate(range.from, '--date', today);
         else parseBusinessDate(range.from, '--from', today);
-        const report = await loadReport(db, range, { accounts, today: today.date });
+        const report = await loadReport(db, range, { accounts, today: today.date, bankAccounts: ctx.config.bankAccounts.map((b) => b.name) });
         const text =
           opts.format === 'csv'
             ? renderCsv(report)

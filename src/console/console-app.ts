@@ -185,7 +185,7 @@ export async function buildConsoleApp(options: ConsoleAppOptions): Promise<Fasti
     await detectSignoffChanges(ctx);
     const accounts = allAccountNames(ctx.config);
     const today = todayOf(ctx).date;
-    const report = await loadReport(db, { from: date, to: date }, { accounts, today });
+    const report = await loadReport(db, { from: date, to: date }, { accounts, today, bankAccounts: ctx.config.bankAccounts.map((b) => b.name) });
     const results = report.results.filter((r) => accounts.includes(r.account));
     const cases = new Map((await listCasesByIds(db, [...new Set(results.flatMap((r) => (r.caseId === null ? [] : [r.caseId])))])).map((c) => [c.id, c]));
     const latest = latestClosedDateOf(ctx);

@@ -39,7 +39,7 @@ export function createChannels(config: Config, db: Kysely<Database> | undefined,
             const range = { from: date, to: date };
             // Case ages to today's business date, as `cases` and the console count them, not to the report's date.
             const today = businessCalendarOf(config).businessDateOf(now());
-            return renderHtml(await loadReport(db, range, { accounts, today }), await loadCurrencyHistories(db, range), now());
+            return renderHtml(await loadReport(db, range, { accounts, today, bankAccounts: config.bankAccounts.map((b) => b.name) }), await loadCurrencyHistories(db, range), now());
           }),
       ),
     );

@@ -121,12 +121,14 @@ export function summarizeResults<R extends ReconciliationResult>(range: ReportRa
     const own = results.filter((r) => r.account === account);
     const reconciled = new Set(own.map((r) => r.businessDate));
     const first = options.firstTrackedDates?.get(account);
-    const unreconciledDates = expected.includes(account) ? dates.filter((d) => !reconciled.has(d) && (first === undefined || d >= first)) : [];
+    const bank = (options.bankAccounts ?? []).includes(account) || own.some((r) => r.source === 'bank') || (options.states ?? []).some((s) => s.account === account && s.source === 'bank');
+    // A bank account has a date to reconcile only when a statement or books arrived for it (banks
+    // send no statement for days they are closed); such a date not reconciled yet is owed.
+    const unreconciledDates = expected.includes(account) && !bank ? dates.filter((d) => !reconciled.has(d) && (first === undefined || d >= first)) : [];
     const counted = own.filter((r) => !isAccepted(r));
     const inState = (state: string) => (options.states ?? []).filter((s) => s.account === account && s.state === state).map((s) => s.businessDate).sort();
     const awaitingBooksDates = [...new Set(own.filter((r) => r.status === 'awaiting_books').map((r) => r.businessDate))].sort();
     const awaitingStatementDates = [...new Set(own.filter((r) => r.status === 'awaiting_statement').map((r) => r.businessDate))].sort();
-    const bank = (options.bankAccounts ?? []).includes(account) || own.some((r) => r.source === 'bank') || (options.states ?? []).some((s) => s.account === account && s.source === 'bank');
     return {
       account,
       counts: countByStatus(counted),

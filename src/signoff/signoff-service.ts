@@ -53,7 +53,7 @@ export async function signoffStateOf(ctx: AppContext, businessDate: string): Pro
 async function renderSealedReport(ctx: AppContext, accounts: readonly string[], businessDate: string, now: Date): Promise<string> {
   const db = ctx.database.db;
   const range = { from: businessDate, to: businessDate };
-  const report = await loadReport(db, range, { accounts: [...accounts], today: todayOf(ctx).date });
+  const report = await loadReport(db, range, { accounts: [...accounts], today: todayOf(ctx).date, bankAccounts: ctx.config.bankAccounts.map((b) => b.name) });
   return renderHtml(report, await loadCurrencyHistories(db, range), now, await loadReportFacts(db, report.results, ctx.config, now));
 }
 

@@ -253,6 +253,21 @@ describe(`bank statements through the CLI (${backend})`, () => {
     expect(await state()).toEqual({ state: 'current' });
   });
 
+  it('a range report counts a bank account only on the dates it has a statement or books for: banks send none on closed days', async () => {
+    const ranged = await cli(camtDb, ['report', '--from', '2026-11-02', '--to', '2026-11-09', '--account', 'eu-bank', '--format', 'json']);
+    const report = JSON.parse(ranged.stdout) as { summary: { unreconciledDates: string[]; accounts: Array<{ account: string; source: string; counts: Record<string, number> }> }; results: Array<{ business_date: string; status: string }> };
+    // 6, 7 and 9 November have neither: they are no gap. 8 November's statement arrived late and matched.
+    expect(report.summary.unreconciledDates).toEqual([]);
+    expect(report.summary.accounts).toEqual([expect.objectContaining({ account: 'eu-bank', source: 'bank' })]);
+    expect(report.results.map((r) => [r.business_date, r.status])).toEqual([
+      ['2026-11-02', 'matched'],
+      ['2026-11-03', 'break'],
+      ['2026-11-04', 'roll_forward_break'],
+      ['2026-11-05', 'sequence_gap'],
+      ['2026-11-08', 'matched'],
+    ]);
+  });
+
   it('the same days as MT940, in a database of their own, list the same balances and proofs (the built CLI)', async () => {
     const env = envOf(mtDb);
     const mt = file('eu-bank-2026-11-02_03.sta', writeMt940(twoDays));
