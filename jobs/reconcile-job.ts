@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Transaction } from 'kysely';
 import type { AppContext } from '../src/app-context.js';
-import { businessCalendarOf } from '../src/config/index.js';
+import { allAccountNames, businessCalendarOf } from '../src/config/index.js';
 import type { Database } from '../src/db/database.types.js';
 import { UsageError } from '../src/errors.js';
 import { enqueueEvent } from '../src/notifications/outbox.js';
@@ -97,7 +97,7 @@ export async function runReconcileJob(ctx: AppContext, options: ReconcileJobOpti
  * worker calls it every minute, so what anyone changed is reconciled.
  */
 export async function settleOwedReconciliations(ctx: AppContext, options: { accounts?: readonly string[]; signal?: AbortSignal } = {}): Promise<SettledReconciliations> {
-  const accounts = options.accounts ?? ctx.config.accounts.map((a) => a.name);
+  const accounts = options.accounts ?? allAccountNames(ctx.config);
   const settled = await reconcileOwedDates(ctx, accounts, { afterWrite: notifyMissingBooks(ctx), signal: options.signal, onFailure: notifyFailure(ctx) });
   if (settled.reconciled.length > 0) {
     ctx.logger.info({ reconciled: settled.reconciled }, `reconciled ${settled.reconciled.length} account-date(s) whose inputs had changed`);

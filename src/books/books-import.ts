@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { AppContext } from '../app-context.js';
 import type { Transaction } from 'kysely';
-import { toleranceFor, type Config } from '../config/index.js';
+import { allAccountNames, toleranceFor, type Config } from '../config/index.js';
 import { InputFileError, ReconError, UsageError } from '../errors.js';
 import { formatAmount } from '../money/format-amount.js';
 import { referenceScaleFor } from '../money/amount-scale.js';
@@ -89,7 +89,7 @@ export async function importBooksFile(ctx: AppContext, filePath: string, options
   const format = resolveBooksFormat(ctx.config, options, saved?.profile);
   const replaceDay = options.replaceDay ?? saved?.profile.replaceDay ?? false;
   // Books of a day that has not begun are a mistake (a wrong year, a template filled ahead).
-  const opened = await openBalanceFile(filePath, { ...format, account: options.account, knownAccounts: ctx.config.accounts.map((a) => a.name), notAfter: todayOf(ctx) });
+  const opened = await openBalanceFile(filePath, { ...format, account: options.account, knownAccounts: allAccountNames(ctx.config), notAfter: todayOf(ctx) });
   const toSave = options.saveProfile === true ? mergeProfile(options, saved?.profile) : undefined;
   const result = await storeBookBatches(ctx, opened, {
     source: path.basename(filePath),

@@ -83,7 +83,7 @@ export function mergeProfile(given: ImportProfile, saved: ImportProfile | undefi
  */
 export function resolveBooksFormat(config: Config, options: ImportProfile & { account?: string }, profile?: ImportProfile): BooksFormat {
   const accountName = options.account ?? (config.accounts.length === 1 ? config.accounts[0]!.name : undefined);
-  const books: AccountBooksSettings = config.accounts.find((a) => a.name === accountName)?.books ?? {};
+  const books: AccountBooksSettings = [...config.accounts, ...config.bankAccounts].find((a) => a.name === accountName)?.books ?? {};
   const fromFile: ImportProfile = {
     map: books.map,
     dateFormat: books.dateFormat,

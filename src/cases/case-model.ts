@@ -30,6 +30,9 @@ export const CASE_KIND_OF_STATUS: Readonly<Partial<Record<ReconciliationStatus, 
   unknown_decimals: 'unknown_decimals',
   no_snapshot: 'no_snapshot',
   no_books: 'no_books',
+  roll_forward_break: 'roll_forward_break',
+  sequence_gap: 'sequence_gap',
+  no_statement: 'no_statement',
 };
 
 export const CASE_KINDS: readonly CaseKind[] = [...new Set(Object.values(CASE_KIND_OF_STATUS))];

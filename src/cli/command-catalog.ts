@@ -49,6 +49,11 @@ export const COMMANDS: readonly CatalogEntry[] = [
     load: async () => (await import('./books-command.js')).registerBooksCommand,
   },
   {
+    name: 'statements',
+    summary: 'bank statements (camt.053, camt.052, MT940) of the bank accounts: import them with their proofs, list them, write samples',
+    load: async () => (await import('./statements-command.js')).registerStatementsCommand,
+  },
+  {
     name: 'reconcile',
     summary: "compare a business date's snapshot with the books and store the results (re-running replaces them)",
     load: async () => (await import('./reconcile-command.js')).registerReconcileCommand,

@@ -11,6 +11,8 @@ import { findForeignContents } from '../db/database-contents.repository.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { formatMoney } from '../money/format-amount.js';
 import { importBooksFile } from '../books/index.js';
+import { importStatementFiles, listStatementListings, writeCamt053 } from '../statements/index.js';
+import type { AppContext } from '../app-context.js';
 import { todayOf } from '../reconciliation/business-dates.js';
 import { renderHtml } from '../reports/render-html.js';
 import { renderTable } from '../reports/render-table.js';
@@ -27,6 +29,10 @@ export { groupDigits } from '../money/format-amount.js';
 
 /** The account every demo row belongs to: recognisable, and the only one a demo database may hold. */
 export const DEMO_ACCOUNT = 'demo';
+/** The demo's bank account: the gateway pays out into it, and its camt.053 statement is reconciled too. */
+export const DEMO_BANK_ACCOUNT = 'demo-bank';
+const DEMO_IBAN = 'DE89370400440532013000';
+
 /** The deliberate break of the demo's books: 123.45 in EUR (12,345 minor units), else in the first currency. */
 const DEMO_BREAK = 12_345n;
 
@@ -59,7 +65,7 @@ export function registerDemoCommand(program: Command, runtime: CliRuntime): void
       try {
         runtime.output.out(`Gateway emulator listening on ${sandbox.url} with ${sandbox.wallets.length} wallets.`);
         const accountsFile = path.join(scratch, 'accounts.json');
-        writeFileSync(accountsFile, JSON.stringify({ accounts: [{ name: DEMO_ACCOUNT, environment: 'sandbox', apiKeyEnv: 'DEMO_API_KEY', apiSecretEnv: 'DEMO_API_SECRET', baseUrl: sandbox.url }] }), { mode: 0o600 });
+        writeFileSync(accountsFile, JSON.stringify({ accounts: [{ name: DEMO_ACCOUNT, environment: 'sandbox', apiKeyEnv: 'DEMO_API_KEY', apiSecretEnv: 'DEMO_API_SECRET', baseUrl: sandbox.url }], bankAccounts: [{ name: DEMO_BANK_ACCOUNT, iban: DEMO_IBAN, currency: 'EUR' }] }), { mode: 0o600 });
         // The demo's business day ends a minute before it starts (UTC), so its capture is that day's
         // end-of-day balance and the day can be reconciled at once: no date is before its cut-off.
         const dayEnded = new Date(runtime.clock.now().getTime() - 60_000);
@@ -75,7 +81,7 @@ export function registerDemoCommand(program: Command, runtime: CliRuntime): void
         // Its own embedded database unless one is named: the demo never fills the real one.
         if (userConfig.databaseUrl === undefined && userConfig.dataDirSource !== 'RECON_DATA_DIR') overrides.RECON_DATA_DIR = path.join(userDataRoot(), 'demo');
         await runtime.withContext('wallet-recon demo', { migrate: 'never', configOverrides: overrides, exclusive: true }, async (ctx) => {
-          const foreign = await findForeignContents(ctx.database.db, DEMO_ACCOUNT);
+          const foreign = await findForeignContents(ctx.database.db, [DEMO_ACCOUNT, DEMO_BANK_ACCOUNT]);
           if (foreign.otherTables.length > 0 || foreign.otherAccounts.length > 0) {
             const what = foreign.otherTables.length > 0 ? `tables of another application (${foreign.otherTables.join(', ')})` : `data of other accounts (${foreign.otherAccounts.join(', ')})`;
             throw new UsageError(
@@ -106,16 +112,18 @@ export function registerDemoCommand(program: Command, runtime: CliRuntime): void
               (planted === undefined ? '.' : `, with one deliberate break: the books hold ${formatMoney(planted.balance - DEMO_BREAK, planted.currency)}, the gateway ${formatMoney(planted.balance, planted.currency)}.`),
           );
 
-          await runReconcileJob(ctx, { date: run.businessDate, account: DEMO_ACCOUNT });
-          const range = { from: run.businessDate, to: run.businessDate, account: DEMO_ACCOUNT };
-          const report = await loadReport(ctx.database.db, range, { accounts: [DEMO_ACCOUNT], today: todayOf(ctx).date });
-          runtime.output.out(`\n3. Reconciliation\n${renderTable(report)}`);
+          runtime.output.out(`\n3. Bank statement\n${await importDemoStatement(ctx, scratch, run.businessDate)}`);
+
+          await runReconcileJob(ctx, { date: run.businessDate, accounts: [DEMO_ACCOUNT, DEMO_BANK_ACCOUNT] });
+          const range = { from: run.businessDate, to: run.businessDate };
+          const report = await loadReport(ctx.database.db, range, { accounts: [DEMO_ACCOUNT, DEMO_BANK_ACCOUNT], today: todayOf(ctx).date, bankAccounts: [DEMO_BANK_ACCOUNT] });
+          runtime.output.out(`\n4. Reconciliation\n${renderTable(report)}`);
 
           const now = ctx.clock.now();
           const html = renderHtml(report, await loadCurrencyHistories(ctx.database.db, range), now, await loadReportFacts(ctx.database.db, report.results, ctx.config, now));
           mkdirSync(path.dirname(reportFile), { recursive: true, mode: 0o700 });
           await writeFileAtomically(reportFile, html);
-          runtime.output.out(`\n4. Report\nThe HTML report is in ${reportFile}\n\nNext: "wallet-recon --help" lists every command; README.md says how to point wallet-recon at your gateway.`);
+          runtime.output.out(`\n5. Report\nThe HTML report is in ${reportFile}\n\nNext: "wallet-recon --help" lists every command; README.md says how to point wallet-recon at your gateway.`);
           return snapshot.exitCode;
         });
       } finally {
@@ -123,4 +131,27 @@ export function registerDemoCommand(program: Command, runtime: CliRuntime): void
         await sandbox.close();
       }
     });
+}
+
+/**
+ * The demo bank account's day: a camt.053 statement closing on the date (continuing the previous
+ * demo statement, so its proofs hold on every run) and books that agree with it, both imported.
+ */
+async function importDemoStatement(ctx: AppContext, scratch: string, businessDate: string): Promise<string> {
+  const earlier = (await listStatementListings(ctx, { accounts: [DEMO_BANK_ACCOUNT] })).filter((s) => s.business_date < businessDate && s.closing !== null).at(-1);
+  const opening = earlier === undefined ? 5_000_000n : BigInt(earlier.closing!.replace('.', ''));
+  const sequence = earlier === undefined || earlier.sequence === null ? 1 : Number(earlier.sequence) + 1;
+  const day = { sequence, date: businessDate, entries: [1_250_000n, -3_500n] };
+  const statementFile = path.join(scratch, `demo-bank-${businessDate}.xml`);
+  writeFileSync(statementFile, writeCamt053({ iban: DEMO_IBAN, currency: 'EUR', opening, days: [day], camtVersion: 8 }), { mode: 0o600 });
+  const imported = await importStatementFiles(ctx, [statementFile]);
+  const closing = opening + 1_250_000n - 3_500n;
+  const booksFile = path.join(scratch, 'demo-bank-books.csv');
+  writeFileSync(booksFile, `business_date,currency,balance\n${businessDate},EUR,${closing}\n`, { mode: 0o600 });
+  await importBooksFile(ctx, booksFile, { account: DEMO_BANK_ACCOUNT, amounts: 'minor' });
+  const proof = imported.proofs.find((p) => p.businessDate === businessDate)?.proof ?? 'ok';
+  return (
+    `Wrote a camt.053 statement of bank account "${DEMO_BANK_ACCOUNT}" (IBAN ${DEMO_IBAN}) closing on ${businessDate} at ${formatMoney(closing, 'EUR')}, ` +
+    `imported it (${imported.outcomes[0]?.outcome ?? 'unchanged'}, proof ${proof}) with books that agree with it.`
+  );
 }

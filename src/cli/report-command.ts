@@ -66,7 +66,7 @@ export function registerReportCommand(program: Command, runtime: CliRuntime): vo
         const today = todayOf(ctx);
         if (opts.date !== undefined) parseBusinessDate(range.from, '--date', today);
         else parseBusinessDate(range.from, '--from', today);
-        const report = await loadReport(db, range, { accounts, today: today.date, latestClosedDate: latestClosedDateOf(ctx), now: ctx.clock.now() });
+        const report = await loadReport(db, range, { accounts, today: today.date, latestClosedDate: latestClosedDateOf(ctx), now: ctx.clock.now(), bankAccounts: ctx.config.bankAccounts.map((b) => b.name) });
         // Owed results are not the answer yet: the report is written, and its exit code says so.
         const exitCode = report.summary.accounts.some((a) => a.owedDates.length > 0) ? 3 : 0;
         const text =

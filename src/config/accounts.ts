@@ -7,16 +7,36 @@ import { checkBaseUrl } from '../gateway/base-url.js';
 import { Secret } from '../secret.js';
 import { accountBooksSchema } from './books-settings.js';
 import { configProblems } from './config-problems.js';
-import type { AccountConfig, Config, Environment } from './config-types.js';
+import type { AccountConfig, BankAccountConfig, Config, Environment } from './config-types.js';
+import { currencyDecimals } from '../money/format-amount.js';
 import { resolveSecretFiles } from './secret-files.js';
 import { checkGatewayDecimals } from './business-settings.js';
 
-const accountsFileSchema = z.object({
+const accountName = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/, 'must be letters, digits, ".", "_" or "-"');
+
+// A bank account: reconciled from its bank statements (camt.053, MT940) instead of the gateway.
+const bankAccountSchema = z
+  .object({
+    name: accountName,
+    iban: z
+      .string()
+      .transform((v) => v.replace(/\s+/g, '').toUpperCase())
+      .refine((v) => /^[A-Z]{2}\d{2}[A-Z0-9]{11,30}$/.test(v), 'must be an IBAN such as DE89370400440532013000')
+      .optional(),
+    accountId: z.string().trim().min(1, 'must not be empty').max(70).optional(),
+    currency: z.string().regex(/^[A-Z]{3}$/, 'must be a three-letter currency code such as EUR'),
+    books: accountBooksSchema.optional(),
+  })
+  .strict()
+  .refine((b) => b.iban !== undefined || b.accountId !== undefined, { message: 'needs an iban or an accountId (how its statements name it)' });
+
+const accountsFileSchema = z
+  .object({
   accounts: z
     .array(
       z
         .object({
-          name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/, 'must be letters, digits, ".", "_" or "-"'),
+          name: accountName,
           environment: z.enum(['live', 'sandbox'], { error: 'must be one of: live, sandbox' }),
           apiKeyEnv: z.string().regex(/^[A-Z_][A-Z0-9_]*$/, 'must name an environment variable'),
           apiSecretEnv: z.string().regex(/^[A-Z_][A-Z0-9_]*$/, 'must name an environment variable'),
@@ -27,8 +47,11 @@ const accountsFileSchema = z.object({
         })
         .strict(),
     )
-    .min(1, 'must list at least one account'),
-});
+    .min(1, 'must list at least one account')
+    .optional(),
+  bankAccounts: z.array(bankAccountSchema).min(1, 'must list at least one bank account').optional(),
+})
+  .refine((f) => f.accounts !== undefined || f.bankAccounts !== undefined, { message: 'must list accounts, bankAccounts or both' });
 
 /**
  * The YAML parser, loaded only when an accounts file is YAML: every command reads the
@@ -49,7 +72,7 @@ export function resolveAccounts(
   env: Record<string, string | undefined>,
   cwd: string,
   defaultEnvironment: Environment,
-): { accounts: AccountConfig[]; problems: string[] } {
+): { accounts: AccountConfig[]; bankAccounts: BankAccountConfig[]; problems: string[] } {
   const file = env.RECON_ACCOUNTS_FILE;
   if (file === undefined) {
     return {
@@ -65,6 +88,7 @@ export function resolveAccounts(
           ...secretFileOf(env, 'GATEWAY_API_SECRET', cwd),
         },
       ],
+      bankAccounts: [],
       problems: [],
     };
   }
@@ -74,22 +98,23 @@ export function resolveAccounts(
     const text = readFileSync(fullPath, 'utf8');
     raw = /\.ya?ml$/i.test(fullPath) ? parseYaml(text) : JSON.parse(text);
   } catch (error) {
-    return { accounts: [], problems: [`RECON_ACCOUNTS_FILE (${file}) could not be read: ${(error as Error).message}`] };
+    return { accounts: [], bankAccounts: [], problems: [`RECON_ACCOUNTS_FILE (${file}) could not be read: ${(error as Error).message}`] };
   }
   const parsed = accountsFileSchema.safeParse(Array.isArray(raw) ? { accounts: raw } : raw, { jitless: true });
   if (!parsed.success) {
     return {
       accounts: [],
+      bankAccounts: [],
       problems: parsed.error.issues.map((i) => `RECON_ACCOUNTS_FILE (${file}) at ${i.path.join('.') || 'top level'}: ${i.message}`),
     };
   }
   const problems: string[] = resolveSecretFiles(
     env,
-    parsed.data.accounts.map((a) => a.apiSecretEnv),
+    (parsed.data.accounts ?? []).map((a) => a.apiSecretEnv),
     cwd,
   );
   const seen = new Set<string>();
-  const accounts = parsed.data.accounts.map((a, index) => {
+  const accounts = (parsed.data.accounts ?? []).map((a, index) => {
     for (const [currency, decimals] of Object.entries(a.amountDecimals ?? {})) {
       const problem = checkGatewayDecimals(currency, String(decimals));
       if (problem) problems.push(`RECON_ACCOUNTS_FILE (${file}) at accounts.${index}.amountDecimals.${currency}: ${decimals} ${problem}`);
@@ -117,7 +142,38 @@ export function resolveAccounts(
       ...(a.books === undefined ? {} : { books: { ...a.books, ...(a.books.sqlFile === undefined ? {} : { sqlFile: path.resolve(path.dirname(fullPath), a.books.sqlFile) }) } }),
     } satisfies AccountConfig;
   });
-  return { accounts, problems };
+  const bankAccounts = (parsed.data.bankAccounts ?? []).map((b, index) => {
+    if (seen.has(b.name)) problems.push(`RECON_ACCOUNTS_FILE (${file}) at bankAccounts.${index}.name: "${b.name}" appears twice`);
+    seen.add(b.name);
+    if (currencyDecimals(b.currency) === null) problems.push(`RECON_ACCOUNTS_FILE (${file}) at bankAccounts.${index}.currency: ${b.currency} is not an ISO 4217 currency with minor units`);
+    return {
+      name: b.name,
+      iban: b.iban,
+      accountId: b.accountId,
+      currency: b.currency,
+      ...(b.books === undefined ? {} : { books: { ...b.books, ...(b.books.sqlFile === undefined ? {} : { sqlFile: path.resolve(path.dirname(fullPath), b.books.sqlFile) }) } }),
+    } satisfies BankAccountConfig;
+  });
+  const byIdentifier = new Map<string, string>();
+  for (const b of bankAccounts) {
+    for (const id of [b.iban, b.accountId]) {
+      if (id === undefined) continue;
+      const other = byIdentifier.get(id);
+      if (other !== undefined && other !== b.name) problems.push(`RECON_ACCOUNTS_FILE (${file}): bank accounts "${other}" and "${b.name}" both name ${id}`);
+      byIdentifier.set(id, b.name);
+    }
+  }
+  return { accounts, bankAccounts, problems };
+}
+
+/** Every account name a reconciliation covers: the gateway's accounts, then the bank accounts. */
+export function allAccountNames(config: Pick<Config, 'accounts' | 'bankAccounts'>): string[] {
+  return [...config.accounts.map((a) => a.name), ...config.bankAccounts.map((b) => b.name)];
+}
+
+/** The bank account of that name, if it is one. */
+export function bankAccountNamed(config: Pick<Config, 'bankAccounts'>, name: string): BankAccountConfig | undefined {
+  return config.bankAccounts.find((b) => b.name === name);
 }
 
 /** The gateway base URL an account talks to. Throws ConfigError when live has no URL. */
@@ -138,6 +194,11 @@ export function baseUrlFor(config: Config, account: AccountConfig): string {
  */
 export function selectAccounts(config: Config, name?: string): AccountConfig[] {
   const chosen = name === undefined ? [...config.accounts] : config.accounts.filter((a) => a.name === name);
+  if (name !== undefined && bankAccountNamed(config, name) !== undefined) {
+    throw new ConfigError(`"${name}" is a bank account: its balances come from its bank statements (wallet-recon statements import), not from the gateway.`, [`bank account ${name}`]);
+  }
+  // A file of bank accounts alone has no gateway account to capture.
+  if (name === undefined && config.bankAccounts.length > 0 && chosen.length === 0) return [];
   if (chosen.length === 0) {
     throw new ConfigError(
       `There is no account named "${name}". Configured accounts: ${config.accounts.map((a) => a.name).join(', ')}.`,

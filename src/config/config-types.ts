@@ -39,6 +39,19 @@ export interface AccountConfig {
   readonly books?: AccountBooksSettings;
 }
 
+/**
+ * A bank account (the accounts file's `bankAccounts`): reconciled from its statements' closing
+ * booked balance against its books, like a gateway account is from its wallets.
+ */
+export interface BankAccountConfig {
+  readonly name: string;
+  /** How its statements name it: the IBAN (no spaces, upper case) or another identifier (camt `Othr/Id`, MT940 `:25:`). */
+  readonly iban: string | undefined;
+  readonly accountId: string | undefined;
+  readonly currency: string;
+  readonly books?: AccountBooksSettings;
+}
+
 /** An account's saved books settings; command-line options win over them. */
 export interface AccountBooksSettings {
   /** Headers of the fields in its exports: { business_date: "Value date", balance: "Closing balance" }. */
@@ -97,6 +110,10 @@ export interface Config {
   /** How long after a date's cut-off its books may still arrive before the date counts as `no_books`. */
   readonly booksDeadlineMs: number;
   readonly accounts: readonly AccountConfig[];
+  /** Bank accounts, reconciled from bank statements (empty when the accounts file lists none). */
+  readonly bankAccounts: readonly BankAccountConfig[];
+  /** How long after a date's cut-off its bank statement may still arrive before the date counts as `no_statement`. */
+  readonly statementDeadlineMs: number;
   readonly accountConcurrency: number;
   /** The job queue on a PostgreSQL server: pg-boss's schema and how long a capture job may stay active. */
   readonly queue: { readonly schema: string; readonly jobExpiryMs: number };

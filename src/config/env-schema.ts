@@ -102,6 +102,17 @@ export const envSchema = z.object({
       }
       return ms;
     }),
+  RECON_STATEMENT_DEADLINE: z
+    .string()
+    .default('36h')
+    .transform((v, ctx) => {
+      const ms = parseDuration(v);
+      if (ms === undefined || ms < 1000 || ms > 31 * 86_400_000) {
+        ctx.addIssue({ code: 'custom', message: 'must be a duration after the cut-off from 1s to 31d, such as 36h or 3d (a bank account whose statement has not arrived by then has no_statement)' });
+        return z.NEVER;
+      }
+      return ms;
+    }),
   RECON_ACCOUNTS_FILE: z.string().min(1).optional(),
   RECON_ACCOUNT_CONCURRENCY: positiveInt(64, 'accounts at once').default(2),
   RECON_MAX_CONSECUTIVE_FAILURES: positiveInt(1000, 'missed dates').default(3),

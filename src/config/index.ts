@@ -1,11 +1,12 @@
 // The configuration's one public entry: callers import from here, never from the modules behind it.
-export { baseUrlFor, selectAccounts } from './accounts.js';
+export { allAccountNames, bankAccountNamed, baseUrlFor, selectAccounts } from './accounts.js';
 export { assertScheduleFitsWindows, businessCalendarOf, toleranceAtDecimals, toleranceFor } from './business-settings.js';
 export {
   DEFAULT_SANDBOX_URL,
   ENVIRONMENTS,
   type AccountBooksSettings,
   type AccountConfig,
+  type BankAccountConfig,
   type AmountUnitSettings,
   type ToleranceSettings,
   type BooksSourceSettings,

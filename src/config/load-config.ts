@@ -66,7 +66,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
 
   const { toleranceByCurrency, amountDecimals } = currencySettingsOf(env, problems);
 
-  const accountsResult = parsed.success ? resolveAccounts(env, cwd, parsed.data.GATEWAY_ENV) : { accounts: [], problems: [] };
+  const accountsResult = parsed.success ? resolveAccounts(env, cwd, parsed.data.GATEWAY_ENV) : { accounts: [], bankAccounts: [], problems: [] };
   problems.push(...accountsResult.problems);
   const databaseUrl = parsed.success ? resolveDatabaseUrl(parsed.data.DATABASE_URL, parsed.data.DATABASE_PASSWORD, problems) : undefined;
   const books = parsed.success ? booksSettingsOf(parsed.data, cwd, accountsResult.accounts, problems) : undefined;
@@ -104,6 +104,8 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     retryDelaysMs: v.RECON_RETRY_DELAYS,
     booksDeadlineMs: v.RECON_BOOKS_DEADLINE,
     accounts: accountsResult.accounts,
+    bankAccounts: accountsResult.bankAccounts,
+    statementDeadlineMs: v.RECON_STATEMENT_DEADLINE,
     accountConcurrency: v.RECON_ACCOUNT_CONCURRENCY,
     // A job a worker died in is taken by another once it expires: by default half the shortest
     // retry delay, so with the queue's sweep a killed worker's accounts are taken within that delay;

@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import { findClosingStatement } from '../db/bank-statement.repository.js';
+import { allAccountNames } from '../config/index.js';
 import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
@@ -346,9 +348,9 @@ export async function buildConsoleApp(options: ConsoleAppOptions): Promise<Fasti
 
   const renderDay = async (request: FastifyRequest, date: string, notice?: PageContext['notice']) => {
     await detectSignoffChanges(ctx);
-    const accounts = ctx.config.accounts.map((a) => a.name);
+    const accounts = allAccountNames(ctx.config);
     const today = todayOf(ctx).date;
-    const report = await loadReport(db, { from: date, to: date }, { accounts, today });
+    const report = await loadReport(db, { from: date, to: date }, { accounts, today, bankAccounts: ctx.config.bankAccounts.map((b) => b.name) });
     const results = report.results.filter((r) => accounts.includes(r.account));
     const cases = new Map((await listCasesByIds(db, [...new Set(results.flatMap((r) => (r.caseId === null ? [] : [r.caseId])))])).map((c) => [c.id, c]));
     const latest = latestClosedDateOf(ctx);
@@ -365,6 +367,14 @@ export async function buildConsoleApp(options: ConsoleAppOptions): Promise<Fasti
         signoff: await signoffStateOf(ctx, date),
         today,
         ...(ctx.database.kind === 'postgres' ? { queued: await countQueuedOfDate(db, ctx.config.queue.schema, date) } : {}),
+        statements: new Map(
+          await Promise.all(
+            ctx.config.bankAccounts.map(async (b) => {
+              const s = await findClosingStatement(db, b.name, date);
+              return [b.name, s === undefined ? null : { statementId: s.statementId, proof: s.proof }] as const;
+            }),
+          ),
+        ),
       },
       pageOf(request, notice),
     );
@@ -405,7 +415,7 @@ export async function buildConsoleApp(options: ConsoleAppOptions): Promise<Fasti
       found.sort((a, b) => (filter.sort === 'size' ? (abs(b.latestDifference) > abs(a.latestDifference) ? 1 : abs(b.latestDifference) < abs(a.latestDifference) ? -1 : 0) : caseAgeDays(b, today) - caseAgeDays(a, today)) || a.id - b.id);
       return reply
         .type('text/html; charset=utf-8')
-        .send(casesPage(found, filter, { today, accounts: ctx.config.accounts.map((a) => a.name), kinds: CASE_KINDS, states: [...CASE_STATES, 'active'], ages: AGE_BUCKETS }, pageOf(request)));
+        .send(casesPage(found, filter, { today, accounts: allAccountNames(ctx.config), kinds: CASE_KINDS, states: [...CASE_STATES, 'active'], ages: AGE_BUCKETS }, pageOf(request)));
     },
   );
 

@@ -70,6 +70,8 @@ export interface DayView {
   today: string;
   /** On a PostgreSQL server: the date's capture and settle jobs still in the queue (waiting or running). */
   queued?: { waiting: number; active: number };
+  /** Each bank account's statement closing on the date (null: none imported); gateway accounts are absent. */
+  statements?: ReadonlyMap<string, { statementId: string; proof: string } | null>;
 }
 
 /** How much of the date's night is still in the job queue, in one sentence. */
@@ -123,8 +125,13 @@ export function dayPage(view: DayView, page: PageContext): string {
     const capture = view.captures.find((c) => c.account === account);
     const books = view.books.find((b) => b.account === account);
     const results = view.results.filter((r) => r.account === account);
-    const captured =
-      capture === undefined
+    const bank = view.statements?.has(account) === true;
+    const statement = view.statements?.get(account) ?? null;
+    const captured = bank
+      ? statement === null
+        ? 'no bank statement for this date'
+        : `bank statement ${statement.statementId}, proof ${statement.proof}`
+      : capture === undefined
         ? 'not captured (no run for this date)'
         : capture.status === 'captured'
           ? `captured: run ${capture.runId}, ${describeDrift(capture.cutoffDriftSeconds)} from the cut-off${capture.attempts > 1 ? `, ${capture.attempts} attempts` : ''}`
@@ -143,8 +150,8 @@ export function dayPage(view: DayView, page: PageContext): string {
     const table =
       results.length === 0
         ? '<p>Not reconciled for this date.</p>'
-        : `<table class="results"><thead><tr><th>currency</th><th>status</th><th class="amount">gateway</th><th class="amount">books</th><th class="amount">difference</th><th>case</th><th>run</th></tr></thead><tbody>${rows.join('')}</tbody></table>`;
-    return `<section class="account"><h2>Account ${e(account)}</h2><ul class="facts"><li>${e(captured)}</li><li>${e(booksText)}</li></ul>${table}</section>`;
+        : `<table class="results"><thead><tr><th>currency</th><th>status</th><th class="amount">${bank ? 'bank' : 'gateway'}</th><th class="amount">books</th><th class="amount">difference</th><th>case</th><th>run</th></tr></thead><tbody>${rows.join('')}</tbody></table>`;
+    return `<section class="account"><h2>Account ${e(account)}${bank ? ' (bank)' : ''}</h2><ul class="facts"><li>${e(captured)}</li><li>${e(booksText)}</li></ul>${table}</section>`;
   });
   return layout(`Business date ${view.date}`, page, `${nav}\n${queuedLine(view)}\n${signoffSection(view, page)}\n${sections.join('\n')}`);
 }

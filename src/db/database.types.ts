@@ -17,7 +17,14 @@ export type ReconciliationStatus =
   | 'disappeared'
   | 'unknown_decimals'
   | 'awaiting_books'
-  | 'no_books';
+  | 'no_books'
+  | 'roll_forward_break'
+  | 'sequence_gap'
+  | 'awaiting_statement'
+  | 'no_statement';
+
+/** Where a result's balance came from: the gateway's wallets or a bank account's statement. */
+export type ResultSource = 'gateway' | 'bank';
 
 export interface SnapshotRunsTable {
   id: Generated<number>;
@@ -108,7 +115,7 @@ export interface AuthoritativeRunsView {
   reason: string;
 }
 
-export type ReconciliationState = 'current' | 'owed' | 'awaiting_books' | 'no_books' | 'not_captured';
+export type ReconciliationState = 'current' | 'owed' | 'awaiting_books' | 'no_books' | 'awaiting_statement' | 'not_captured';
 
 export interface ReconciliationStatusView {
   account: string;
@@ -120,6 +127,9 @@ export interface ReconciliationStatusView {
   owed_reason: string | null;
   /** While the date's books are awaited: when they are due. */
   books_deadline_at: Date | null;
+  source: ResultSource;
+  /** The end-of-day statement a bank date is reconciled from (null for gateway dates). */
+  bank_statement_id: number | null;
 }
 
 export interface ReconciliationOwedTable {
@@ -147,8 +157,6 @@ export interface BalanceSnapshotsTable {
   unconfirmed_reason: ColumnType<string | null, string | null | undefined, string | null>;
   /** Decimals of balance and single_balance as captured (IDR 2, or 0 for whole rupiah); null: a code without ISO decimals captured before scales were recorded. */
   scale: ColumnType<number | null, number | null | undefined, number | null>;
-  /** For a date awaiting its books: when they are due (RECON_BOOKS_DEADLINE after the cut-off); null otherwise. */
-  books_deadline_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
 }
 
 export interface ExpectedBalancesTable {
@@ -161,8 +169,6 @@ export interface ExpectedBalancesTable {
   import_id: number | null;
   /** Decimals of balance (the currency's ISO 4217 decimals). */
   scale: ColumnType<number | null, number | null | undefined, number | null>;
-  /** For a date awaiting its books: when they are due (RECON_BOOKS_DEADLINE after the cut-off); null otherwise. */
-  books_deadline_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
 }
 
 export interface ReconciliationResultsTable {
@@ -188,6 +194,78 @@ export interface ReconciliationResultsTable {
   scale: ColumnType<number | null, number | null | undefined, number | null>;
   /** For a date awaiting its books: when they are due (RECON_BOOKS_DEADLINE after the cut-off); null otherwise. */
   books_deadline_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  /** `gateway` (a wallet of the gateway) or `bank` (a bank account: gateway_balance is its statement's closing booked balance). */
+  source: ColumnType<ResultSource, ResultSource | undefined, ResultSource>;
+  /** The statement a bank result came from (null for gateway results and for dates without a statement). */
+  bank_statement_id: ColumnType<number | null, number | null | undefined, number | null>;
+}
+
+export interface StatementImportsTable {
+  id: Generated<number>;
+  imported_at: Date;
+  files: string;
+  statements: number;
+  replaced: ColumnType<number, number | undefined, number>;
+}
+
+export type StatementFormatName = 'camt.053' | 'camt.052' | 'mt940';
+export type StatementProofName = 'ok' | 'roll_forward_break' | 'sequence_gap';
+
+export interface BankStatementsTable {
+  id: Generated<number>;
+  account: string;
+  statement_id: string;
+  format: StatementFormatName;
+  intraday: boolean;
+  /** bigint travels as a string of digits. */
+  sequence: ColumnType<string | null, string | null, string | null>;
+  business_date: DateString;
+  from_date: DateString | null;
+  to_date: DateString | null;
+  currency: string;
+  scale: number;
+  opening: Amount | null;
+  closing: Amount | null;
+  entries: number;
+  fingerprint: string;
+  proof: StatementProofName;
+  proof_residual: Amount | null;
+  proof_missing: string | null;
+  proof_reason: string | null;
+  import_id: number;
+  source_file: string;
+}
+
+export interface BankStatementBalancesTable {
+  statement_pk: number;
+  position: number;
+  code: string;
+  amount: Amount;
+  balance_date: DateString;
+}
+
+export interface BankStatementEntriesTable {
+  statement_pk: number;
+  position: number;
+  amount: Amount;
+  credit_debit: 'credit' | 'debit';
+  status: string;
+  booking_date: DateString | null;
+  value_date: DateString | null;
+  reference: string | null;
+  bank_reference: string | null;
+  details: string | null;
+  reversal: boolean;
+}
+
+export interface StatementReplacementsTable {
+  id: Generated<number>;
+  account: string;
+  statement_id: string;
+  import_id: number;
+  replaced_at: Date;
+  old_fingerprint: string;
+  new_fingerprint: string;
 }
 
 export interface DailyBalancesView {
@@ -222,7 +300,18 @@ export interface BalanceHistoryView {
   movement_major: string | null;
 }
 
-export type CaseKind = 'break' | 'missing_in_ledger' | 'missing_in_gateway' | 'endpoint_mismatch' | 'disappeared' | 'unknown_decimals' | 'no_snapshot' | 'no_books';
+export type CaseKind =
+  | 'break'
+  | 'missing_in_ledger'
+  | 'missing_in_gateway'
+  | 'endpoint_mismatch'
+  | 'disappeared'
+  | 'unknown_decimals'
+  | 'no_snapshot'
+  | 'no_books'
+  | 'roll_forward_break'
+  | 'sequence_gap'
+  | 'no_statement';
 export type CaseState = 'open' | 'acknowledged' | 'resolved' | 'accepted';
 export type CaseResolution = 'auto' | 'fixed' | 'accepted';
 export type CaseAction =
@@ -420,6 +509,11 @@ export interface Database {
   reconciliation_owed: ReconciliationOwedTable;
   reconciliation_status: ReconciliationStatusView;
   scheduled_accounts: ScheduledAccountsTable;
+  statement_imports: StatementImportsTable;
+  bank_statements: BankStatementsTable;
+  bank_statement_balances: BankStatementBalancesTable;
+  bank_statement_entries: BankStatementEntriesTable;
+  statement_replacements: StatementReplacementsTable;
 }
 
 export type SnapshotRun = Selectable<SnapshotRunsTable>;

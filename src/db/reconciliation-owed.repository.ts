@@ -1,5 +1,5 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
-import type { Database, ReconciliationStatusView } from './database.types.js';
+import type { Database, ReconciliationStatus, ReconciliationStatusView } from './database.types.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
@@ -70,12 +70,17 @@ export async function markOwed(db: Db, account: string, businessDate: string, re
 
 /** Account-dates whose stored results still await their books, oldest first. */
 export async function listDatesAwaitingBooks(db: Db, accounts: readonly string[]): Promise<Array<{ account: string; businessDate: string }>> {
+  return listDatesWithStatus(db, accounts, 'awaiting_books');
+}
+
+/** Account-dates with a stored result of this status (awaiting books, awaiting a statement), oldest first. */
+export async function listDatesWithStatus(db: Db, accounts: readonly string[], status: ReconciliationStatus): Promise<Array<{ account: string; businessDate: string }>> {
   if (accounts.length === 0) return [];
   const rows = await db
     .selectFrom('reconciliation_results')
     .select(['account', 'business_date'])
     .distinct()
-    .where('status', '=', 'awaiting_books')
+    .where('status', '=', status)
     .where('account', 'in', [...accounts])
     .orderBy('business_date')
     .execute();

@@ -7,7 +7,7 @@ import type { StoredResultRecord } from './result-records.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
-// 12 bind parameters per row: 2,000 rows stay well under PostgreSQL's 65,535.
+// 17 bind parameters per row: 2,000 rows stay well under PostgreSQL's 65,535.
 const BATCH_ROWS = 2_000;
 
 /**
@@ -68,6 +68,8 @@ function resultRecord(r: ReconciliationResultRow): StoredResultRecord {
     caseId: r.case_id,
     note: r.note,
     scale: r.scale,
+    source: r.source,
+    bankStatementId: r.bank_statement_id,
   };
 }
 

@@ -1,4 +1,4 @@
-import type { ReconciliationStatus } from './database.types.js';
+import type { ReconciliationStatus, ResultSource } from './database.types.js';
 
 /** Every status a result can have, in the order reports list them. */
 export const RECONCILIATION_STATUSES: readonly ReconciliationStatus[] = [
@@ -11,11 +11,15 @@ export const RECONCILIATION_STATUSES: readonly ReconciliationStatus[] = [
   'disappeared',
   'unknown_decimals',
   'no_books',
+  'roll_forward_break',
+  'sequence_gap',
+  'no_statement',
   'awaiting_books',
+  'awaiting_statement',
 ];
 
-/** Statuses that are no verdict yet: the books have not arrived and their deadline has not passed. */
-export const WAITING_STATUSES: readonly ReconciliationStatus[] = ['awaiting_books'];
+/** Statuses that are no verdict yet: the books (or the bank statement) have not arrived and their deadline has not passed. */
+export const WAITING_STATUSES: readonly ReconciliationStatus[] = ['awaiting_books', 'awaiting_statement'];
 
 // The records the result repository reads. The reconciliation module re-exports them and adds
 // the case a result belongs to; they live here so the database layer imports nothing from above it.
@@ -47,6 +51,10 @@ export interface ResultRecord {
    * Absent or null: the currency's ISO decimals, or minor units of an unknown code.
    */
   scale?: number | null;
+  /** `gateway` (absent: the gateway) or `bank`: then gatewayBalance is the statement's closing booked balance. */
+  source?: ResultSource;
+  /** The bank statement a bank result came from. */
+  bankStatementId?: number | null;
 }
 
 /** A result as stored, with the time it was computed. */

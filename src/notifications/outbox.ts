@@ -1,7 +1,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { AppContext } from '../app-context.js';
 import type { CaptureWindow } from '../business-date/business-calendar.js';
-import { businessCalendarOf, type Config } from '../config/index.js';
+import { allAccountNames, businessCalendarOf, type Config } from '../config/index.js';
 import { countConsecutiveMissedDates, recordMissedDate, type MissedDate } from '../db/capture-day.repository.js';
 import type { Database, NotificationChannel } from '../db/database.types.js';
 import { insertNotifications } from '../db/notification.repository.js';
@@ -29,7 +29,7 @@ export function createChannels(config: Config, db: Kysely<Database> | undefined,
   if (n.webhook) channels.set('webhook', createWebhookChannel(n.webhook));
   if (n.slack) channels.set('slack', createSlackChannel(n.slack));
   if (n.email) {
-    const accounts = config.accounts.map((a) => a.name);
+    const accounts = allAccountNames(config);
     channels.set(
       'email',
       createEmailChannel(
@@ -39,7 +39,7 @@ export function createChannels(config: Config, db: Kysely<Database> | undefined,
             const range = { from: date, to: date };
             // Case ages to today's business date, as `cases` and the console count them, not to the report's date.
             const today = businessCalendarOf(config).businessDateOf(now());
-            return renderHtml(await loadReport(db, range, { accounts, today }), await loadCurrencyHistories(db, range), now());
+            return renderHtml(await loadReport(db, range, { accounts, today, bankAccounts: config.bankAccounts.map((b) => b.name) }), await loadCurrencyHistories(db, range), now());
           }),
       ),
     );

@@ -24,8 +24,8 @@ export interface BookBalance {
 export interface ReconcileInput {
   account: string;
   businessDate: string;
-  /** The day's snapshot, or null when no run succeeded for the date. */
-  snapshot: { runId: number; balances: readonly SnapshotBalance[] } | null;
+  /** The day's snapshot, or null when no run succeeded for the date (a bank account's statement: runId null). */
+  snapshot: { runId: number | null; balances: readonly SnapshotBalance[] } | null;
   /** The snapshot of the previous business date that has one, for movement and disappeared wallets. */
   previous: { balances: readonly Pick<SnapshotBalance, 'currency' | 'balance'>[] } | null;
   books: readonly BookBalance[];

@@ -48,6 +48,8 @@ export function resultColumns(r: ReconciliationResult) {
     books_import_id: r.booksImportId ?? null,
     note: r.note ?? null,
     scale: r.scale ?? (r.currency === null ? null : currencyDecimals(r.currency)),
+    source: r.source ?? 'gateway',
+    bank_statement_id: r.bankStatementId ?? null,
   };
 }
 

@@ -1,7 +1,8 @@
 import type { AppContext } from '../app-context.js';
 import { resultCaseKey, trackCases } from '../cases/track-cases.js';
 import type { Transaction } from 'kysely';
-import { businessCalendarOf, toleranceFor, type AccountConfig, type Config } from '../config/index.js';
+import { allAccountNames, bankAccountNamed, businessCalendarOf, toleranceFor, type AccountConfig, type Config } from '../config/index.js';
+import { oweBankDatesByTime, reconcileBankLeg } from './bank-leg.js';
 import type { Database } from '../db/database.types.js';
 import { clearOwedMarks, clearOwedWithoutSnapshot, listDatesAwaitingBooks, listOwedDates, markOwed, readOwedMarks } from '../db/reconciliation-owed.repository.js';
 import { listSnapshotRows, type SnapshotRow } from '../db/balance-snapshot.repository.js';
@@ -14,9 +15,12 @@ import { rescaleAmount } from '../money/format-amount.js';
 import { reconcileAccountDay, type SnapshotBalance } from './reconcile-rules.js';
 import { resultColumns, type ReconciliationResult } from './reconciliation-result.js';
 
-/** The account names a command works on: all configured, or the one named (which must be configured). */
+/**
+ * The account names a command works on: all configured (the gateway's accounts and the bank
+ * accounts), or the one named (which must be configured).
+ */
 export function resolveAccountNames(config: Config, name?: string): string[] {
-  const configured = config.accounts.map((a) => a.name);
+  const configured = allAccountNames(config);
   if (name === undefined) return configured;
   if (!configured.includes(name)) throw new UsageError(`There is no account named "${name}". Configured accounts: ${configured.join(', ')}.`);
   return [name];
@@ -59,6 +63,12 @@ export async function reconcileBusinessDate(
     const owed = await readOwedMarks(trx, accounts, businessDate);
     const all: ReconciliationResult[] = [];
     for (const account of accounts) {
+      // A bank account's balance is its statement's closing balance, through the same rules.
+      const bank = bankAccountNamed(ctx.config, account);
+      if (bank !== undefined) {
+        all.push(...(await reconcileBankLeg(ctx, trx, bank, businessDate, withoutBooks)));
+        continue;
+      }
       const run = await findDailyRun(trx, account, businessDate);
       const previousDate = run === undefined ? undefined : await findPreviousSnapshotDate(trx, account, businessDate);
       const previousRun = previousDate === undefined ? undefined : await findDailyRun(trx, account, previousDate);
@@ -201,9 +211,14 @@ export async function reconcileOwedDates(
     onFailure?: (failure: ReconcileFailure) => Promise<void>;
   } = {},
 ): Promise<SettledReconciliations> {
-  if (options.only === undefined) await oweDatesPastBooksDeadline(ctx, accounts);
-  // Books of a day never captured (nor missed) have nothing to be compared with: not owed.
-  await clearOwedWithoutSnapshot(ctx.database.db, accounts);
+  const bankAccounts = accounts.filter((a) => bankAccountNamed(ctx.config, a) !== undefined);
+  if (options.only === undefined) {
+    await oweDatesPastBooksDeadline(ctx, accounts);
+    await oweBankDatesByTime(ctx, bankAccounts);
+  }
+  // Books of a day never captured (nor missed) have nothing to be compared with: not owed. A bank
+  // account's date is reconciled from whatever it has (books awaiting their statement, say).
+  await clearOwedWithoutSnapshot(ctx.database.db, accounts.filter((a) => !bankAccounts.includes(a)));
   const wanted = options.only === undefined ? undefined : new Set(options.only.map((p) => `${p.account}|${p.businessDate}`));
   // Oldest first, then by account: one account-date at a time.
   const owed = (await listOwedDates(ctx.database.db, accounts, latestClosedDateOf(ctx))).filter((o) => wanted === undefined || wanted.has(`${o.account}|${o.businessDate}`));

@@ -26,6 +26,7 @@ export const CSV_COLUMNS = [
   'case_id',
   'case_state',
   'case_age_days',
+  'source',
 ] as const;
 
 /** The status of a date of the range on which an account has no stored result at all. */
@@ -57,6 +58,7 @@ function resultCells(r: StoredReconciliationResult): string[] {
     decimals === null ? '' : String(decimals),
     ...amounts.map((v) => (v === null ? '' : formatAmount(v, r.currency, r.scale))),
     ...caseCells(r),
+    r.source ?? 'gateway',
   ];
 }
 
@@ -73,6 +75,7 @@ export function renderCsv(report: Report<StoredReconciliationResult>): string {
       cells[0] = account.account;
       cells[1] = date;
       cells[CSV_COLUMNS.indexOf('status')] = NOT_RECONCILED;
+      cells[CSV_COLUMNS.indexOf('source')] = account.source ?? 'gateway';
       lines.push({ key: `${date}\u0000${account.account}`, cells });
     }
   }

@@ -7,7 +7,7 @@ import type { StoredReconciliationResult } from '../reconciliation/reconciliatio
 import type { CurrencyHistory, Report } from './report-data.js';
 import { describeTolerance, type ReportFacts } from './report-facts.js';
 import { buildReportView, type CurrencySection } from './report-view.js';
-import { caseCells, describeCases, describeUnreconciled, SUMMARY_COLUMNS } from './render-table.js';
+import { caseCells, coversBank, describeCases, describeUnreconciled, summaryColumnsOf } from './render-table.js';
 
 // Inline only: the file is mailed and archived, so it must open with no network at all. Laid out
 // for a 1280 px screen (tables take the page's width; long amounts may wrap, never overflow) and
@@ -167,8 +167,10 @@ export function renderHtml(
   const accounts = summary.account === null ? summary.accounts.map((a) => a.account) : [summary.account];
   const title = `Reconciliation ${period}${summary.account === null ? '' : ` — ${summary.account}`}`;
 
+  const bank = coversBank(summary);
+  const summaryColumns = summaryColumnsOf(summary);
   const summaryRows = summary.accounts
-    .map((a) => `<tr><td>${escapeHtml(a.account)}</td>${SUMMARY_COLUMNS.map((c) => `<td class="amount">${c.count(a.counts)}</td>`).join('')}</tr>`)
+    .map((a) => `<tr><td>${escapeHtml(a.account)}</td>${bank ? `<td>${escapeHtml(a.source)}</td>` : ''}${summaryColumns.map((c) => `<td class="amount">${c.count(a.counts)}</td>`).join('')}</tr>`)
     .join('\n');
   const unreconciled = describeUnreconciled(summary);
   const unreconciledList =
@@ -192,7 +194,7 @@ export function renderHtml(
 <dl id="facts">
 <dt>Accounts</dt><dd>${escapeHtml(accounts.join(', ') || 'none')}</dd>
 <dt>Business dates</dt><dd>${escapeHtml(period)} (each ends at ${escapeHtml(facts.cutoff)} ${escapeHtml(facts.timezone)})</dd>
-<dt>Compared</dt><dd>the gateway's end-of-day balances with the merchant's books (per date below)</dd>
+<dt>Compared</dt><dd>${bank ? "the gateway's end-of-day balances and the bank statements' closing booked balances" : "the gateway's end-of-day balances"} with the merchant's books (per date below)</dd>
 <dt>Tolerance</dt><dd>${escapeHtml(describeTolerance(facts.tolerance, view.sections.map((s) => s.currency)))}</dd>
 <dt>Amounts</dt><dd>in each currency's major units${escapeHtml(describeDecimals(view.sections.map((s) => s.currency)))}; differences are gateway minus books</dd>
 <dt>Generated</dt><dd>${escapeHtml(localTime(facts.generatedAt, facts.timezone))} (${escapeHtml(facts.generatedAt.toISOString())})</dd>
@@ -210,7 +212,7 @@ ${
   results.length === 0
     ? '<p>No reconciliation results are stored for this period.</p>'
     : `<table id="summary">
-<thead><tr><th>account</th>${SUMMARY_COLUMNS.map((c) => `<th class="amount">${escapeHtml(c.header)}</th>`).join('')}</tr></thead>
+<thead><tr><th>account</th>${bank ? '<th>source</th>' : ''}${summaryColumns.map((c) => `<th class="amount">${escapeHtml(c.header)}</th>`).join('')}</tr></thead>
 <tbody>
 ${summaryRows}
 </tbody>

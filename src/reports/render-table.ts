@@ -42,6 +42,23 @@ export const SUMMARY_COLUMNS: ReadonlyArray<{ header: string; count: (c: StatusC
   { header: 'unknown decimals', count: (c) => c.unknown_decimals },
 ];
 
+/** Summary columns of the bank leg, shown when a report covers a bank account. */
+export const BANK_SUMMARY_COLUMNS: ReadonlyArray<{ header: string; count: (c: StatusCounts) => number }> = [
+  { header: 'statement proof failed', count: (c) => c.roll_forward_break + c.sequence_gap },
+  { header: 'no statement', count: (c) => c.no_statement },
+  { header: 'awaiting statement', count: (c) => c.awaiting_statement },
+];
+
+/** Whether a report covers a bank account: its tables then say each account's source. */
+export function coversBank(summary: Pick<ReportSummary, 'accounts'>): boolean {
+  return summary.accounts.some((a) => a.source === 'bank');
+}
+
+/** The summary columns of a report: the bank leg's too when it covers a bank account. */
+export function summaryColumnsOf(summary: Pick<ReportSummary, 'accounts'>): ReadonlyArray<{ header: string; count: (c: StatusCounts) => number }> {
+  return coversBank(summary) ? [...SUMMARY_COLUMNS, ...BANK_SUMMARY_COLUMNS] : SUMMARY_COLUMNS;
+}
+
 /**
  * One line per account with dates that have no stored result (`not reconciled: eu-main 2026-11-14
  * to 2026-11-15`), whose results are owed (an input changed since), or whose books are awaited.
@@ -55,6 +72,9 @@ export function describeUnreconciled(summary: ReportSummary): string[] {
     ...summary.accounts
       .filter((a) => (a.awaitingBooksDates ?? []).length > 0)
       .map((a) => `books not imported yet: ${a.account} ${describeDates(a.awaitingBooksDates)}`),
+    ...summary.accounts
+      .filter((a) => (a.awaitingStatementDates ?? []).length > 0)
+      .map((a) => `bank statement not imported yet: ${a.account} ${describeDates(a.awaitingStatementDates)}`),
   ];
 }
 
@@ -71,9 +91,11 @@ export function renderTable(report: Report<ReconciliationResult>, options: { tol
       ? `${title}: no results stored, and no date of it can be reconciled now (its cut-off is still ahead, or it is before the accounts' first capture).`
       : `${title}: no results stored. Run "wallet-recon reconcile --date ${first}" (or "wallet-recon backfill") first.`;
   }
+  const bank = coversBank(summary);
+  const columns = summaryColumnsOf(summary);
   const table = formatTable(
-    ['account', ...SUMMARY_COLUMNS.map((c) => c.header)],
-    summary.accounts.map((a) => [a.account, ...SUMMARY_COLUMNS.map((c) => String(c.count(a.counts)))]),
+    ['account', ...(bank ? ['source'] : []), ...columns.map((c) => c.header)],
+    summary.accounts.map((a) => [a.account, ...(bank ? [a.source] : []), ...columns.map((c) => String(c.count(a.counts)))]),
   );
   const unreconciled = describeUnreconciled(summary);
   const caseLines = describeCases(summary);
@@ -86,10 +108,11 @@ export function renderTable(report: Report<ReconciliationResult>, options: { tol
   const unmatched = results.filter((r) => r.status !== 'matched').sort(compareByAbsoluteDifference);
   if (unmatched.length === 0) return `${head}\n\n${unreconciled.length === 0 ? 'Every result matched.' : 'Every stored result matched, but not every date was reconciled.'}`;
   const details = formatTable(
-    ['business date', 'account', 'currency', 'status', 'gateway', 'single wallet', 'books', 'difference', 'movement', 'run', 'case', 'case state', 'age (days)'],
+    ['business date', 'account', ...(bank ? ['source'] : []), 'currency', 'status', bank ? 'gateway / bank' : 'gateway', 'single wallet', 'books', 'difference', 'movement', 'run', 'case', 'case state', 'age (days)'],
     unmatched.map((r) => [
       r.businessDate,
       r.account,
+      ...(bank ? [r.source ?? 'gateway'] : []),
       r.currency ?? '',
       r.status,
       formatOptionalAmount(r.gatewayBalance, r.currency, r.scale),

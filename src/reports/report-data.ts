@@ -35,6 +35,10 @@ export interface ReportSummary {
     owedDates: string[];
     /** Dates whose books have not arrived yet: their results are no verdict. */
     awaitingBooksDates: string[];
+    /** Where the account's balances come from: the gateway's wallets, or a bank account's statements. */
+    source: 'gateway' | 'bank';
+    /** A bank account's dates whose statement has not arrived yet (before its deadline): no verdict. */
+    awaitingStatementDates: string[];
   }>;
   /** The cases the results name: active ones (open, acknowledged) counted by age, accepted ones listed. */
   cases: CasesSummary;
@@ -80,7 +84,9 @@ export interface SummaryOptions {
   /** The context's clock: where each date stands is decided on it, not on the database's. */
   now?: Date;
   /** Where each account-date of the range stands (the reconciliation_status view). */
-  states?: ReadonlyArray<{ account: string; businessDate: string; state: string }>;
+  states?: ReadonlyArray<{ account: string; businessDate: string; state: string; source?: 'gateway' | 'bank' }>;
+  /** The configured bank accounts: their source is `bank` even on a range without results. */
+  bankAccounts?: readonly string[];
   /**
    * Each account's first tracked date (first run or books): earlier dates are history from before
    * the account was tracked, not dates left unreconciled. An account absent here has every date.
@@ -122,11 +128,24 @@ export function summarizeResults<R extends ReconciliationResult>(range: ReportRa
     const own = results.filter((r) => r.account === account);
     const reconciled = new Set(own.map((r) => r.businessDate));
     const first = options.firstTrackedDates?.get(account);
-    const unreconciledDates = expected.includes(account) ? dates.filter((d) => !reconciled.has(d) && (first === undefined || d >= first)) : [];
+    const bank = (options.bankAccounts ?? []).includes(account) || own.some((r) => r.source === 'bank') || (options.states ?? []).some((s) => s.account === account && s.source === 'bank');
+    // A bank account has a date to reconcile only when a statement or books arrived for it (banks
+    // send no statement for days they are closed); such a date not reconciled yet is owed.
+    const unreconciledDates = expected.includes(account) && !bank ? dates.filter((d) => !reconciled.has(d) && (first === undefined || d >= first)) : [];
     const counted = own.filter((r) => !isAccepted(r));
     const inState = (state: string) => (options.states ?? []).filter((s) => s.account === account && s.state === state).map((s) => s.businessDate).sort();
     const awaitingBooksDates = [...new Set(own.filter((r) => r.status === 'awaiting_books').map((r) => r.businessDate))].sort();
-    return { account, counts: countByStatus(counted), accepted: own.length - counted.length, unreconciledDates, owedDates: inState('owed'), awaitingBooksDates };
+    const awaitingStatementDates = [...new Set(own.filter((r) => r.status === 'awaiting_statement').map((r) => r.businessDate))].sort();
+    return {
+      account,
+      counts: countByStatus(counted),
+      accepted: own.length - counted.length,
+      unreconciledDates,
+      owedDates: inState('owed'),
+      awaitingBooksDates,
+      source: bank ? ('bank' as const) : ('gateway' as const),
+      awaitingStatementDates,
+    };
   });
   const total = accounts.reduce((sum, a) => addCounts(sum, a.counts), countByStatus([]));
   const accepted = accounts.reduce((sum, a) => sum + a.accepted, 0);
@@ -149,6 +168,7 @@ export async function loadReport(db: Kysely<Database>, range: ReportRange, optio
     account: s.account,
     businessDate: s.business_date,
     state: s.state,
+    source: s.source,
   }));
   const ids = [...new Set(results.flatMap((r) => (r.caseId === null ? [] : [r.caseId])))];
   const cases = new Map((await listCasesByIds(db, ids)).map((c) => [c.id, c]));

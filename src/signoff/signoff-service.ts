@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { allAccountNames } from '../config/index.js';
 import type { AppContext } from '../app-context.js';
 import { findUserByName, insertAudit } from '../db/console.repository.js';
 import {
@@ -38,7 +39,7 @@ export interface SignoffState {
   history: Signoff[];
 }
 
-const accountsOf = (ctx: AppContext) => ctx.config.accounts.map((a) => a.name);
+const accountsOf = (ctx: AppContext) => allAccountNames(ctx.config);
 
 export async function signoffStateOf(ctx: AppContext, businessDate: string): Promise<SignoffState> {
   const history = await listSignoffsOfDate(ctx.database.db, businessDate);
@@ -52,7 +53,7 @@ export async function signoffStateOf(ctx: AppContext, businessDate: string): Pro
 async function renderSealedReport(ctx: AppContext, accounts: readonly string[], businessDate: string, now: Date): Promise<string> {
   const db = ctx.database.db;
   const range = { from: businessDate, to: businessDate };
-  const report = await loadReport(db, range, { accounts: [...accounts], today: todayOf(ctx).date });
+  const report = await loadReport(db, range, { accounts: [...accounts], today: todayOf(ctx).date, bankAccounts: ctx.config.bankAccounts.map((b) => b.name) });
   return renderHtml(report, await loadCurrencyHistories(db, range), now, await loadReportFacts(db, report.results, ctx.config, now));
 }
 

@@ -208,10 +208,17 @@ describe('wallet-recon demo', () => {
       // 9007199254740993 minor units of SEK, in kronor.
       expect(result.stdout).toMatch(/SEK\s+90,071,992,547,409\.93\s+same/);
       expect(result.stdout).toMatch(/one deliberate break: the books hold EUR [\d,.-]+, the gateway EUR [\d,.-]+\./);
-      expect(result.stdout).toMatch(/\d{4}-\d{2}-\d{2}\s+demo\s+EUR\s+break\s+[\d,.-]+\s+[\d,.-]+\s+[\d,.-]+\s+123\.45/);
+      expect(result.stdout).toMatch(/\d{4}-\d{2}-\d{2}\s+demo\s+gateway\s+EUR\s+break\s+[\d,.-]+\s+[\d,.-]+\s+[\d,.-]+\s+123\.45/);
+      // The demo bank account's camt.053 statement, imported and reconciled beside the gateway's wallets.
+      expect(result.stdout).toMatch(/Wrote a camt\.053 statement of bank account "demo-bank" \(IBAN DE89370400440532013000\) closing on \d{4}-\d{2}-\d{2} at EUR [\d,.]+, imported it \(new, proof ok\)/);
+      expect(result.stdout).toMatch(/^demo\s+gateway\s+11\s+1\s/m);
+      expect(result.stdout).toMatch(/^demo-bank\s+bank\s+1\s+0\s/m);
       const report = path.join(dir, 'xdg', 'wallet-recon', 'demo-report.html');
       expect(result.stdout).toContain(`The HTML report is in ${report}`);
-      expect(readFileSync(report, 'utf8')).toContain('<h1>Reconciliation ');
+      const html = readFileSync(report, 'utf8');
+      expect(html).toContain('<h1>Reconciliation ');
+      expect(html).toContain('<tr><td>demo</td><td>gateway</td>');
+      expect(html).toContain('<tr><td>demo-bank</td><td>bank</td>');
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

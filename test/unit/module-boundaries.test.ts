@@ -50,6 +50,15 @@ describe('module boundaries', () => {
     expect(deep).toEqual([]);
   });
 
+  it('reaches the bank statements only through their public entry, src/statements/index.ts', () => {
+    const outside = sourceFiles(src).filter((f) => !path.relative(src, f).startsWith(`statements${path.sep}`));
+    const deep = outside.flatMap((f) => importsOf(f).filter((t) => t.startsWith(`statements${path.sep}`) && t !== path.join('statements', 'index.ts')).map((t) => `${path.relative(src, f)} -> ${t}`));
+    expect(deep).toEqual([]);
+    // The readers and proofs are pure: the database and the command line stay out of them.
+    const pure = ['camt-reader.ts', 'mt940-reader.ts', 'statement-proof.ts', 'statement.ts', 'statement-fingerprint.ts', 'sample-statements.ts'];
+    expect(pure.flatMap((name) => importsOf(path.join(src, 'statements', name)).filter((t) => /^(db|cli)\//.test(t)))).toEqual([]);
+  });
+
   it('gives modules of the gateway and of the emulator names that say which is which', () => {
     // index.ts is each folder's public surface, by convention the same name everywhere.
     const names = (folder: string) => new Set(readdirSync(path.join(src, folder)).filter((n) => n.endsWith('.ts') && n !== 'index.ts'));

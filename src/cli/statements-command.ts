@@ -1,0 +1,118 @@
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import type { Command } from 'commander';
+import { addDays } from '../business-date/zoned-time.js';
+import { UsageError } from '../errors.js';
+import { latestClosedDateOf, parseBusinessDate } from '../reconciliation/business-dates.js';
+import { importStatementFiles, listStatementListings, writeCamt053, writeMt940, type StatementImportResult, type StatementListing } from '../statements/index.js';
+import { writeFileAtomically } from '../reports/write-file-atomically.js';
+import { formatTable } from '../text-table.js';
+import type { CliRuntime } from './runtime.js';
+import { summaryOf } from './command-catalog.js';
+import type { Config } from '../config/index.js';
+
+/** `wallet-recon statements import|list|sample`: bank statements, the bank leg's source. */
+export function registerStatementsCommand(program: Command, runtime: CliRuntime): void {
+  const statements = program.command('statements').description(summaryOf('statements'));
+  statements
+    .command('import')
+    .description('import bank statements (camt.053, camt.052, MT940; detected by content) of the configured bank accounts; all files or none')
+    .argument('<files...>', 'statement files: camt.053 / camt.052 XML (versions 001.02 to 001.13) or MT940 (one or more statements, bare or in {1:}{4: blocks)')
+    .option('--dry-run', 'print what would change and write nothing')
+    .option('--replace', 'replace a stored statement the file gives other content for (the replacement is recorded)')
+    .addHelpText(
+      'after',
+      '\nEach statement must belong to a bank account of the accounts file (bankAccounts: name, iban or accountId,\ncurrency). A statement is identified by its account and statement id (camt Stmt/Id; MT940 the :28C:\nstatement number and the closing date); the same statement again, in either format, is "unchanged".\nThe pages of one MT940 statement (:28C:101/1, 101/2) are one statement.\n\nEvery statement is proved: opening booked + booked entries = closing booked, PRCD = OPBD, the previous\nstatement\'s closing = this opening, sequence numbers without a gap. One that fails is still imported,\nwith its proof; its date\'s bank result is roll_forward_break or sequence_gap. The dates whose statements\nchanged are reconciled before the command ends. See docs/bank-statements.md.\n\nExamples:\n  wallet-recon statements import statement-2026-11-26.xml\n  wallet-recon statements import november.sta --dry-run\n\nExit codes: 0 imported (or, with --dry-run, checked; also when a proof fails), 1 a file cannot be read,\nnames an unknown account, or holds other content for a stored statement (nothing imported), 2 usage or\nconfiguration error.',
+    )
+    .action(async (files: string[], opts: { dryRun?: boolean; replace?: boolean }) => {
+      await runtime.withContext('wallet-recon statements import', {}, async (ctx) => {
+        const result = await importStatementFiles(ctx, files, { dryRun: opts.dryRun === true, replace: opts.replace === true });
+        runtime.output.out(describeStatementImport(result));
+        return 0;
+      });
+    });
+
+  statements
+    .command('list')
+    .description('list stored bank statements with their balances and proofs')
+    .option('--account <name>', 'only this bank account')
+    .option('--from <date>', 'closing dates from this one (YYYY-MM-DD)')
+    .option('--to <date>', 'closing dates up to this one (YYYY-MM-DD)')
+    .option('--json', 'print a JSON array: account, statement_id, sequence, business_date, currency, opening, closing, entries, proof, proof_detail')
+    .addHelpText(
+      'after',
+      '\nopening and closing are the booked balances in major units without separators (-250.00 for a debit);\nproof is ok, roll_forward_break (proof_detail: the residual) or sequence_gap (proof_detail: the missing\nsequence numbers). An intraday (camt.052) report has no closing balance.\n\nExit codes: 0 listed, 2 usage or configuration error.',
+    )
+    .action(async (opts: { account?: string; from?: string; to?: string; json?: boolean }) => {
+      const from = opts.from === undefined ? undefined : parseBusinessDate(opts.from, '--from');
+      const to = opts.to === undefined ? undefined : parseBusinessDate(opts.to, '--to');
+      if (from !== undefined && to !== undefined && from > to) throw new UsageError(`--from ${from} is after --to ${to}: give the earlier date first.`);
+      const accounts = opts.account === undefined ? undefined : [bankAccountArgument(runtime.config(), opts.account)];
+      await runtime.withContext('wallet-recon statements list', {}, async (ctx) => {
+        const rows = await listStatementListings(ctx, { accounts, from, to });
+        runtime.output.out(opts.json === true ? JSON.stringify(rows, null, 2) : describeListings(rows));
+        return 0;
+      });
+    });
+
+  statements
+    .command('sample')
+    .description('write sample statement files (camt.053 and MT940, the same days) for trying the tool')
+    .option('--dir <folder>', 'where to write them', '.')
+    .option('--iban <iban>', 'the account they are of', 'DE89370400440532013000')
+    .option('--currency <code>', 'their currency', 'EUR')
+    .option('--days <n>', 'how many consecutive statements, ending on the latest closed business date', '2')
+    .addHelpText('after', '\nWrites sample-camt053.xml and sample-mt940.sta. To import them, name the IBAN in the accounts file:\n  bankAccounts:\n    - { name: eu-bank, iban: DE89370400440532013000, currency: EUR }\n\nExit codes: 0 written, 1 a file could not be written, 2 usage or configuration error.')
+    .action(async (opts: { dir: string; iban: string; currency: string; days: string }) => {
+      const days = Number(opts.days);
+      if (!Number.isInteger(days) || days < 1 || days > 366) throw new UsageError(`--days ${JSON.stringify(opts.days)} must be a whole number from 1 to 366.`);
+      if (!/^[A-Z]{3}$/.test(opts.currency)) throw new UsageError(`--currency ${JSON.stringify(opts.currency)} must be a three-letter code such as EUR.`);
+      const iban = opts.iban.replace(/\s+/g, '').toUpperCase();
+      const last = latestClosedDateOf({ clock: runtime.clock, config: runtime.config() });
+      const sample = sampleStatements(iban, opts.currency, days, last);
+      mkdirSync(opts.dir, { recursive: true });
+      const camt = path.join(opts.dir, 'sample-camt053.xml');
+      const mt940 = path.join(opts.dir, 'sample-mt940.sta');
+      await writeFileAtomically(camt, writeCamt053(sample));
+      await writeFileAtomically(mt940, writeMt940(sample));
+      runtime.output.out(`Wrote ${camt} and ${mt940}: ${days} statement${days === 1 ? '' : 's'} of ${iban} (${opts.currency}), ${sample.days[0]!.date} to ${last}, in camt.053 and MT940.`);
+    });
+}
+
+/** Sample days: a payout in, a fee out each day, sequence numbers from 1. */
+export function sampleStatements(iban: string, currency: string, days: number, lastDate: string) {
+  return {
+    iban,
+    currency,
+    opening: 1_000_000n,
+    days: Array.from({ length: days }, (_, i) => ({ sequence: i + 1, date: addDays(lastDate, i - days + 1), entries: [250_000n + BigInt(i) * 1_000n, -2_550n] })),
+  };
+}
+
+function bankAccountArgument(config: Config, name: string): string {
+  if (config.bankAccounts.some((b) => b.name === name)) return name;
+  const known = config.bankAccounts.map((b) => b.name);
+  throw new UsageError(`There is no bank account named "${name}". ${known.length === 0 ? 'The accounts file (RECON_ACCOUNTS_FILE) lists no bankAccounts.' : `Configured bank accounts: ${known.join(', ')}.`}`);
+}
+
+/** What an import did, one line per statement and a summary. */
+export function describeStatementImport(result: StatementImportResult): string {
+  const count = (o: string) => result.outcomes.filter((x) => x.outcome === o).length;
+  const lines = result.outcomes.map((o) => `  ${o.outcome.padEnd(9)} ${o.account} ${o.businessDate} ${o.statementId} (${o.format})`);
+  const proofs = result.proofs
+    .filter((p) => p.proof !== 'ok')
+    .map((p) => `  proof     ${p.account} ${p.businessDate} ${p.statementId}: ${p.proof}${p.detail === null ? '' : p.proof === 'sequence_gap' ? ` (missing ${p.detail})` : ` (residual ${p.detail})`}`);
+  const files = result.files.length === 1 ? result.files[0]! : `${result.files.length} files`;
+  const summary = `${result.outcomes.length} statement${result.outcomes.length === 1 ? '' : 's'} from ${files}: ${count('new')} new, ${count('replaced')} replaced, ${count('unchanged')} unchanged.`;
+  const head = result.dryRun ? `Dry run, nothing written: ${summary}` : `Imported ${summary}`;
+  const tail = result.reconciled.length === 0 ? [] : [`Reconciled ${result.reconciled.length} account-date${result.reconciled.length === 1 ? '' : 's'} whose statements changed.`];
+  return [head, ...lines, ...proofs, ...tail].join('\n');
+}
+
+function describeListings(rows: readonly StatementListing[]): string {
+  if (rows.length === 0) return 'No statements stored (for this account and range).';
+  return formatTable(
+    ['account', 'statement', 'sequence', 'business date', 'currency', 'opening', 'closing', 'entries', 'proof', 'detail'],
+    rows.map((r) => [r.account, r.statement_id, r.sequence === null ? '' : String(r.sequence), r.business_date, r.currency, r.opening ?? '', r.closing ?? '', String(r.entries), r.proof, r.proof_detail ?? '']),
+  );
+}

@@ -1,0 +1,88 @@
+import type { Transaction } from 'kysely';
+import type { AppContext } from '../app-context.js';
+import { businessCalendarOf, toleranceFor, type BankAccountConfig } from '../config/index.js';
+import { findClosingStatement, findPreviousClosing } from '../db/bank-statement.repository.js';
+import type { Database } from '../db/database.types.js';
+import { listExpectedBalances } from '../db/expected-balance.repository.js';
+import { listDatesWithStatus, markOwed } from '../db/reconciliation-owed.repository.js';
+import { currencyDecimals, rescaleAmount } from '../money/format-amount.js';
+import { reconcileBankDay } from './bank-rules.js';
+import type { ReconciliationResult } from './reconciliation-result.js';
+
+/**
+ * Whether a closed date without statement still waits for it: until RECON_STATEMENT_DEADLINE
+ * after its cut-off (on the context's clock); after that, it has none.
+ */
+export function statementAwaitedOn(ctx: Pick<AppContext, 'clock' | 'config'>, businessDate: string): boolean {
+  return ctx.clock.now().getTime() < statementDueAt(ctx, businessDate).getTime();
+}
+
+function statementDueAt(ctx: Pick<AppContext, 'config'>, businessDate: string): Date {
+  return new Date(businessCalendarOf(ctx.config).cutoffOf(businessDate).getTime() + ctx.config.statementDeadlineMs);
+}
+
+/** Amounts stored in another scale, brought to the currency's ISO 4217 decimals (exact: never fewer digits). */
+function toScale(amount: bigint, from: number | null | undefined, to: number): bigint {
+  return from === null || from === undefined || from === to ? amount : rescaleAmount(amount, from, to);
+}
+
+/**
+ * One bank account's results for a date, read inside the reconcile's transaction: its
+ * statement closing on the date (if imported), the previous closing, and its books, through
+ * the bank rules (which are the gateway's rules plus the statement's own states).
+ */
+export async function reconcileBankLeg(
+  ctx: AppContext,
+  trx: Transaction<Database>,
+  bank: BankAccountConfig,
+  businessDate: string,
+  withoutBooks: 'await' | 'miss',
+): Promise<ReconciliationResult[]> {
+  const scale = currencyDecimals(bank.currency)!;
+  const statement = await findClosingStatement(trx, bank.name, businessDate);
+  const previous = await findPreviousClosing(trx, bank.name, businessDate);
+  const bookRows = await listExpectedBalances(trx, bank.name, businessDate);
+  const books = bookRows.map((b) => ({ currency: b.currency, balance: toScale(b.balance, b.scale, currencyDecimals(b.currency) ?? b.scale ?? 0) }));
+  const booksImportId = bookRows.reduce<number | null>((id, row) => (row.importId !== null && (id === null || row.importId > id) ? row.importId : id), null);
+  const results = reconcileBankDay({
+    account: bank.name,
+    businessDate,
+    currency: bank.currency,
+    scale,
+    statement:
+      statement === undefined
+        ? null
+        : {
+            id: statement.id,
+            closing: toScale(statement.closing, statement.scale, scale),
+            proof: statement.proof,
+            residual: statement.proofResidual === null ? null : toScale(statement.proofResidual, statement.scale, scale),
+            missing: statement.proofMissing,
+            reason: statement.proofReason,
+          },
+    previousClosing: previous === undefined ? null : toScale(previous.closing, previous.scale, scale),
+    books,
+    withoutBooks,
+    withoutStatement: statementAwaitedOn(ctx, businessDate) ? 'await' : 'miss',
+    statementDueAt: statementDueAt(ctx, businessDate).toISOString(),
+    toleranceFor: (currency, balance) => toleranceFor(ctx.config, currency, currencyDecimals(currency) ?? 0, balance),
+  });
+  return results.map((r) => ({ ...r, booksImportId, scale: r.currency === null ? null : (currencyDecimals(r.currency) ?? scale) }));
+}
+
+/**
+ * Marks owed the bank dates awaiting their statement whose deadline passed: the only input of
+ * the bank leg that changes without a row changing (time). They become `no_statement`. A date is
+ * followed once it has results — its books arrived, or it was reconciled by name — never merely
+ * because a day passed: banks send no statement for days they are closed.
+ */
+export async function oweBankDatesByTime(ctx: AppContext, bankAccounts: readonly string[]): Promise<number> {
+  if (bankAccounts.length === 0) return 0;
+  let marked = 0;
+  for (const { account, businessDate } of await listDatesWithStatus(ctx.database.db, bankAccounts, 'awaiting_statement')) {
+    if (statementAwaitedOn(ctx, businessDate)) continue;
+    await markOwed(ctx.database.db, account, businessDate, 'statement deadline passed');
+    marked++;
+  }
+  return marked;
+}

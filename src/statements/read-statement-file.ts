@@ -1,0 +1,24 @@
+import { readFileSync } from 'node:fs';
+import { looksLikeXml, readCamt } from './camt-reader.js';
+import { looksLikeMt940, readMt940 } from './mt940-reader.js';
+import type { ParsedStatement } from './statement.js';
+import { StatementFileError } from './statement-file-error.js';
+
+/** The statements of a file's text, its format detected from the content (never from the name). */
+export function readStatementText(text: string, file: string): ParsedStatement[] {
+  const body = text.replace(/^\uFEFF/, '');
+  if (looksLikeXml(body)) return readCamt(body, file);
+  if (looksLikeMt940(body)) return readMt940(body, file);
+  throw new StatementFileError(`${file}: neither a camt.053/camt.052 XML file nor an MT940 message (it should start with "<" or with ":20:" or "{1:").`);
+}
+
+/** Reads a statement file; a file that cannot be opened is refused naming it. */
+export function readStatementFile(file: string): ParsedStatement[] {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new StatementFileError(`${file}: cannot be read: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}.`);
+  }
+  return readStatementText(text, file);
+}

@@ -1,0 +1,86 @@
+import type { ParsedStatement } from './statement.js';
+
+export type ProofVerdict = 'ok' | 'roll_forward_break' | 'sequence_gap';
+
+/**
+ * What a statement's proof found. `residual` is in minor units (a roll-forward break); `missing`
+ * lists the sequence numbers between the previous statement's and this one's (a gap).
+ */
+export interface StatementProof {
+  proof: ProofVerdict;
+  residual: bigint | null;
+  missing: { from: bigint; to: bigint } | null;
+  /** In words, for people: what did not add up. */
+  reason: string | null;
+}
+
+/**
+ * What a proof needs of a statement, all in minor units: its booked balances, the sum of its
+ * booked entries and its sequence number. The same whether read from a file or from the database.
+ */
+export interface ProvableStatement {
+  opbd: bigint | null;
+  prcd: bigint | null;
+  /** CLBD; for an intraday report its interim booked balance (ITBD), if any. */
+  closing: bigint | null;
+  booked: bigint;
+  sequence: bigint | null;
+  intraday: boolean;
+}
+
+/** The figures of a parsed statement its proof needs. */
+export function provableOf(statement: Pick<ParsedStatement, 'balances' | 'entries' | 'sequence' | 'intraday'>): ProvableStatement {
+  const balance = (code: string) => statement.balances.find((b) => b.code === code)?.amount ?? null;
+  return {
+    opbd: balance('OPBD'),
+    prcd: balance('PRCD'),
+    closing: balance(statement.intraday ? 'ITBD' : 'CLBD'),
+    booked: statement.entries.filter((e) => e.status === 'BOOK').reduce((sum, e) => sum + e.amount, 0n),
+    sequence: statement.sequence,
+    intraday: statement.intraday,
+  };
+}
+
+/** The statement before this one of the same account (by closing date, then sequence). */
+export interface PreviousStatement {
+  closing: bigint;
+  sequence: bigint | null;
+  businessDate: string;
+}
+
+const OK: StatementProof = { proof: 'ok', residual: null, missing: null, reason: null };
+
+/**
+ * The proof of one statement, in this order (the first failure is the verdict):
+ * 1. opening booked + Σ booked entries = closing booked, exactly (residual = closing − opening − Σ);
+ * 2. PRCD, where given, = OPBD (residual = OPBD − PRCD);
+ * 3. the sequence number follows the previous statement's without a gap (missing numbers);
+ * 4. the previous statement's closing booked = this opening booked (residual = opening − previous closing).
+ * An intraday report (camt.052) has no closing: only a check of its interim booked balance, when it has one.
+ */
+export function proveStatement(statement: ProvableStatement, previous: PreviousStatement | null): StatementProof {
+  const { opbd, prcd, closing, booked } = statement;
+  const opening = opbd ?? prcd;
+  if (opening !== null && closing !== null) {
+    const residual = closing - opening - booked;
+    if (residual !== 0n) return { proof: 'roll_forward_break', residual, missing: null, reason: 'opening booked + booked entries ≠ closing booked' };
+  }
+  if (opbd !== null && prcd !== null && opbd !== prcd) {
+    return { proof: 'roll_forward_break', residual: opbd - prcd, missing: null, reason: 'opening booked (OPBD) ≠ previously closed booked (PRCD)' };
+  }
+  if (statement.intraday || previous === null) return OK;
+  if (previous.sequence !== null && statement.sequence !== null && statement.sequence > previous.sequence + 1n) {
+    const missing = { from: previous.sequence + 1n, to: statement.sequence - 1n };
+    return { proof: 'sequence_gap', residual: null, missing, reason: `the previous statement, of ${previous.businessDate}, is number ${previous.sequence}` };
+  }
+  if (opening !== null && opening !== previous.closing) {
+    return { proof: 'roll_forward_break', residual: opening - previous.closing, missing: null, reason: `opening booked ≠ the closing booked of ${previous.businessDate}` };
+  }
+  return OK;
+}
+
+/** The missing sequence numbers for people and JSON: `3`, `3, 4` or `3 to 7` (a gap of thousands is one range). */
+export function describeMissing(missing: { from: bigint; to: bigint }): string {
+  const { from, to } = missing;
+  return from === to ? `${from}` : to === from + 1n ? `${from}, ${to}` : `${from} to ${to}`;
+}
