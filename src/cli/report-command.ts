@@ -1,5 +1,6 @@
 import { Option, type Command } from 'commander';
 import { describeError, ReconError, UsageError } from '../errors.js';
+import { numberStyleOf } from '../money/number-style.js';
 import { renderCsv } from '../reports/render-csv.js';
 import { renderHtml } from '../reports/render-html.js';
 import { renderJson } from '../reports/render-json.js';
@@ -69,12 +70,12 @@ export function registerReportCommand(program: Command, runtime: CliRuntime): vo
         const report = await loadReport(db, range, { accounts, today: today.date });
         const text =
           opts.format === 'csv'
-            ? renderCsv(report)
+            ? renderCsv(report, numberStyleOf(ctx.config.locale))
             : opts.format === 'json'
               ? renderJson(report, { tolerance: ctx.config.tolerance })
               : opts.format === 'html'
                 ? renderHtml(report, await loadCurrencyHistories(db, range), ctx.clock.now(), await loadReportFacts(db, report.results, ctx.config, ctx.clock.now()))
-                : renderTable(report, { tolerance: ctx.config.tolerance });
+                : renderTable(report, { tolerance: ctx.config.tolerance, style: numberStyleOf(ctx.config.locale) });
         if (opts.out === undefined) {
           runtime.output.out(text);
           return 0;
