@@ -13,6 +13,7 @@ import { ReconError, UsageError } from '../errors.js';
 import { latestClosedDateOf, todayOf } from '../reconciliation/business-dates.js';
 import { addDays } from '../business-date/zoned-time.js';
 import { previousDate } from '../clock.js';
+import { numberStyleOf } from '../money/number-style.js';
 import { loadReport } from '../reports/report-data.js';
 import { CONSOLE_CSS, CONSOLE_JS } from './assets.js';
 import { authenticate, SignInThrottledError } from './console-users.js';
@@ -74,7 +75,8 @@ export async function buildConsoleApp(options: ConsoleAppOptions): Promise<Fasti
 
   const expectedOrigin = (request: FastifyRequest) => options.publicUrl?.origin ?? `${request.protocol}://${request.host}`;
   const secureCookies = (request: FastifyRequest) => options.publicUrl?.protocol === 'https:' || request.protocol === 'https';
-  const pageOf = (request: FastifyRequest, notice?: PageContext['notice']): PageContext => ({ user: request.session?.user, csrfToken: request.session?.csrfToken, notice });
+  const style = numberStyleOf(ctx.config.locale);
+  const pageOf = (request: FastifyRequest, notice?: PageContext['notice']): PageContext => ({ user: request.session?.user, csrfToken: request.session?.csrfToken, notice, timezone: ctx.config.timezone, style });
   const audit = (request: FastifyRequest, action: string, outcome: 'ok' | 'refused' | 'failed', target?: string, detail?: unknown) =>
     insertAudit(db, { at: ctx.clock.now(), userName: request.session?.user.name ?? null, address: request.ip, action, target: target ?? null, outcome, detail });
 

@@ -1,3 +1,4 @@
+import { formatLocalTime } from '../business-date/local-time.js';
 import type { AppContext } from '../app-context.js';
 import { deleteSessionsOfUser, findUserByName, insertAudit, insertSignInAttempt, insertUser, listRecentFailures, listUsers, updateUser, type ConsoleUser } from '../db/console.repository.js';
 import { ReconError, UsageError } from '../errors.js';
@@ -94,7 +95,7 @@ export async function authenticate(ctx: AppContext, name: string, password: stri
     const retryAt = new Date(failures[failures.length - SIGN_IN_MAX_FAILURES]!.getTime() + SIGN_IN_WINDOW_MS);
     await insertAudit(db, { at: now, userName: name, address, action: 'sign-in', outcome: 'refused', detail: { reason: 'too many failed sign-ins' } });
     throw new SignInThrottledError(
-      `Too many failed sign-ins for "${name}" (${SIGN_IN_MAX_FAILURES} within 15 minutes): wait until ${retryAt.toISOString().slice(11, 16)} UTC and try again, or ask an administrator.`,
+      `Too many failed sign-ins for "${name}" (${SIGN_IN_MAX_FAILURES} within 15 minutes): wait until ${formatLocalTime(retryAt, ctx.config.timezone, { timeOnly: true })} and try again, or ask an administrator.`,
       retryAt,
     );
   }
