@@ -9,6 +9,7 @@ import { escapeHtml as e } from '../escape-html.js';
 import type { StoredReconciliationResult } from '../reconciliation/reconciliation-result.js';
 import { compareByAbsoluteDifference } from '../reports/report-view.js';
 import type { SignoffState } from '../signoff/signoff-service.js';
+import { mayActOnCases, mayApprove, mayPrepare } from './roles.js';
 
 // Server-rendered pages. No inline script or style anywhere (the Content-Security-Policy allows
 // only /assets/ files); every value from the database or the request goes through escapeHtml.
@@ -37,7 +38,7 @@ export function layout(title: string, page: PageContext, body: string): string {
   const nav =
     page.user === undefined
       ? ''
-      : `<nav><a href="/day">Day</a> <a href="/cases">Cases</a><span class="who">Signed in as <strong>${e(page.user.name)}</strong> (${e(page.user.role)})</span>` +
+      : `<nav><a href="/overview">Overview</a> <a href="/day">Day</a> <a href="/cases">Cases</a><span class="who">Signed in as <strong>${e(page.user.name)}</strong> (${e(page.user.role)})</span>` +
         `<form method="post" action="/logout" class="inline">${csrfField(page)}<button type="submit">Sign out</button></form></nav>`;
   const notice = page.notice === undefined ? '' : `<p class="notice ${page.notice.kind}" role="${page.notice.kind === 'error' ? 'alert' : 'status'}">${e(page.notice.text)}</p>`;
   return `<!DOCTYPE html>
@@ -73,6 +74,8 @@ export interface DayView {
   cases: Map<number, ReconciliationCase>;
   signoff: SignoffState;
   today: string;
+  /** Each currency's recent balance trend as inline SVG, by `${account}\u0000${currency}`. */
+  trends?: Map<string, string>;
 }
 
 function describeDrift(seconds: number | null): string {
@@ -92,8 +95,16 @@ function signoffSection(view: DayView, page: PageContext): string {
     lines.push(`<p>Prepared by <strong>${e(current!.preparedBy)}</strong> at ${e(localTime(current!.preparedAt, page))}${current!.approvedBy === null ? ', waiting for approval' : `; approved by <strong>${e(current!.approvedBy)}</strong> at ${e(localTime(current!.approvedAt!, page))}`}.</p>`);
   }
   const form = (action: string, text: string) => `<form method="post" action="${action}" class="inline">${csrfField(page)}<input type="hidden" name="date" value="${e(view.date)}"><button type="submit">${text}</button></form>`;
-  if (state === 'not signed' || state === 'changed after sign-off') lines.push(form('/signoffs/prepare', 'Prepare sign-off'));
-  if (state === 'prepared') lines.push(form('/signoffs/approve', 'Approve sign-off'));
+  // Only the buttons this user may press: the server refuses the others all the same.
+  const user = page.user;
+  if (state === 'not signed' || state === 'changed after sign-off') {
+    if (user !== undefined && mayPrepare(user.role)) lines.push(form('/signoffs/prepare', 'Prepare sign-off'));
+    else lines.push('<p class="hint">Waiting for a preparer to prepare the sign-off.</p>');
+  }
+  if (state === 'prepared') {
+    if (user !== undefined && mayApprove(user.role) && current!.preparedBy !== user.name) lines.push(form('/signoffs/approve', 'Approve sign-off'));
+    else lines.push(`<p class="hint">Waiting for an approver other than ${e(current!.preparedBy)} to approve it.</p>`);
+  }
   if (history.length > 0) {
     lines.push(
       `<table id="signoffs"><thead><tr><th>sign-off</th><th>prepared by</th><th>prepared at</th><th>approved by</th><th>approved at</th><th>report SHA-256</th><th>state</th></tr></thead><tbody>${history
@@ -128,7 +139,7 @@ export function dayPage(view: DayView, page: PageContext): string {
     const rows = ordered.map((r) => {
       const c = r.caseId === null ? undefined : view.cases.get(r.caseId);
       return (
-        `<tr class="status-${e(r.status)}"><td>${e(r.currency ?? '')}</td><td>${e(label(r.status))}</td>${amount(r.gatewayBalance, r.currency, page.style)}${amount(r.expectedBalance, r.currency, page.style)}${amount(r.difference, r.currency, page.style)}` +
+        `<tr class="status-${e(r.status)}"><td>${e(r.currency ?? '')}${r.currency === null ? '' : (view.trends?.get(`${account}\u0000${r.currency}`) ?? '')}</td><td>${e(label(r.status))}</td>${amount(r.gatewayBalance, r.currency, page.style)}${amount(r.expectedBalance, r.currency, page.style)}${amount(r.difference, r.currency, page.style)}` +
         `<td>${c === undefined ? '' : `<a href="/cases/${c.id}">case #${c.id}</a> ${e(c.state)}`}</td><td>${r.runId ?? ''}</td></tr>`
       );
     });
@@ -196,10 +207,12 @@ export function casePage(c: ReconciliationCase, occurrences: CaseOccurrence[], e
     )
     .join('')}</tbody></table>`;
   const allowed = actionsAllowedFrom(c.state);
+  // Only the forms of actions the state allows and the user's role may take: a viewer sees none.
+  const mayAct = page.user !== undefined && mayActOnCases(page.user.role);
   const action = (name: string, button: string, fields: string) =>
-    `<form method="post" action="/cases/${c.id}/${name}" class="action${allowed.includes(name as never) ? '' : ' not-allowed'}">${csrfField(page)}${fields}<button type="submit">${button}</button></form>`;
+    mayAct && allowed.includes(name as never) ? `<form method="post" action="/cases/${c.id}/${name}" class="action">${csrfField(page)}${fields}<button type="submit">${button}</button></form>` : '';
   const note = (required: boolean, hint: string) => `<label>Note${required ? ' (required)' : ''} <textarea name="note" rows="2" cols="40"${required ? ' required' : ''} placeholder="${e(hint)}"></textarea></label>`;
-  const actions = `<h2>Actions</h2><p class="hint">From ${e(c.state)} the rules allow: ${e(allowed.join(', ') || 'nothing')}.${page.user?.role === 'viewer' ? ' You have the viewer role: the server refuses every action.' : ''}</p><div class="actions">
+  const actions = `<h2>Actions</h2><p class="hint">From ${e(c.state)} the rules allow: ${e(allowed.join(', ') || 'nothing')}.${mayAct ? '' : ' You have the viewer role: you can look at everything but change nothing.'}</p><div class="actions">
 ${action('ack', 'Acknowledge', note(false, 'what you are looking into'))}
 ${action('assign', 'Assign', `<label>To <input name="to" required size="12"></label><label>Due <input name="due" type="date"></label>${note(false, 'optional')}`)}
 ${action('note', 'Add note', note(true, 'the note'))}
