@@ -54,7 +54,7 @@ export function registerReportCommand(program: Command, runtime: CliRuntime): vo
     .option('--out <file>', 'write to this file (mode 0600, replaced atomically) instead of stdout')
     .addHelpText(
       'after',
-      '\nExamples:\n  wallet-recon report --date 2026-11-20\n  wallet-recon report --from 2026-11-01 --to 2026-11-30 --format html --out november.html\n  wallet-recon report --date 2026-11-20 --format csv > results.csv\n\nDates of the range up to today with no stored result for an account are listed as not reconciled\n(JSON: summary.unreconciledDates, and summary.exitCode is then 3).\n\nExit codes: 0 written, 1 error, 2 usage error (also an account that is not configured, or a --date or --from after today), 130 stopped by Ctrl-C (SIGINT), 143 stopped by SIGTERM.',
+      '\nExamples:\n  wallet-recon report --date 2026-11-20\n  wallet-recon report --from 2026-11-01 --to 2026-11-30 --format html --out november.html\n  wallet-recon report --date 2026-11-20 --format csv > results.csv\n\nDates of the range up to the current business date with no stored result for an account are listed as not reconciled\n(JSON: summary.unreconciledDates, and summary.exitCode is then 3).\n\nExit codes: 0 written, 1 error, 2 usage error (also an account that is not configured, or a --date or --from after the current business date), 130 stopped by Ctrl-C (SIGINT), 143 stopped by SIGTERM.',
     )
     .action(async (opts: ReportOptions) => {
       const range = rangeFromFlags(opts);
