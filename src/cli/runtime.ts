@@ -105,6 +105,8 @@ export function createCliRuntime(
       // start-up, and a snapshot sends its first gateway requests before it needs them.
       const { createAppContext } = await import('../app-context.js');
       const opened = await createAppContext({ config, logger: runtime.logger(), command, migrate: options.migrate, clock, serve: options.serve, shareIfServed: options.exclusive !== true });
+      // Run from another folder, a command would otherwise use another database without a word.
+      (output.database ?? output.err)(`Database: ${opened.database.description}`);
       const pushUrl = options.pushJob === undefined ? undefined : config.metrics.pushgatewayUrl;
       // prom-client is loaded only when there is somewhere to push to.
       const metrics: Metrics | undefined =
