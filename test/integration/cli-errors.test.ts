@@ -106,7 +106,10 @@ describe(`one line per error and the documented exit code (${backend})`, () => {
     const runs = await runCliInProcess(['runs', '--account', 'eu-old'], env);
     expect(runs.code, runs.stderr).toBe(0);
     expect(runs.stderr.trim()).toBe('Account "eu-old" is not configured any more; these are its recorded runs.');
-    expect(runs.stdout).toMatch(/eu-old\s+2026-11-20, end of day.*\s+schedule\s+failed\s+2026-11-20 23:55:00\s+2\.0 s\s+interrupted/);
+    expect(runs.stdout).toMatch(/eu-old\s+2026-11-20, end of day.*\s+schedule\s+failed\s+2026-11-20 23:55 UTC\s+2\.0 s/);
+    // The error follows the table on its own line: no table line is wider than a wide terminal (132 columns).
+    expect(runs.stdout).toMatch(/\nrun \d+: interrupted$/);
+    for (const line of runs.stdout.split('\n').filter((l) => !l.startsWith('run '))) expect(line.length, line).toBeLessThanOrEqual(132);
   });
 
   it.runIf(backend === 'postgres')('a database that is not migrated is a setup error (2)', async () => {

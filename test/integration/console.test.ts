@@ -171,7 +171,10 @@ describe(`the review console (${backend})`, { timeout: 120_000 }, () => {
     const event = await t.handle.db.selectFrom('case_events').selectAll().where('case_id', '=', caseId).where('action', '=', 'accepted').executeTakeFirstOrThrow();
     expect(event.actor).toBe('anna');
     expect(event.note).toContain('timing difference, booked Monday');
-    expect((await client.get(`/cases/${caseId}?done=accept`)).body).toContain('Done: accept, recorded as anna.');
+    const page = (await client.get(`/cases/${caseId}?done=accept`)).body;
+    expect(page).toContain('Done: accept, recorded as anna.');
+    // The state once, not "accepted (accepted)".
+    expect(page).toContain('<dt>State</dt><dd>accepted</dd>');
   });
 
   it('prepares, refuses the self-approval, lets the approver approve, and seals the report', async () => {
