@@ -92,12 +92,12 @@ export function registerNotifyCommand(program: Command, runtime: CliRuntime): vo
           ['id', 'created', 'type', 'channel', 'status', 'attempts', 'next attempt / sent', 'last error'],
           ...rows.map((r) => [
             r.id,
-            r.created_at.toISOString(),
+            formatLocalTime(r.created_at, ctx.config.timezone, { seconds: true }),
             r.event_type,
             r.channel,
             r.status,
             String(r.attempts),
-            r.status === 'sent' ? (r.sent_at?.toISOString() ?? '') : r.status === 'pending' ? r.next_attempt_at.toISOString() : '',
+            r.status === 'sent' ? (r.sent_at === null ? '' : formatLocalTime(r.sent_at, ctx.config.timezone, { seconds: true })) : r.status === 'pending' ? formatLocalTime(r.next_attempt_at, ctx.config.timezone, { seconds: true }) : '',
             r.last_error ?? '',
           ]),
         ];
