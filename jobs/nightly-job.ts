@@ -7,6 +7,7 @@ import { abandonRunningRuns, accountsWithoutEndOfDay, findRunningRun, hasEndOfDa
 import { describeDatabaseFailure, isConnectionLost } from '../src/db/connection-errors.js';
 import { configuredChannels, enqueueEvent, enqueueNightCompleted, recordMissedDateAndNotify } from '../src/notifications/outbox.js';
 import { announceRecoveredDates, atRiskKey } from '../src/notifications/date-recovered.js';
+import { hasQueuedOutcome } from '../src/db/notification.repository.js';
 import { serviceOfSlot, type SlotSchedule, type SlotService } from '../src/scheduler/slot-schedule.js';
 import { tryAcquireAccountLock } from '../src/snapshot/account-lock.js';
 import { runSnapshotJob, type SnapshotJobOptions } from './snapshot-job.js';
@@ -62,8 +63,14 @@ export async function runNight(ctx: AppContext, options: NightOptions): Promise<
   await recordScheduledAccounts(db, names, date, options.serve.slot);
   const outcomes = new Map<string, NightAccountOutcome>(names.map((account) => [account, { account, status: 'pending', attempts: 0 }]));
   const delays = ctx.config.retryDelaysMs;
-  // Accounts announced at risk this night: once captured (by this loop or anyone else), people hear so.
+  // Accounts announced at risk this night: once captured (by this loop or anyone else), people
+  // hear so. Seeded from the outbox, so a worker restarted mid-night still tells them.
   const atRisk = new Set<string>();
+  try {
+    for (const account of names) if (await hasQueuedOutcome(db, atRiskKey(account, date))) atRisk.add(account);
+  } catch (error) {
+    log.warn({ err: error }, 'could not read which dates were announced at risk; a recovery is announced only for risks raised from now on');
+  }
   const announceRecoveries = async (stillPending: readonly string[]) => {
     const recovered = [...atRisk].filter((account) => !stillPending.includes(account));
     if (recovered.length === 0) return;

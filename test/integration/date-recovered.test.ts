@@ -4,6 +4,7 @@ import { reconcileAfterSnapshot } from '../../jobs/reconcile-job.js';
 import { runSnapshotJob } from '../../jobs/snapshot-job.js';
 import { FixedClock } from '../../src/clock.js';
 import { businessCalendarOf } from '../../src/config/index.js';
+import { enqueueEvent } from '../../src/notifications/outbox.js';
 import { serviceOfSlot } from '../../src/scheduler/slot-schedule.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { createTestContext, sandboxEnv } from '../helpers/test-context.js';
@@ -53,5 +54,17 @@ describe(`date.recovered (${backend})`, () => {
     expect((recovered[0]!.payload as { data: unknown }).data).toEqual({ account: 'default', businessDate: '2026-11-20', capturedAt: expect.stringMatching(/^2026-11-2[01]T/), runId: run.id });
     // The at-risk event comes first, the all-clear after it.
     expect(outbox.map((n) => n.event_type).indexOf('date.at_risk')).toBeLessThan(outbox.map((n) => n.event_type).indexOf('date.recovered'));
+  });
+
+  it('is queued by a worker that starts after the risk was announced (a restart), once the date is captured', async () => {
+    const slot = '2026-11-21T23:55:00Z';
+    const clock = new FixedClock(slot);
+    const ctx = createTestContext(t, sandboxEnv(sandbox, CHANNELS), { clock });
+    // The worker before the restart announced the risk, then stopped.
+    await enqueueEvent(t.handle.db, ctx.config, 'date.at_risk', { account: 'default', businessDate: '2026-11-21', windowClosesAt: '2026-11-22T03:00:00.000Z', reason: 'refused' }, 'date.at_risk:default:2026-11-21', clock.now());
+    const result = await runNight(ctx, { serve: serviceOfSlot(businessCalendarOf(ctx.config), new Date(slot)), signal: new AbortController().signal, reconcile: reconcileAfterSnapshot });
+    expect(result.accounts[0]).toMatchObject({ status: 'captured' });
+    const recovered = await t.handle.db.selectFrom('notifications').select('dedupe_key').where('event_type', '=', 'date.recovered').execute();
+    expect(recovered.map((n) => n.dedupe_key)).toContain('date.recovered:default:2026-11-21');
   });
 });
