@@ -125,7 +125,7 @@ export function registerDemoCommand(program: Command, runtime: CliRuntime): void
           const dataDir = ctx.config.databaseUrl === undefined ? ctx.config.dataDir : undefined;
           const consoleCommand = dataDir === undefined ? 'wallet-recon console' : `RECON_DATA_DIR=${shellQuote(dataDir)} wallet-recon console`;
           runtime.output.out(
-            `\n4. Report\nThe HTML report is in ${reportFile}\n\n5. Console\nTo review the break in the browser, add a user and open the console on the demo's database:\n` +
+            `\n4. Report\nThe HTML report is in ${reportFile}\n\n5. Console\nTo review the break in the browser, add a user and open the console on the demo's database${dataDir === undefined ? ' (with the same DATABASE_URL)' : ''}:\n` +
               `  ${dataDir === undefined ? '' : `RECON_DATA_DIR=${shellQuote(dataDir)} `}wallet-recon users add me --role admin\n  ${consoleCommand}\n` +
               `It opens on ${run.businessDate}, the demo's business date, with its break.\n\nNext: "wallet-recon --help" lists every command; README.md says how to point wallet-recon at your gateway.`,
           );
