@@ -6,6 +6,8 @@ import { countConsecutiveMissedDates, findFirstServedDates, findLastRunError, li
 import { abandonRunningRuns, accountsWithoutEndOfDay, findRunningRun, hasEndOfDayCapture } from '../src/db/snapshot-run.repository.js';
 import { describeDatabaseFailure, isConnectionLost } from '../src/db/connection-errors.js';
 import { configuredChannels, enqueueEvent, enqueueNightCompleted, recordMissedDateAndNotify } from '../src/notifications/outbox.js';
+import { announceRecoveredDates, atRiskKey } from '../src/notifications/date-recovered.js';
+import { hasQueuedOutcome } from '../src/db/notification.repository.js';
 import { serviceOfSlot, type SlotSchedule, type SlotService } from '../src/scheduler/slot-schedule.js';
 import { tryAcquireAccountLock } from '../src/snapshot/account-lock.js';
 import { planNight } from '../src/queue/night-plan.js';
@@ -63,6 +65,24 @@ export async function runNight(ctx: AppContext, options: NightOptions): Promise<
   const outcomes = new Map<string, NightAccountOutcome>(names.map((account) => [account, { account, status: 'pending', attempts: 0 }]));
   const delays = ctx.config.retryDelaysMs;
   const { slot } = options.serve;
+  // Accounts announced at risk this night: once captured (by this loop or anyone else), people
+  // hear so. Seeded from the outbox, so a worker restarted mid-night still tells them.
+  const atRisk = new Set<string>();
+  try {
+    for (const account of names) if (await hasQueuedOutcome(db, atRiskKey(account, date))) atRisk.add(account);
+  } catch (error) {
+    log.warn({ err: error }, 'could not read which dates were announced at risk; a recovery is announced only for risks raised from now on');
+  }
+  const announceRecoveries = async (stillPending: readonly string[]) => {
+    const recovered = [...atRisk].filter((account) => !stillPending.includes(account));
+    if (recovered.length === 0) return;
+    try {
+      await announceRecoveredDates(ctx, recovered, date);
+    } catch (error) {
+      ctx.logger.error({ err: error, accounts: recovered }, 'could not queue the date.recovered notification');
+    }
+    for (const account of recovered) atRisk.delete(account);
+  };
 
   for (let round = 0; !signal.aborted; round++) {
     const now = ctx.clock.now();
@@ -74,6 +94,7 @@ export async function runNight(ctx: AppContext, options: NightOptions): Promise<
     // The database away (restarted, failing over): wait a little and ask again, inside the window.
     const pending = await whileDatabaseAway(ctx, signal, window.closesAt, () => accountsWithoutEndOfDay(db, names, date, slot));
     if (pending === undefined) continue;
+    await announceRecoveries(pending);
     if (pending.length === 0) break;
     if (round > 0) log.info({ accounts: pending, attempt: round + 1 }, `trying again: ${pending.length} account(s) still without an end-of-day snapshot for ${date}`);
     const result = await runSnapshotJob(ctx, { trigger: 'schedule', accounts: pending, serve: options.serve, signal, createGateway: options.createGateway });
@@ -89,11 +110,13 @@ export async function runNight(ctx: AppContext, options: NightOptions): Promise<
         // window closes, and the gateway is not asked again and again with the same secret.
         if (run.errorCode === 'E_AUTH') {
           credentialsRefused = true;
+          atRisk.add(run.account);
           await raiseDateAtRisk(ctx, { account: run.account, businessDate: date, windowClosesAt: window.closesAt, reason: run.error });
         }
       }
     }
     const still = (await whileDatabaseAway(ctx, signal, window.closesAt, () => accountsWithoutEndOfDay(db, pending, date, slot))) ?? pending;
+    await announceRecoveries(still);
     if (still.length === 0) break;
     const nowAfter = ctx.clock.now().getTime();
     // With credentials refused, only the longest of RECON_RETRY_DELAYS: someone has to fix them.
@@ -293,7 +316,7 @@ export async function raiseDateAtRisk(ctx: AppContext, risk: { account: string; 
       ctx.config,
       'date.at_risk',
       { account: risk.account, businessDate: risk.businessDate, windowClosesAt: risk.windowClosesAt.toISOString(), reason: risk.reason },
-      `date.at_risk:${risk.account}:${risk.businessDate}`,
+      atRiskKey(risk.account, risk.businessDate),
       ctx.clock.now(),
     );
     ctx.logger.error(

@@ -8,6 +8,7 @@ import { enqueueEvent } from '../src/notifications/outbox.js';
 import type { BooksMissingData, ReconciliationFailedData } from '../src/notifications/events.js';
 import { countByStatus, isAccepted, reconciliationExitCode, type ReconciliationResult, type StatusCounts } from '../src/reconciliation/reconciliation-result.js';
 import { reconcileBusinessDate, reconcileOwedDates, resolveAccountNames, type ReconcileFailure, type SettledReconciliations } from '../src/reconciliation/reconciliation-service.js';
+import { formatLocalTime } from '../src/business-date/local-time.js';
 
 export interface ReconcileJobOptions {
   /** Business date, YYYY-MM-DD. */
@@ -73,7 +74,7 @@ export async function runReconcileJob(ctx: AppContext, options: ReconcileJobOpti
   const cutoffAt = businessCalendarOf(ctx.config).cutoffOf(options.date);
   if (ctx.clock.now() < cutoffAt) {
     throw new UsageError(
-      `Business date ${options.date} cannot be reconciled yet: its cut-off is ${cutoffAt.toISOString()} (RECON_CUTOFF ${ctx.config.cutoff} in ${ctx.config.timezone}). Run it after that.`,
+      `Business date ${options.date} cannot be reconciled yet: its cut-off is ${formatLocalTime(cutoffAt, ctx.config.timezone)} (RECON_CUTOFF ${ctx.config.cutoff} in ${ctx.config.timezone}). Run it after that.`,
     );
   }
   const results = await reconcileBusinessDate(ctx, accounts, options.date, { afterWrite: notifyMissingBooks(ctx) });

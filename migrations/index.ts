@@ -13,6 +13,7 @@ import * as lockFencing from './2026-11-26T0006_lock-fencing.js';
 import * as consoleSignInAndSsoBinding from './2026-11-27T2801_console-sign-in-and-sso-binding.js';
 import * as bankStatements from './2026-11-27T3001_bank-statements.js';
 import * as snapshotRunWorker from './2026-11-27T3101_snapshot-run-worker.js';
+import * as majorUnitColumns from './2026-11-27T3201_major-unit-columns.js';
 import * as importProfiles from './2026-11-27T3301_import-profiles.js';
 import * as unknownDecimals from './2026-11-27T3351_unknown-decimals.js';
 import * as booksDeadlineInStatus from './2026-11-27T3352_books-deadline-in-status.js';
@@ -37,6 +38,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '2026-11-27T2801_console-sign-in-and-sso-binding': consoleSignInAndSsoBinding,
   '2026-11-27T3001_bank-statements': bankStatements,
   '2026-11-27T3101_snapshot-run-worker': snapshotRunWorker,
+  '2026-11-27T3201_major-unit-columns': majorUnitColumns,
   '2026-11-27T3301_import-profiles': importProfiles,
   '2026-11-27T3351_unknown-decimals': unknownDecimals,
   '2026-11-27T3352_books-deadline-in-status': booksDeadlineInStatus,

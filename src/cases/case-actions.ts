@@ -68,7 +68,7 @@ export async function applyCaseAction(ctx: AppContext, request: CaseActionReques
   if (request.due !== undefined && !isCalendarDate(request.due)) throw new UsageError(`--due ${JSON.stringify(request.due)} is not a real date: use YYYY-MM-DD, for example ${today}.`);
   if (request.until !== undefined) {
     if (!isCalendarDate(request.until)) throw new UsageError(`--until ${JSON.stringify(request.until)} is not a real date: use YYYY-MM-DD, for example ${today}.`);
-    if (request.until < today) throw new UsageError(`--until ${request.until} is already past (today is ${today} in ${ctx.config.timezone}): give today or a later date, or leave --until out for an acceptance without end.`);
+    if (request.until < today) throw new UsageError(`--until ${request.until} is already past (the current business date is ${today} in ${ctx.config.timezone}): give that date or a later one, or leave --until out for an acceptance without end.`);
   }
   const at = ctx.clock.now();
 

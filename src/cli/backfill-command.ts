@@ -3,6 +3,7 @@ import { runBackfillJob, type BackfillAccountDay, type BackfillDate, type Backfi
 import { createProgressBar } from './progress-line.js';
 import type { CliRuntime } from './runtime.js';
 import { summaryOf } from './command-catalog.js';
+import { formatLocalTime } from '../business-date/local-time.js';
 
 function describeDay(day: BackfillAccountDay, result: Pick<BackfillJobResult, 'dryRun' | 'source'>): string {
   const run = day.runId === undefined ? '' : ` (run ${day.runId})`;
@@ -78,7 +79,7 @@ export function registerBackfillCommand(program: Command, runtime: CliRuntime): 
         if (gaps.length > 0) out.out(`${result.dryRun ? 'Would leave gaps' : 'Gaps remain'} on ${gaps.join(', ')}: import the gateway's statements for them with --import FILE.`);
         for (const date of failedCaptures) {
           out.out(
-            `The capture of ${date.businessDate} failed while its capture window is still open (until ${date.windowClosesAt.toISOString()}): the gateway can still report that day, so no statements are needed. Fix what the failure above says (for a refused API key or secret, the account's credentials) and run backfill again before the window closes, or let the worker capture it.`,
+            `The capture of ${date.businessDate} failed while its capture window is still open (until ${formatLocalTime(date.windowClosesAt, ctx.config.timezone)}): the gateway can still report that day, so no statements are needed. Fix what the failure above says (for a refused API key or secret, the account's credentials) and run backfill again before the window closes, or let the worker capture it.`,
           );
         }
         if (unmatched.length > 0) out.out(`Results that did not match on ${unmatched.join(', ')}: see "wallet-recon report --from ${opts.from} --to ${opts.to}".`);

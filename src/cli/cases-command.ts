@@ -1,3 +1,4 @@
+import { formatLocalTime } from '../business-date/local-time.js';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { detectSignoffChanges } from '../signoff/signoff-service.js';
 import { applyCaseAction, type CaseActionRequest, type ManualCaseAction } from '../cases/case-actions.js';
@@ -162,9 +163,9 @@ Exit codes: 0 done, 1 error, 2 usage error (also a transition the case's state d
           ]),
         );
         const eventTable = formatTable(
-          ['at (UTC)', 'actor', 'action', 'state', 'note'],
+          ['at', 'actor', 'action', 'state', 'note'],
           events.map((e) => [
-            e.at.toISOString().replace('T', ' ').slice(0, 19),
+            formatLocalTime(e.at, ctx.config.timezone, { seconds: true }),
             e.actor,
             e.action,
             e.fromState === e.toState || e.fromState === null ? (e.toState ?? '') : `${e.fromState} -> ${e.toState ?? ''}`,
@@ -183,7 +184,9 @@ Exit codes: 0 done, 1 error, 2 usage error (also a transition the case's state d
           const request: CaseActionRequest = { caseId: id, action: name, actor: resolveActor(opts.by, ctx.config), note: opts.note, to: opts.to, due: opts.due, until: opts.until };
           const { before, after } = await applyCaseAction(ctx, request);
           const change = before.state === after.state ? describeState(after) : `${describeState(before)} -> ${describeState(after)}`;
-          runtime.output.out(`Case ${describeCase(after)}: ${change} (${name} by ${request.actor}).`);
+          // An assignment says to whom and by when: the state alone would not change.
+          const assigned = name === 'assign' ? `; assigned to ${after.assignee ?? '-'}${after.dueOn === null ? ', no due date' : `, due ${after.dueOn}`}` : '';
+          runtime.output.out(`Case ${describeCase(after)}: ${change}${assigned} (${name} by ${request.actor}).`);
           if (name === 'reopen') {
             for (const { signoff } of await detectSignoffChanges(ctx)) {
               runtime.output.err(`${signoff.businessDate} was signed off (#${signoff.id}) and changed after sign-off: it must be signed again.`);

@@ -36,6 +36,11 @@ const DEMO_IBAN = 'DE89370400440532013000';
 /** The deliberate break of the demo's books: 123.45 in EUR (12,345 minor units), else in the first currency. */
 const DEMO_BREAK = 12_345n;
 
+/** A path as a POSIX shell reads it back: bare when it is plain, else in single quotes. */
+function shellQuote(value: string): string {
+  return /^[\w@%+=:,./-]+$/.test(value) ? value : `'${value.replaceAll("'", "'\\''")}'`;
+}
+
 /** `wallet-recon demo`: the whole job against a local emulator, nothing to install or configure. */
 export function registerDemoCommand(program: Command, runtime: CliRuntime): void {
   program
@@ -60,7 +65,7 @@ export function registerDemoCommand(program: Command, runtime: CliRuntime): void
       const reportFile = path.resolve(opts.out ?? path.join(userDataRoot(), 'demo-report.html'));
       // A fresh random secret: the emulator is only reachable on loopback for this one run.
       const apiSecret = randomBytes(16).toString('hex');
-      const sandbox = await startSandbox({ host: '127.0.0.1', port: 0, apiKey: 'demo-key', apiSecret, wallets });
+      const sandbox = await startSandbox({ host: '127.0.0.1', port: 0, apiKey: 'demo-key', apiSecret, wallets, balances: 'merchant' });
       const scratch = mkdtempSync(path.join(tmpdir(), 'wallet-recon-demo-'));
       try {
         runtime.output.out(`Gateway emulator listening on ${sandbox.url} with ${sandbox.wallets.length} wallets.`);
@@ -90,7 +95,9 @@ export function registerDemoCommand(program: Command, runtime: CliRuntime): void
             );
           }
           const migrated = await migrateToLatest(ctx.database.db);
-          runtime.output.out(`Database: ${ctx.database.description} (${migrated.applied.length} migration(s) applied).`);
+          // Which database is said on stderr with every command; here what the demo did to it.
+          const n = migrated.applied.length;
+          runtime.output.out(n === 0 ? `The demo's database (${ctx.database.description}) is up to date.` : `Prepared the demo's database (${ctx.database.description}): ${n} migration${n === 1 ? '' : 's'} applied.`);
 
           const snapshot = await runSnapshotJob(ctx, { trigger: 'manual', signal: runtime.signal });
           runtime.output.out(`\n1. Snapshot\n${formatSnapshotSummary(snapshot.accounts)}`);
@@ -123,7 +130,13 @@ export function registerDemoCommand(program: Command, runtime: CliRuntime): void
           const html = renderHtml(report, await loadCurrencyHistories(ctx.database.db, range), now, await loadReportFacts(ctx.database.db, report.results, ctx.config, now));
           mkdirSync(path.dirname(reportFile), { recursive: true, mode: 0o700 });
           await writeFileAtomically(reportFile, html);
-          runtime.output.out(`\n5. Report\nThe HTML report is in ${reportFile}\n\nNext: "wallet-recon --help" lists every command; README.md says how to point wallet-recon at your gateway.`);
+          const dataDir = ctx.config.databaseUrl === undefined ? ctx.config.dataDir : undefined;
+          const consoleCommand = dataDir === undefined ? 'wallet-recon console' : `RECON_DATA_DIR=${shellQuote(dataDir)} wallet-recon console`;
+          runtime.output.out(
+            `\n5. Report\nThe HTML report is in ${reportFile}\n\n6. Console\nTo review the break in the browser, add a user and open the console on the demo's database${dataDir === undefined ? ' (with the same DATABASE_URL)' : ''}:\n` +
+              `  ${dataDir === undefined ? '' : `RECON_DATA_DIR=${shellQuote(dataDir)} `}wallet-recon users add me --role admin\n  ${consoleCommand}\n` +
+              `It opens on ${run.businessDate}, the demo's business date, with its break.\n\nNext: "wallet-recon --help" lists every command; README.md says how to point wallet-recon at your gateway.`,
+          );
           return snapshot.exitCode;
         });
       } finally {

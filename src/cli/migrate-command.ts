@@ -14,8 +14,8 @@ export function registerMigrateCommand(program: Command, runtime: CliRuntime): v
         const outcome = await migrateToLatest(ctx.database.db);
         runtime.output.out(
           outcome.applied.length === 0
-            ? `The schema of the ${ctx.database.description} is up to date (${outcome.alreadyApplied} migrations).`
-            : `Applied ${outcome.applied.length} migration(s) to the ${ctx.database.description}: ${outcome.applied.join(', ')}.`,
+            ? `The schema of the ${ctx.database.description} is up to date (${outcome.alreadyApplied} migration${outcome.alreadyApplied === 1 ? '' : 's'}).`
+            : `Applied ${outcome.applied.length} migration${outcome.applied.length === 1 ? '' : 's'} to the ${ctx.database.description}: ${outcome.applied.join(', ')}.`,
         );
         // On a server, the job queue's schema too: made here once, so workers never race to make it.
         if (ctx.database.kind === 'postgres') {

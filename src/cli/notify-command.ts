@@ -6,6 +6,7 @@ import { createEvent } from '../notifications/events.js';
 import { createChannels } from '../notifications/outbox.js';
 import type { CliRuntime } from './runtime.js';
 import { summaryOf } from './command-catalog.js';
+import { formatLocalTime } from '../business-date/local-time.js';
 
 const STATUSES: readonly NotificationStatus[] = ['pending', 'sent', 'failed'];
 
@@ -91,12 +92,12 @@ export function registerNotifyCommand(program: Command, runtime: CliRuntime): vo
           ['id', 'created', 'type', 'channel', 'status', 'attempts', 'next attempt / sent', 'last error'],
           ...rows.map((r) => [
             r.id,
-            r.created_at.toISOString(),
+            formatLocalTime(r.created_at, ctx.config.timezone, { seconds: true }),
             r.event_type,
             r.channel,
             r.status,
             String(r.attempts),
-            r.status === 'sent' ? (r.sent_at?.toISOString() ?? '') : r.status === 'pending' ? r.next_attempt_at.toISOString() : '',
+            r.status === 'sent' ? (r.sent_at === null ? '' : formatLocalTime(r.sent_at, ctx.config.timezone, { seconds: true })) : r.status === 'pending' ? formatLocalTime(r.next_attempt_at, ctx.config.timezone, { seconds: true }) : '',
             r.last_error ?? '',
           ]),
         ];
@@ -119,7 +120,7 @@ export function registerNotifyCommand(program: Command, runtime: CliRuntime): vo
         const r = done.before;
         const what = `Notification ${id} (${r.event_type} to ${r.channel})`;
         if (!done.requeued) {
-          const state = r.status === 'sent' ? `was already sent${r.sent_at === null ? '' : ` at ${r.sent_at.toISOString()}`}` : 'is still pending: the worker is already trying it';
+          const state = r.status === 'sent' ? `was already sent${r.sent_at === null ? '' : ` at ${formatLocalTime(r.sent_at, ctx.config.timezone)}`}` : 'is still pending: the worker is already trying it';
           throw new UsageError(`${what} is not failed: it ${state}. Only a failed notification can be retried; nothing was changed.`);
         }
         runtime.output.out(`${what} queued again: it had failed after ${r.attempts} attempt${r.attempts === 1 ? '' : 's'}${r.last_error === null ? '' : ` (${r.last_error})`}. The worker sends it on its next pass.`);

@@ -7,6 +7,11 @@ export interface Output {
   readonly isTTY: boolean;
   /** Where live progress bars are drawn (stderr, so stdout stays clean to pipe); none when absent. */
   readonly progress?: ProgressStream;
+  /**
+   * The one line saying which database a command uses ("Database: embedded database in …"): on
+   * stderr, like `err`; kept apart so a caller collecting output can tell it from the command's own.
+   */
+  database?(text: string): void;
 }
 
 /** The process's own stdout and stderr. */
@@ -17,4 +22,5 @@ export const processOutput: Output = {
     return Boolean(process.stdout.isTTY);
   },
   progress: process.stderr,
+  database: (text) => void process.stderr.write(`${text}\n`),
 };

@@ -1,5 +1,6 @@
 import { Option, type Command } from 'commander';
 import { describeError, ReconError, UsageError } from '../errors.js';
+import { numberStyleOf } from '../money/number-style.js';
 import { renderCsv } from '../reports/render-csv.js';
 import { renderHtml } from '../reports/render-html.js';
 import { renderJson } from '../reports/render-json.js';
@@ -53,7 +54,7 @@ export function registerReportCommand(program: Command, runtime: CliRuntime): vo
     .option('--out <file>', 'write to this file (mode 0600, replaced atomically) instead of stdout')
     .addHelpText(
       'after',
-      '\nExamples:\n  wallet-recon report --date 2026-11-20\n  wallet-recon report --from 2026-11-01 --to 2026-11-30 --format html --out november.html\n  wallet-recon report --date 2026-11-20 --format csv > results.csv\n\nDates of the range up to the latest one whose cut-off has passed, with no stored result for an account are listed as not reconciled\n(JSON: summary.unreconciledDates, and summary.exitCode is then 3).\n\nExit codes: 0 written, 3 written but some results are owed (an input changed since they were computed; the worker or the next command recomputes them), 1 error, 2 usage error (also an account that is not configured, or a --date or --from after today), 130 stopped by Ctrl-C (SIGINT), 143 stopped by SIGTERM.',
+      '\nExamples:\n  wallet-recon report --date 2026-11-20\n  wallet-recon report --from 2026-11-01 --to 2026-11-30 --format html --out november.html\n  wallet-recon report --date 2026-11-20 --format csv > results.csv\n\nDates of the range up to the latest one whose cut-off has passed, with no stored result for an account are listed as not reconciled\n(JSON: summary.unreconciledDates, and summary.exitCode is then 3).\n\nExit codes: 0 written, 3 written but some results are owed (an input changed since they were computed; the worker or the next command recomputes them), 1 error, 2 usage error (also an account that is not configured, or a --date or --from after the current business date), 130 stopped by Ctrl-C (SIGINT), 143 stopped by SIGTERM.',
     )
     .action(async (opts: ReportOptions) => {
       const range = rangeFromFlags(opts);
@@ -71,12 +72,12 @@ export function registerReportCommand(program: Command, runtime: CliRuntime): vo
         const exitCode = report.summary.accounts.some((a) => a.owedDates.length > 0) ? 3 : 0;
         const text =
           opts.format === 'csv'
-            ? renderCsv(report)
+            ? renderCsv(report, numberStyleOf(ctx.config.locale))
             : opts.format === 'json'
               ? renderJson(report, { tolerance: ctx.config.tolerance })
               : opts.format === 'html'
                 ? renderHtml(report, await loadCurrencyHistories(db, range), ctx.clock.now(), await loadReportFacts(db, report.results, ctx.config, ctx.clock.now()))
-                : renderTable(report, { tolerance: ctx.config.tolerance });
+                : renderTable(report, { tolerance: ctx.config.tolerance, style: numberStyleOf(ctx.config.locale) });
         if (opts.out === undefined) {
           runtime.output.out(text);
           return exitCode;

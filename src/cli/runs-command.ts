@@ -1,3 +1,4 @@
+import { formatLocalTime } from '../business-date/local-time.js';
 import { InvalidArgumentError, type Command } from 'commander';
 import { describeCaptureTiming } from '../business-date/business-calendar.js';
 import { listSnapshotRows } from '../db/balance-snapshot.repository.js';
@@ -77,7 +78,7 @@ export function registerRunsCommand(program: Command, runtime: CliRuntime): void
           if (r.status !== 'succeeded') return '';
           const chosen = authority.get(`${r.account}|${r.business_date}`);
           if (chosen === undefined) return '';
-          return chosen.runId === r.id ? `yes: ${chosen.reason}` : `no: run ${chosen.runId} is`;
+          return chosen.runId === r.id ? 'yes' : `no (run ${chosen.runId})`;
         };
         if (opts.json) {
           runtime.output.out(
@@ -96,23 +97,22 @@ export function registerRunsCommand(program: Command, runtime: CliRuntime): void
           runtime.output.out(noRunsYetAdvice(ctx));
           return 0;
         }
+        // One short line per run fits a terminal; errors and warnings are sentences, so each
+        // follows the table on its own line (pages, requests and the reasons are in --json).
         const rows = runs.map((r) => [
           String(r.id),
           r.account,
           describeCaptureTiming(r.business_date, r.end_of_day, r.cutoff_drift_seconds),
           r.trigger,
           r.status,
-          r.started_at.toISOString().replace('T', ' ').slice(0, 19),
+          formatLocalTime(r.started_at, ctx.config.timezone),
           String(r.wallets_fetched ?? ''),
-          String(r.pages_fetched ?? ''),
-          String(r.requests ?? ''),
           r.finished_at ? formatDuration(r.finished_at.getTime() - r.started_at.getTime()) : '',
           authorityOf(r),
-          r.error ?? r.warning ?? '',
         ]);
-        runtime.output.out(
-          formatTable(['run', 'account', 'business date', 'trigger', 'status', 'started (UTC)', 'wallets', 'pages', 'requests', 'duration', "date's snapshot", 'error'], rows),
-        );
+        const notes = runs.flatMap((r) => (r.error !== null ? [`run ${r.id}: ${r.error}`] : r.warning ? [`run ${r.id} (warning): ${r.warning}`] : []));
+        const table = formatTable(['run', 'account', 'business date', 'trigger', 'status', 'started', 'wallets', 'duration', "date's snapshot"], rows);
+        runtime.output.out(notes.length === 0 ? table : `${table}\n\n${notes.join('\n')}`);
         return 0;
       });
     });

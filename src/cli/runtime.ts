@@ -98,13 +98,17 @@ export function createCliRuntime(
     },
     async withContext(command, options, fn) {
       const config = options.configOverrides ? loadConfig({ env: source, overrides: options.configOverrides }) : runtime.config();
-      if (config.databaseUrl === undefined && config.dataDirSource === 'checkout') {
+      const checkoutNotice = config.databaseUrl === undefined && config.dataDirSource === 'checkout';
+      if (checkoutNotice) {
         output.err(`Using the embedded database in ${config.dataDir}, found in this folder (new installations keep it in ${userDataRoot()}; set RECON_DATA_DIR to choose).`);
       }
       // Loaded here, not at start: the database driver and Kysely are a good part of a command's
       // start-up, and a snapshot sends its first gateway requests before it needs them.
       const { createAppContext } = await import('../app-context.js');
       const opened = await createAppContext({ config, logger: runtime.logger(), command, migrate: options.migrate, clock, serve: options.serve, shareIfServed: options.exclusive !== true });
+      // Run from another folder, a command would otherwise use another database without a word
+      // (the checkout's notice above already named it).
+      if (!checkoutNotice) (output.database ?? output.err)(`Database: ${opened.database.description}`);
       const pushUrl = options.pushJob === undefined ? undefined : config.metrics.pushgatewayUrl;
       // prom-client is loaded only when there is somewhere to push to.
       const metrics: Metrics | undefined =

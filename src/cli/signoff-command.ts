@@ -1,3 +1,4 @@
+import { formatLocalTime } from '../business-date/local-time.js';
 import type { Command } from 'commander';
 import { authenticateForCli } from '../console/sign-in.js';
 import { approveSignoff, detectSignoffChanges, prepareSignoff, requireDate, signoffStateOf } from '../signoff/signoff-service.js';
@@ -97,13 +98,13 @@ Exit codes: 0 done, 1 refused (role, open cases, the preparer approving) or erro
         if (history.length > 0) {
           lines.push(
             formatTable(
-              ['sign-off', 'prepared by', 'prepared at (UTC)', 'approved by', 'approved at (UTC)', 'report SHA-256', 'state'],
+              ['sign-off', 'prepared by', 'prepared at', 'approved by', 'approved at', 'report SHA-256', 'state'],
               history.map((s) => [
                 `#${s.id}`,
                 s.preparedBy,
-                s.preparedAt.toISOString().slice(0, 19).replace('T', ' '),
+                formatLocalTime(s.preparedAt, ctx.config.timezone, { seconds: true }),
                 s.approvedBy ?? '',
-                s.approvedAt?.toISOString().slice(0, 19).replace('T', ' ') ?? '',
+                s.approvedAt === null ? '' : formatLocalTime(s.approvedAt, ctx.config.timezone, { seconds: true }),
                 s.reportSha256,
                 s.invalidatedAt === null ? (s.approvedBy === null ? 'prepared' : 'approved') : 'changed after sign-off',
               ]),

@@ -10,6 +10,7 @@ import { formatTable } from '../text-table.js';
 import { createProgressLine } from './progress-line.js';
 import type { CliRuntime } from './runtime.js';
 import { summaryOf } from './command-catalog.js';
+import { formatLocalTime } from '../business-date/local-time.js';
 
 export function formatDuration(ms: number): string {
   return ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(1)} s`;
@@ -98,7 +99,7 @@ export function registerSnapshotCommand(program: Command, runtime: CliRuntime): 
           const reconciled =
             (result.reReconciledDates > 0 ? `\n\nRe-reconciled ${result.reReconciledDates} date${result.reReconciledDates === 1 ? '' : 's'}: the new snapshot became their end-of-day balance.` : '') +
             [...new Map(result.awaitingCutoff.map((a) => [a.businessDate, a])).values()]
-              .map((a) => `\n\n${a.businessDate} is reconciled once its cut-off passes (${a.cutoffAt.toISOString()}): the worker, or the next command run after it, does it.`)
+              .map((a) => `\n\n${a.businessDate} is reconciled once its cut-off passes (${formatLocalTime(a.cutoffAt, ctx.config.timezone)}): the worker, or the next command run after it, does it.`)
               .join('');
           runtime.output.out(
             opts.json

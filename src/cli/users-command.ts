@@ -1,3 +1,4 @@
+import { formatLocalTime } from '../business-date/local-time.js';
 import { Option, type Command } from 'commander';
 import { resolveActor } from '../cases/case-actor.js';
 import { addUser, checkPassword, checkUserName, disableUser, enableUser, listUsers, parseRole, resetPassword, setUserRole, unlockUser } from '../console/console-users.js';
@@ -67,7 +68,7 @@ Exit codes: 0 done, 1 error, 2 usage error (unknown user or role, a name taken, 
         } else if (all.length === 0) {
           runtime.output.out('No users yet. Add one with "wallet-recon users add NAME --role preparer".');
         } else {
-          runtime.output.out(formatTable(['user', 'role', 'source', 'state', 'created (UTC)'], all.map((u) => [u.name, u.role, u.source, u.disabledAt === null ? 'active' : `disabled ${u.disabledAt.toISOString().slice(0, 16).replace('T', ' ')}`, u.createdAt.toISOString().slice(0, 16).replace('T', ' ')])));
+          runtime.output.out(formatTable(['user', 'role', 'source', 'state', 'created'], all.map((u) => [u.name, u.role, u.source, u.disabledAt === null ? 'active' : `disabled ${formatLocalTime(u.disabledAt, ctx.config.timezone)}`, formatLocalTime(u.createdAt, ctx.config.timezone)])));
         }
         return 0;
       });

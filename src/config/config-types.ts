@@ -100,6 +100,8 @@ export interface Config {
   /** Whether LOG_LEVEL was set, rather than defaulted (the demo is quieter by default). */
   readonly logLevelSet: boolean;
   readonly timezone: string;
+  /** RECON_LOCALE: how amounts are written for people and CSV separators; undefined: 1,234.56 and commas. */
+  readonly locale: string | undefined;
   readonly schedule: string;
   /** Local time (HH:MM in `timezone`) at which a business date ends. */
   readonly cutoff: string;

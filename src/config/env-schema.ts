@@ -42,6 +42,7 @@ export const envSchema = z.object({
     error: 'must be one of: fatal, error, warn, info, debug, trace, silent',
   }).default('info'),
   RECON_TIMEZONE: z.string().default('UTC').refine(isTimeZone, 'must be an IANA time zone such as UTC or Europe/Berlin'),
+  RECON_LOCALE: z.string().optional().refine((v) => v === undefined || isLocale(v), 'must be a BCP 47 locale such as en-US, en-GB or de-DE'),
   RECON_SCHEDULE: z
     .string()
     .default('55 23 * * *')
@@ -145,6 +146,15 @@ function isTimeZone(value: string): boolean {
   try {
     new Intl.DateTimeFormat('en-US', { timeZone: value });
     return true;
+  } catch {
+    return false;
+  }
+}
+
+/** A well-formed BCP 47 tag the runtime has number formats for (de-DE yes, "german" or xx-XX no). */
+function isLocale(value: string): boolean {
+  try {
+    return Intl.NumberFormat.supportedLocalesOf(value).length > 0;
   } catch {
     return false;
   }

@@ -98,6 +98,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     logLevel: v.LOG_LEVEL,
     logLevelSet: env.LOG_LEVEL !== undefined,
     timezone: v.RECON_TIMEZONE,
+    locale: v.RECON_LOCALE,
     schedule: v.RECON_SCHEDULE,
     cutoff: v.RECON_CUTOFF,
     captureWindowMs: v.RECON_CAPTURE_WINDOW,

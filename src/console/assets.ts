@@ -41,7 +41,6 @@ form.login button { grid-column: 2; justify-self: start; }
 form.filters { display: flex; flex-wrap: wrap; gap: 0.5rem 1rem; align-items: end; }
 .actions { display: grid; grid-template-columns: repeat(3, 1fr); gap: 0.8rem; }
 .actions form { border: 1px solid #ddd; padding: 0.5rem; display: flex; flex-direction: column; gap: 0.3rem; }
-.actions form.not-allowed { opacity: 0.6; }
 .actions textarea { width: 100%; }
 dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: 0.2rem 1rem; }
 dl.facts dd { margin: 0; text-align: left; }
@@ -50,4 +49,16 @@ dl.facts dd { margin: 0; text-align: left; }
 .notice.error { background: #fde8e8; }
 .changed { background: #fff6db; padding: 0.3rem 0.8rem; border-left: 4px solid #9a6700; }
 button { cursor: pointer; }
+.hint { color: #555; }
+svg.trend { vertical-align: middle; margin-left: 0.5rem; }
+#overview td.cell { text-align: center; white-space: nowrap; padding: 0.2rem 0.3rem; }
+#overview th.date { text-align: center; }
+#overview td.cell a, .legend .cell { color: inherit; text-decoration: none; display: block; }
+.legend .cell { display: inline-block; padding: 0.1rem 0.4rem; margin: 0.1rem; border: 1px solid #ccc; }
+.cell.state-matched { background: #e6f4ea; }
+.cell.state-signed-off { background: #cfe8d5; }
+.cell.state-breaks, .cell.state-missed { background: #fde8e8; }
+.cell.state-awaiting-books, .cell.state-owed { background: #fff6db; }
+.cell.state-changed-after-sign-off { background: #ffe2b8; }
+.cell.state-nothing-yet { color: #888; }
 `;

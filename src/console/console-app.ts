@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import { findClosingStatement } from '../db/bank-statement.repository.js';
-import { allAccountNames } from '../config/index.js';
 import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
@@ -15,6 +14,7 @@ import { ReconError, UsageError } from '../errors.js';
 import { latestClosedDateOf, todayOf } from '../reconciliation/business-dates.js';
 import { addDays } from '../business-date/zoned-time.js';
 import { previousDate } from '../clock.js';
+import { numberStyleOf } from '../money/number-style.js';
 import { loadReport } from '../reports/report-data.js';
 import { CONSOLE_CSS, CONSOLE_JS } from './assets.js';
 import { changeOwnPassword, PasswordChangeRefusedError } from './console-users.js';
@@ -29,6 +29,8 @@ import { mayActOnCases } from './roles.js';
 import { endSession, resumeSession, SESSION_IDLE_MS, sessionKeyOf, startSession, tokensEqual, type ConsoleSession } from './sessions.js';
 import { approveSignoff, detectSignoffChanges, prepareSignoff, requireDate, signoffStateOf, SignoffRefusedError } from '../signoff/signoff-service.js';
 import type { OidcSignIn } from './oidc.js';
+import { setFlashNotice, takeFlashNotice } from './flash-notice.js';
+import { registerOverviewRoutes, consoleAccounts, recentTrends, defaultDayOf } from './overview-routes.js';
 
 export const SESSION_COOKIE = 'recon_session';
 /** The session cookie's name on https: the prefix makes browsers refuse it unless Secure, Path=/ and without Domain. */
@@ -142,7 +144,8 @@ export async function buildConsoleApp(options: ConsoleAppOptions): Promise<Fasti
   const describeAllowedOrigin = () => options.publicUrl?.origin ?? 'this console on a loopback address';
   const secureCookies = (request: FastifyRequest) => options.publicUrl?.protocol === 'https:' || request.protocol === 'https';
   const sessionCookieOf = (request: FastifyRequest) => (secureCookies(request) ? SECURE_SESSION_COOKIE : SESSION_COOKIE);
-  const pageOf = (request: FastifyRequest, notice?: PageContext['notice']): PageContext => ({ user: request.session?.user, csrfToken: request.session?.csrfToken, notice });
+  const style = numberStyleOf(ctx.config.locale);
+  const pageOf = (request: FastifyRequest, notice?: PageContext['notice']): PageContext => ({ user: request.session?.user, csrfToken: request.session?.csrfToken, notice, timezone: ctx.config.timezone, style });
   const audit = (request: FastifyRequest, action: string, outcome: 'ok' | 'refused' | 'failed', target?: string, detail?: unknown) =>
     insertAudit(db, { at: ctx.clock.now(), userName: request.session?.user.name ?? null, address: request.ip, action, target: target ?? null, outcome, detail });
 
@@ -259,6 +262,7 @@ export async function buildConsoleApp(options: ConsoleAppOptions): Promise<Fasti
   // No icon: an explicit empty answer, so browsers stop asking and no 404 is logged.
   app.get('/favicon.ico', { config: { public: true } }, async (_request, reply) => reply.code(204).header('Cache-Control', 'max-age=86400').send());
   app.get('/', async (_request, reply) => reply.redirect('/day', 303));
+  registerOverviewRoutes(app, { ctx, pageOf });
 
   const showLogin = async (request: FastifyRequest, reply: FastifyReply, status = 200, notice?: PageContext['notice'], userName?: string) => {
     // One token per browser until it signs in: a second tab or a repeated load keeps the first valid.
@@ -348,7 +352,7 @@ export async function buildConsoleApp(options: ConsoleAppOptions): Promise<Fasti
 
   const renderDay = async (request: FastifyRequest, date: string, notice?: PageContext['notice']) => {
     await detectSignoffChanges(ctx);
-    const accounts = allAccountNames(ctx.config);
+    const accounts = await consoleAccounts(ctx);
     const today = todayOf(ctx).date;
     const report = await loadReport(db, { from: date, to: date }, { accounts, today, bankAccounts: ctx.config.bankAccounts.map((b) => b.name) });
     const results = report.results.filter((r) => accounts.includes(r.account));
@@ -375,13 +379,15 @@ export async function buildConsoleApp(options: ConsoleAppOptions): Promise<Fasti
             }),
           ),
         ),
+        trends: await recentTrends(ctx, accounts, date),
       },
       pageOf(request, notice),
     );
   };
   app.get<{ Querystring: { date?: string } }>('/day', { schema: { querystring: { type: 'object', properties: { date: { type: 'string', pattern: DATE } } } } }, async (request, reply) => {
-    const date = request.query.date === undefined || request.query.date === '' ? latestClosedDateOf(ctx) : consoleDate(request.query.date, 'date');
-    return reply.type('text/html; charset=utf-8').send(await renderDay(request, date));
+    // Without a date: the latest date with results or owed work, so a break is what one sees first.
+    const date = request.query.date === undefined || request.query.date === '' ? await defaultDayOf(ctx) : consoleDate(request.query.date, 'date');
+    return reply.type('text/html; charset=utf-8').send(await renderDay(request, date, takeFlashNotice(request, reply)));
   });
 
   app.get<{ Querystring: Record<string, string | undefined> }>(
@@ -415,7 +421,7 @@ export async function buildConsoleApp(options: ConsoleAppOptions): Promise<Fasti
       found.sort((a, b) => (filter.sort === 'size' ? (abs(b.latestDifference) > abs(a.latestDifference) ? 1 : abs(b.latestDifference) < abs(a.latestDifference) ? -1 : 0) : caseAgeDays(b, today) - caseAgeDays(a, today)) || a.id - b.id);
       return reply
         .type('text/html; charset=utf-8')
-        .send(casesPage(found, filter, { today, accounts: allAccountNames(ctx.config), kinds: CASE_KINDS, states: [...CASE_STATES, 'active'], ages: AGE_BUCKETS }, pageOf(request)));
+        .send(casesPage(found, filter, { today, accounts: await consoleAccounts(ctx), kinds: CASE_KINDS, states: [...CASE_STATES, 'active'], ages: AGE_BUCKETS }, pageOf(request)));
     },
   );
 
@@ -429,7 +435,8 @@ export async function buildConsoleApp(options: ConsoleAppOptions): Promise<Fasti
   const idParams = { type: 'object', properties: { id: { type: 'integer', minimum: 1, maximum: 999_999_999 } }, required: ['id'] } as const;
   app.get<{ Params: { id: number }; Querystring: { done?: string } }>('/cases/:id', { schema: { params: idParams } }, async (request, reply) => {
     const done = request.query.done;
-    const notice = done !== undefined && (MANUAL_CASE_ACTIONS as readonly string[]).includes(done) ? { kind: 'ok' as const, text: `Done: ${done}, recorded as ${request.session!.user.name}.` } : undefined;
+    const notice =
+      takeFlashNotice(request, reply) ?? (done !== undefined && (MANUAL_CASE_ACTIONS as readonly string[]).includes(done) ? { kind: 'ok' as const, text: `Done: ${done}, recorded as ${request.session!.user.name}.` } : undefined);
     return reply.type('text/html; charset=utf-8').send(await renderCase(request, request.params.id, notice));
   });
 
@@ -461,7 +468,9 @@ export async function buildConsoleApp(options: ConsoleAppOptions): Promise<Fasti
         await audit(request, `case.${action}`, 'refused', `case #${id}`, { reason: error.message });
         // The CLI's message names --note and friends; on a page the fields are what people see.
         const text = error.message.replace('--note TEXT', 'a note').replace('--to NAME', 'a name in "To"').replaceAll('--until', 'Until').replaceAll('--due', 'Due');
-        return reply.code(400).type('text/html; charset=utf-8').send(await renderCase(request, id, { kind: 'error', text }));
+        // Post-redirect-get: the case page shows why, and a refresh does not send the form again.
+        setFlashNotice(reply, { kind: 'error', text }, secureCookies(request));
+        return reply.redirect(`/cases/${id}`, 303);
       }
       await audit(request, `case.${action}`, 'ok', `case #${id}`, { note: blank(note) ?? null });
       // A reopened case voids the sign-off of the dates it was seen on: said at once, not at the worker's next check.
@@ -477,11 +486,13 @@ export async function buildConsoleApp(options: ConsoleAppOptions): Promise<Fasti
     try {
       const signoff = step === 'prepare' ? await prepareSignoff(ctx, user, date, request.ip) : await approveSignoff(ctx, user, date, request.ip);
       const text = step === 'prepare' ? `Sign-off #${signoff.id} prepared by ${user.name}: it now needs an approver's "Approve sign-off".` : `Sign-off #${signoff.id} approved by ${user.name}.`;
-      return reply.type('text/html; charset=utf-8').send(await renderDay(request, date, { kind: 'ok', text }));
+      setFlashNotice(reply, { kind: 'ok', text }, secureCookies(request));
     } catch (error) {
       if (!(error instanceof SignoffRefusedError)) throw error;
-      return reply.code(403).type('text/html; charset=utf-8').send(await renderDay(request, date, { kind: 'error', text: `Refused: ${error.message}` }));
+      setFlashNotice(reply, { kind: 'error', text: `Refused: ${error.message}` }, secureCookies(request));
     }
+    // Post-redirect-get: the day view shows the outcome; a refresh reloads it, never posts again.
+    return reply.redirect(`/day?date=${date}`, 303);
   };
   app.post('/signoffs/prepare', { schema: { body: dateBody } }, signoffStep('prepare'));
   app.post('/signoffs/approve', { schema: { body: dateBody } }, signoffStep('approve'));

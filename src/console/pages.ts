@@ -2,11 +2,14 @@ import { ageBucketOf, caseAgeDays, describeCase, type CaseEvent, type CaseOccurr
 import { actionsAllowedFrom } from '../cases/case-actions.js';
 import type { BooksOfDate, CaptureOfDate } from '../db/console-views.repository.js';
 import type { ConsoleUser } from '../db/console.repository.js';
+import { formatLocalTime, formatLocalTimeText } from '../business-date/local-time.js';
 import { formatOptionalAmount } from '../money/format-amount.js';
+import type { NumberStyle } from '../money/number-style.js';
 import { escapeHtml as e } from '../escape-html.js';
 import type { StoredReconciliationResult } from '../reconciliation/reconciliation-result.js';
 import { compareByAbsoluteDifference } from '../reports/report-view.js';
 import type { SignoffState } from '../signoff/signoff-service.js';
+import { mayActOnCases, mayApprove, mayPrepare } from './roles.js';
 
 // Server-rendered pages. No inline script or style anywhere (the Content-Security-Policy allows
 // only /assets/ files); every value from the database or the request goes through escapeHtml.
@@ -18,9 +21,15 @@ export interface PageContext {
   notice?: { kind: 'ok' | 'error'; text: string };
   /** The active users a case may be assigned to (the case page's "Assign"). */
   assignees?: readonly string[];
+  /** RECON_TIMEZONE: every time on a page is shown in it, with its zone. */
+  timezone?: string;
+  /** RECON_LOCALE's number style for amounts. */
+  style?: NumberStyle;
 }
 
-const amount = (v: bigint | null | undefined, currency: string | null) => `<td class="amount">${e(formatOptionalAmount(v, currency))}</td>`;
+const amount = (v: bigint | null | undefined, currency: string | null, style?: NumberStyle) => `<td class="amount">${e(formatOptionalAmount(v, currency, undefined, style))}</td>`;
+/** A time as people of the business read it: "2026-11-27 06:29 CET". */
+const localTime = (instant: Date, page: PageContext, seconds = false) => formatLocalTime(instant, page.timezone ?? 'UTC', { seconds });
 const label = (s: string) => s.replaceAll('_', ' ');
 
 export function csrfField(page: PageContext): string {
@@ -31,7 +40,7 @@ export function layout(title: string, page: PageContext, body: string): string {
   const nav =
     page.user === undefined
       ? ''
-      : `<nav><a href="/day">Day</a> <a href="/cases">Cases</a><span class="who">Signed in as <strong>${e(page.user.name)}</strong> (${e(page.user.role)})</span>` +
+      : `<nav><a href="/overview">Overview</a> <a href="/day">Day</a> <a href="/cases">Cases</a><span class="who">Signed in as <strong>${e(page.user.name)}</strong> (${e(page.user.role)})</span>` +
         (page.user.source === 'local' ? `<a href="/account/password">Change password</a>` : '') +
         `<form method="post" action="/logout" class="inline">${csrfField(page)}<button type="submit">Sign out</button></form></nav>`;
   const notice = page.notice === undefined ? '' : `<p class="notice ${page.notice.kind}" role="${page.notice.kind === 'error' ? 'alert' : 'status'}">${e(page.notice.text)}</p>`;
@@ -72,6 +81,8 @@ export interface DayView {
   queued?: { waiting: number; active: number };
   /** Each bank account's statement closing on the date (null: none imported); gateway accounts are absent. */
   statements?: ReadonlyMap<string, { statementId: string; proof: string } | null>;
+  /** Each currency's recent balance trend as inline SVG, by `${account}\u0000${currency}`. */
+  trends?: Map<string, string>;
 }
 
 /** How much of the date's night is still in the job queue, in one sentence. */
@@ -99,17 +110,25 @@ function signoffSection(view: DayView, page: PageContext): string {
     lines.push(`<div class="changed"><p><strong>changed after sign-off</strong>: sign-off #${current.id} (prepared by ${e(current.preparedBy)}${current.approvedBy === null ? '' : `, approved by ${e(current.approvedBy)}`}) no longer matches its inputs; it must be signed again.</p><ul>${((current.invalidation ?? []) as string[]).map((c) => `<li>${e(c)}</li>`).join('')}</ul></div>`);
   }
   if (state === 'prepared' || state === 'approved') {
-    lines.push(`<p>Prepared by <strong>${e(current!.preparedBy)}</strong> at ${e(current!.preparedAt.toISOString())}${current!.approvedBy === null ? ', waiting for approval' : `; approved by <strong>${e(current!.approvedBy)}</strong> at ${e(current!.approvedAt!.toISOString())}`}.</p>`);
+    lines.push(`<p>Prepared by <strong>${e(current!.preparedBy)}</strong> at ${e(localTime(current!.preparedAt, page))}${current!.approvedBy === null ? ', waiting for approval' : `; approved by <strong>${e(current!.approvedBy)}</strong> at ${e(localTime(current!.approvedAt!, page))}`}.</p>`);
   }
   const form = (action: string, text: string) => `<form method="post" action="${action}" class="inline">${csrfField(page)}<input type="hidden" name="date" value="${e(view.date)}"><button type="submit">${text}</button></form>`;
-  if (state === 'not signed' || state === 'changed after sign-off') lines.push(form('/signoffs/prepare', 'Prepare sign-off'));
-  if (state === 'prepared') lines.push(form('/signoffs/approve', 'Approve sign-off'));
+  // Only the buttons this user may press: the server refuses the others all the same.
+  const user = page.user;
+  if (state === 'not signed' || state === 'changed after sign-off') {
+    if (user !== undefined && mayPrepare(user.role)) lines.push(form('/signoffs/prepare', 'Prepare sign-off'));
+    else lines.push('<p class="hint">Waiting for a preparer to prepare the sign-off.</p>');
+  }
+  if (state === 'prepared') {
+    if (user !== undefined && mayApprove(user.role) && current!.preparedBy !== user.name) lines.push(form('/signoffs/approve', 'Approve sign-off'));
+    else lines.push(`<p class="hint">Waiting for an approver other than ${e(current!.preparedBy)} to approve it.</p>`);
+  }
   if (history.length > 0) {
     lines.push(
       `<table id="signoffs"><thead><tr><th>sign-off</th><th>prepared by</th><th>prepared at</th><th>approved by</th><th>approved at</th><th>report SHA-256</th><th>state</th></tr></thead><tbody>${history
         .map(
           (s) =>
-            `<tr><td>#${s.id}</td><td>${e(s.preparedBy)}</td><td class="nowrap">${e(s.preparedAt.toISOString())}</td><td>${e(s.approvedBy ?? '')}</td><td class="nowrap">${e(s.approvedAt?.toISOString() ?? '')}</td>` +
+            `<tr><td>#${s.id}</td><td>${e(s.preparedBy)}</td><td class="nowrap">${e(localTime(s.preparedAt, page))}</td><td>${e(s.approvedBy ?? '')}</td><td class="nowrap">${e(s.approvedAt === null ? '' : localTime(s.approvedAt, page))}</td>` +
             `<td><a href="/signoffs/${s.id}/report"><code>${e(s.reportSha256)}</code></a></td><td>${s.invalidatedAt === null ? (s.approvedBy === null ? 'prepared' : 'approved') : 'changed after sign-off'}</td></tr>`,
         )
         .join('')}</tbody></table>`,
@@ -138,12 +157,12 @@ export function dayPage(view: DayView, page: PageContext): string {
           : capture.status === 'missed'
             ? `missed${capture.lastError === null ? '' : `: ${capture.lastError}`}`
             : `pending (${capture.attempts} attempt(s)${capture.runId === null ? '' : `, intraday run ${capture.runId}`})`;
-    const booksText = books === undefined ? 'no books for this date' : `books arrived: ${books.currencies} currenc${books.currencies === 1 ? 'y' : 'ies'} from ${books.source} (import ${books.importId ?? '-'}, ${books.importedAt.toISOString()})`;
+    const booksText = books === undefined ? 'no books for this date' : `books arrived: ${books.currencies} currenc${books.currencies === 1 ? 'y' : 'ies'} from ${books.source} (import ${books.importId ?? '-'}, ${localTime(books.importedAt, page)})`;
     const ordered = [...results].sort((a, b) => Number(a.status === 'matched') - Number(b.status === 'matched') || compareByAbsoluteDifference(a, b));
     const rows = ordered.map((r) => {
       const c = r.caseId === null ? undefined : view.cases.get(r.caseId);
       return (
-        `<tr class="status-${e(r.status)}"><td>${e(r.currency ?? '')}</td><td>${e(label(r.status))}</td>${amount(r.gatewayBalance, r.currency)}${amount(r.expectedBalance, r.currency)}${amount(r.difference, r.currency)}` +
+        `<tr class="status-${e(r.status)}"><td>${e(r.currency ?? '')}${r.currency === null ? '' : (view.trends?.get(`${account}\u0000${r.currency}`) ?? '')}</td><td>${e(label(r.status))}</td>${amount(r.gatewayBalance, r.currency, page.style)}${amount(r.expectedBalance, r.currency, page.style)}${amount(r.difference, r.currency, page.style)}` +
         `<td>${c === undefined ? '' : `<a href="/cases/${c.id}">case #${c.id}</a> ${e(c.state)}`}</td><td>${r.runId ?? ''}</td></tr>`
       );
     });
@@ -181,7 +200,7 @@ ${select('age', 'Age', options.ages, filter.age)}
   const rows = cases.map(
     (c) =>
       `<tr><td><a href="/cases/${c.id}">#${c.id}</a></td><td>${e(c.account)}</td><td>${e(c.currency ?? '')}</td><td>${e(label(c.kind))}</td><td>${e(c.state)}</td><td class="amount">${caseAgeDays(c, options.today)}</td>` +
-      `<td>${c.occurrences}</td>${amount(c.latestDifference, c.currency)}<td>${e(c.assignee ?? '')}</td><td>${e(c.lastSeenOn)}</td></tr>`,
+      `<td>${c.occurrences}</td>${amount(c.latestDifference, c.currency, page.style)}<td>${e(c.assignee ?? '')}</td><td>${e(c.lastSeenOn)}</td></tr>`,
   );
   const table =
     cases.length === 0
@@ -191,30 +210,32 @@ ${select('age', 'Age', options.ages, filter.age)}
 }
 
 export function casePage(c: ReconciliationCase, occurrences: CaseOccurrence[], events: CaseEvent[], evidence: Array<Record<string, unknown>>, today: string, page: PageContext): string {
-  const facts = `<dl class="facts"><dt>State</dt><dd>${e(c.state)}${c.resolution === null ? '' : ` (${e(c.resolution)})`}${c.acceptedUntil === null ? '' : ` until ${e(c.acceptedUntil)}`}</dd>
+  const facts = `<dl class="facts"><dt>State</dt><dd>${e(c.state)}${c.state !== 'resolved' || c.resolution === null ? '' : ` (${e(c.resolution)})`}${c.acceptedUntil === null ? '' : ` until ${e(c.acceptedUntil)}`}</dd>
 <dt>Opened on</dt><dd>${e(c.openedOn)}</dd><dt>Last seen on</dt><dd>${e(c.lastSeenOn)}</dd><dt>Age</dt><dd>${caseAgeDays(c, today)} days (${e(ageBucketOf(caseAgeDays(c, today)))})</dd>
-<dt>Latest difference</dt><dd class="amount">${e(formatOptionalAmount(c.latestDifference, c.currency))} ${e(c.currency ?? '')}</dd>
+<dt>Latest difference</dt><dd class="amount">${e(formatOptionalAmount(c.latestDifference, c.currency, undefined, page.style))} ${e(c.currency ?? '')}</dd>
 <dt>Assignee</dt><dd>${e(c.assignee ?? '-')}${c.dueOn === null ? '' : `, due ${e(c.dueOn)}`}</dd></dl>`;
   const occurrenceTable = `<h2>Occurrences</h2><table id="occurrences"><thead><tr><th>business date</th><th>status</th><th class="amount">gateway</th><th class="amount">single wallet</th><th class="amount">books</th><th class="amount">difference</th><th>run</th></tr></thead><tbody>${occurrences
     .map(
       (o) =>
-        `<tr><td><a href="/day?date=${e(o.businessDate)}">${e(o.businessDate)}</a></td><td>${e(label(o.status))}</td>${amount(o.gatewayBalance, c.currency)}${amount(o.singleBalance, c.currency)}${amount(o.expectedBalance, c.currency)}${amount(o.difference, c.currency)}<td>${o.runId ?? ''}</td></tr>`,
+        `<tr><td><a href="/day?date=${e(o.businessDate)}">${e(o.businessDate)}</a></td><td>${e(label(o.status))}</td>${amount(o.gatewayBalance, c.currency, page.style)}${amount(o.singleBalance, c.currency, page.style)}${amount(o.expectedBalance, c.currency, page.style)}${amount(o.difference, c.currency, page.style)}<td>${o.runId ?? ''}</td></tr>`,
     )
     .join('')}</tbody></table>`;
   const evidenceTable = `<h2>Evidence</h2><table id="evidence"><thead><tr><th>business date</th><th>status</th><th>run</th><th>books source</th><th>books imported at</th><th>computed at</th></tr></thead><tbody>${evidence
-    .map((r) => `<tr><td>${e(String(r.business_date ?? ''))}</td><td>${e(label(String(r.status ?? '')))}</td><td>${e(String(r.run_id ?? ''))}</td><td>${e(String(r.books_source ?? ''))}</td><td>${e(String(r.books_imported_at ?? ''))}</td><td>${e(String(r.computed_at ?? ''))}</td></tr>`)
+    .map((r) => `<tr><td>${e(String(r.business_date ?? ''))}</td><td>${e(label(String(r.status ?? '')))}</td><td>${e(String(r.run_id ?? ''))}</td><td>${e(String(r.books_source ?? ''))}</td><td class="nowrap">${e(formatLocalTimeText(String(r.books_imported_at ?? ''), page.timezone ?? 'UTC'))}</td><td class="nowrap">${e(formatLocalTimeText(String(r.computed_at ?? ''), page.timezone ?? 'UTC'))}</td></tr>`)
     .join('')}</tbody></table>`;
-  const history = `<h2>History</h2><table id="history"><thead><tr><th>at (UTC)</th><th>actor</th><th>action</th><th>state</th><th>note</th></tr></thead><tbody>${events
+  const history = `<h2>History</h2><table id="history"><thead><tr><th>at</th><th>actor</th><th>action</th><th>state</th><th>note</th></tr></thead><tbody>${events
     .map(
       (ev) =>
-        `<tr><td class="nowrap">${e(ev.at.toISOString().replace('T', ' ').slice(0, 19))}</td><td>${e(ev.actor)}</td><td>${e(ev.action)}</td><td>${e(ev.fromState === ev.toState || ev.fromState === null ? (ev.toState ?? '') : `${ev.fromState} → ${ev.toState ?? ''}`)}</td><td>${e(ev.note ?? '')}</td></tr>`,
+        `<tr><td class="nowrap">${e(localTime(ev.at, page, true))}</td><td>${e(ev.actor)}</td><td>${e(ev.action)}</td><td>${e(ev.fromState === ev.toState || ev.fromState === null ? (ev.toState ?? '') : `${ev.fromState} → ${ev.toState ?? ''}`)}</td><td>${e(ev.note ?? '')}</td></tr>`,
     )
     .join('')}</tbody></table>`;
   const allowed = actionsAllowedFrom(c.state);
+  // Only the forms of actions the state allows and the user's role may take: a viewer sees none.
+  const mayAct = page.user !== undefined && mayActOnCases(page.user.role);
   const action = (name: string, button: string, fields: string) =>
-    `<form method="post" action="/cases/${c.id}/${name}" class="action${allowed.includes(name as never) ? '' : ' not-allowed'}">${csrfField(page)}${fields}<button type="submit">${button}</button></form>`;
+    mayAct && allowed.includes(name as never) ? `<form method="post" action="/cases/${c.id}/${name}" class="action">${csrfField(page)}${fields}<button type="submit">${button}</button></form>` : '';
   const note = (required: boolean, hint: string) => `<label>Note${required ? ' (required)' : ''} <textarea name="note" rows="2" cols="40"${required ? ' required' : ''} placeholder="${e(hint)}"></textarea></label>`;
-  const actions = `<h2>Actions</h2><p class="hint">From ${e(c.state)} the rules allow: ${e(allowed.join(', ') || 'nothing')}.${page.user?.role === 'viewer' ? ' You have the viewer role: the server refuses every action.' : ''}</p><div class="actions">
+  const actions = `<h2>Actions</h2><p class="hint">From ${e(c.state)} the rules allow: ${e(allowed.join(', ') || 'nothing')}.${mayAct ? '' : ' You have the viewer role: you can look at everything but change nothing.'}</p><div class="actions">
 ${action('ack', 'Acknowledge', note(false, 'what you are looking into'))}
 ${action('assign', 'Assign', `<label>To <select name="to" required><option value="">choose…</option>${(page.assignees ?? []).map((n) => `<option${n === c.assignee ? ' selected' : ''}>${e(n)}</option>`).join('')}</select></label><label>Due <input name="due" type="date"></label>${note(false, 'optional')}`)}
 ${action('note', 'Add note', note(true, 'the note'))}

@@ -3,6 +3,7 @@ import { findUserByName, insertAudit, insertSignInAttempt, listRecentFailures, m
 import { ReconError } from '../errors.js';
 import { HashGate, SignInBusyError } from './hash-gate.js';
 import { decoyHash, verifyPassword } from './passwords.js';
+import { formatLocalTime } from '../business-date/local-time.js';
 
 /** Failures count for this long. */
 export const SIGN_IN_WINDOW_MS = 15 * 60_000;
@@ -63,7 +64,6 @@ export class SignInGuard {
   }
 }
 
-const hhmm = (at: Date) => `${at.toISOString().slice(11, 16)} UTC`;
 
 /**
  * Checks a user name and password under the sign-in policy (docs/console.md, "Sign-in limits"):
@@ -89,7 +89,7 @@ export async function authenticate(ctx: AppContext, name: string, password: stri
       if (guard.firstRefusal(`${kind}:${address}:${kind === 'pair' ? name : ''}`, retryAt)) {
         await insertAudit(db, { at: now, userName: name, address, action: 'sign-in', outcome: 'refused', detail: { reason: kind === 'pair' ? 'too many failed sign-ins of this name from this address' : 'too many failed sign-ins from this address', until: retryAt.toISOString() } });
       }
-      throw new SignInThrottledError(`${text}: wait until ${hhmm(retryAt)} and try again, or ask an administrator ("wallet-recon users unlock ${name}").`, retryAt);
+      throw new SignInThrottledError(`${text}: wait until ${formatLocalTime(retryAt, ctx.config.timezone, { timeOnly: true })} and try again, or ask an administrator ("wallet-recon users unlock ${name}").`, retryAt);
     };
     if (failures.pair.length >= SIGN_IN_MAX_FAILURES) return refuse('pair', failures.pair, SIGN_IN_MAX_FAILURES, `Too many failed sign-ins for "${name}" from your address (${SIGN_IN_MAX_FAILURES} within 15 minutes)`);
     if (failures.address.length >= SIGN_IN_MAX_ADDRESS_FAILURES) return refuse('address', failures.address, SIGN_IN_MAX_ADDRESS_FAILURES, `Too many failed sign-ins from your address (${SIGN_IN_MAX_ADDRESS_FAILURES} within 15 minutes)`);

@@ -283,6 +283,7 @@ export interface DailyBalancesView {
   scale: number | null;
   /** balance in major units, exactly (numeric as a decimal string). */
   balance_major: string | null;
+  single_balance_major: string | null;
 }
 
 export interface BalanceHistoryView {
@@ -384,6 +385,19 @@ export interface OpenCasesView {
   assignee: string | null;
   due_on: DateString | null;
   age_days: number;
+  /** Decimals of latest_difference (those of the case's latest result). */
+  scale: number | null;
+  latest_difference_major: string | null;
+}
+
+/** The results that are not matched, with every amount also in major units (`<column>_major`). */
+export interface ReconciliationBreaksView extends Omit<ReconciliationResultsTable, 'scale'> {
+  scale: number | null;
+  gateway_balance_major: string | null;
+  single_balance_major: string | null;
+  expected_balance_major: string | null;
+  difference_major: string | null;
+  movement_major: string | null;
 }
 
 export type NotificationChannel = 'webhook' | 'slack' | 'email';
@@ -495,7 +509,7 @@ export interface Database {
   expected_balances: ExpectedBalancesTable;
   reconciliation_results: ReconciliationResultsTable;
   daily_balances: DailyBalancesView;
-  reconciliation_breaks: ReconciliationResultsTable;
+  reconciliation_breaks: ReconciliationBreaksView;
   balance_history: BalanceHistoryView;
   missed_dates: MissedDatesTable;
   books_imports: BooksImportsTable;

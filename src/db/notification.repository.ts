@@ -140,3 +140,9 @@ export async function findNextDueAt(db: Db): Promise<Date | undefined> {
     .executeTakeFirst();
   return row?.due ?? undefined;
 }
+
+/** Whether an outcome was already queued (on any channel) under its dedupe key. */
+export async function hasQueuedOutcome(db: Db, dedupeKey: string): Promise<boolean> {
+  const row = await db.selectFrom('notifications').select('id').where('dedupe_key', '=', dedupeKey).limit(1).executeTakeFirst();
+  return row !== undefined;
+}

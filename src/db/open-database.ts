@@ -137,7 +137,7 @@ async function openPostgres(connectionString: string, poolSize: number, timeouts
   return {
     db: new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }),
     kind: 'postgres',
-    description,
+    description: describeServerDatabase(connectionString),
     async connectDedicated() {
       // keepAlive notices a dead server; the timeout keeps a black-holed one from hanging a tick.
       // query_timeout: a lock query over a network gone silent fails on this side too (the
@@ -278,6 +278,17 @@ function withDataDirAccess<T>(dataDir: string, fn: () => T): T {
 }
 
 /** host:port/database of a connection string, never its password. */
+/** A server database as people name it, without its password: PostgreSQL database "recon" on db.example:5432. */
+export function describeServerDatabase(connectionString: string): string {
+  try {
+    const url = new URL(connectionString);
+    const name = decodeURIComponent(url.pathname.replace(/^\//, '')) || url.username || 'postgres';
+    return `PostgreSQL database "${name}" on ${url.hostname}:${url.port || '5432'}`;
+  } catch {
+    return 'the configured PostgreSQL database';
+  }
+}
+
 export function describeUrl(connectionString: string): string {
   try {
     const url = new URL(connectionString);

@@ -210,3 +210,17 @@ export async function listRunsByIds(db: Db, ids: readonly number[]): Promise<Sna
 export async function hasRunsOfAccount(db: Db, account: string): Promise<boolean> {
   return (await db.selectFrom('snapshot_runs').select('id').where('account', '=', account).limit(1).executeTakeFirst()) !== undefined;
 }
+
+/** The first succeeded end-of-day run of an account's business date, with when its reads finished. */
+export async function findFirstEndOfDayCapture(db: Db, account: string, businessDate: string): Promise<{ runId: number; capturedAt: Date } | undefined> {
+  const row = await db
+    .selectFrom('snapshot_runs')
+    .select(['id', 'reads_finished_at', 'finished_at', 'started_at'])
+    .where('account', '=', account)
+    .where('business_date', '=', businessDate)
+    .where('status', '=', 'succeeded')
+    .where('end_of_day', '=', true)
+    .orderBy('id')
+    .executeTakeFirst();
+  return row === undefined ? undefined : { runId: row.id, capturedAt: row.reads_finished_at ?? row.finished_at ?? row.started_at };
+}

@@ -1,4 +1,5 @@
 import currencyCodes from 'currency-codes';
+import { DEFAULT_NUMBER_STYLE, type NumberStyle } from './number-style.js';
 
 /**
  * Amounts for people: integers at a scale (minor units: EUR 2 decimals, JPY 0, KWD 3) shown in
@@ -40,9 +41,9 @@ export function currencyDecimals(currency: string | null | undefined): number | 
   return decimals;
 }
 
-/** Digits grouped in threes with commas, exactly: 9007199254740993n → "9,007,199,254,740,993". */
-export function groupDigits(value: bigint): string {
-  const digits = (value < 0n ? -value : value).toString().replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+/** Digits grouped in threes with commas (or `separator`), exactly: 9007199254740993n → "9,007,199,254,740,993". */
+export function groupDigits(value: bigint, separator = ','): string {
+  const digits = (value < 0n ? -value : value).toString().replace(/\B(?=(\d{3})+(?!\d))/g, separator);
   return value < 0n ? `-${digits}` : digits;
 }
 
@@ -64,23 +65,34 @@ export function toMajorUnits(minor: bigint, decimals: number): string {
  * (1500n, 'JPY') → "1,500". `scale` says how many decimals the integer has when it is not the
  * currency's own (a wallet captured in whole rupiah: (1500000n, 'IDR', 0) → "1,500,000").
  * An unknown code without a scale keeps its minor units and says so: "1,500 minor units".
+ * `style` (RECON_LOCALE) chooses the marks: de-DE writes "2.674.944.142.140.371,99".
  */
-export function formatAmount(minor: bigint, currency: string | null | undefined, scale?: number | null): string {
+export function formatAmount(minor: bigint, currency: string | null | undefined, scale?: number | null, style: NumberStyle = DEFAULT_NUMBER_STYLE): string {
   const decimals = scale ?? currencyDecimals(currency);
-  if (decimals === null) return `${groupDigits(minor)} minor units`;
+  if (decimals === null) return `${groupDigits(minor, style.group)} minor units`;
   const sign = minor < 0n ? '-' : '';
   const [whole, fraction] = toMajorUnits(minor < 0n ? -minor : minor, decimals).split('.');
-  return `${sign}${groupDigits(BigInt(whole!))}${fraction === undefined ? '' : `.${fraction}`}`;
+  return `${sign}${groupDigits(BigInt(whole!), style.group)}${fraction === undefined ? '' : `${style.decimal}${fraction}`}`;
+}
+
+/**
+ * An amount as a spreadsheet cell of the locale reads a number: major units, the locale's decimal
+ * mark, no grouping (de-DE: (123456n, 'EUR') → "1234,56"). An unknown code keeps its minor units.
+ */
+export function formatAmountCell(minor: bigint, currency: string | null | undefined, scale: number | null | undefined, style: NumberStyle): string {
+  const decimals = scale ?? currencyDecimals(currency);
+  if (decimals === null) return `${minor} minor units`;
+  return toMajorUnits(minor, decimals).replace('.', style.decimal);
 }
 
 /** formatAmount for nullable amounts: null stays the empty string (a side that does not exist). */
-export function formatOptionalAmount(minor: bigint | null | undefined, currency: string | null | undefined, scale?: number | null): string {
-  return minor === null || minor === undefined ? '' : formatAmount(minor, currency, scale);
+export function formatOptionalAmount(minor: bigint | null | undefined, currency: string | null | undefined, scale?: number | null, style?: NumberStyle): string {
+  return minor === null || minor === undefined ? '' : formatAmount(minor, currency, scale, style);
 }
 
 /** An amount with its currency code in front, as written in a sentence: "EUR 2,674,944,142,140,371.99". */
-export function formatMoney(minor: bigint, currency: string, scale?: number | null): string {
-  return `${currency} ${formatAmount(minor, currency, scale)}`;
+export function formatMoney(minor: bigint, currency: string, scale?: number | null, style?: NumberStyle): string {
+  return `${currency} ${formatAmount(minor, currency, scale, style)}`;
 }
 
 /** The forms machines get beside the exact minor units: the formatted text and the decimals used (null: unknown currency, minor units). */

@@ -8,7 +8,7 @@ import type { StatusCounts } from '../reconciliation/reconciliation-result.js';
  */
 export const EVENT_VERSION = 1;
 
-export type EventType = 'night.completed' | 'date.missed' | 'date.at_risk' | 'books.missing' | 'reconciliation.failed' | 'notification.test' | 'signoff.invalidated';
+export type EventType = 'night.completed' | 'date.missed' | 'date.at_risk' | 'date.recovered' | 'books.missing' | 'reconciliation.failed' | 'notification.test' | 'signoff.invalidated';
 
 export interface NotificationEvent<D = EventData> {
   /** `evt_…`, the same for every channel: a webhook receiver deduplicates on it (webhook-id). */
@@ -20,7 +20,7 @@ export interface NotificationEvent<D = EventData> {
   data: D;
 }
 
-export type EventData = NightCompletedData | DateMissedData | DateAtRiskData | BooksMissingData | ReconciliationFailedData | TestEventData | SignoffInvalidatedData;
+export type EventData = NightCompletedData | DateMissedData | DateAtRiskData | DateRecoveredData | BooksMissingData | ReconciliationFailedData | TestEventData | SignoffInvalidatedData;
 
 /** An exact amount in minor units, as a string of digits, with its currency. */
 export interface Money {
@@ -97,6 +97,15 @@ export interface DateAtRiskData {
   reason: string;
 }
 
+/** A date that was at risk (date.at_risk) was captured after all, inside its window. */
+export interface DateRecoveredData {
+  account: string;
+  businessDate: string;
+  /** When the end-of-day capture's reads finished. */
+  capturedAt: string;
+  runId: number;
+}
+
 export interface BooksMissingData {
   account: string;
   businessDate: string;
@@ -146,18 +155,27 @@ export function createEvent<D extends EventData>(type: EventType, at: Date, data
 export function headlineOf(event: NotificationEvent): string {
   if (event.type === 'night.completed') {
     const d = event.data as NightCompletedData;
+    // The problems come first, so a subject line says what needs doing before anything else.
     const missed = d.accounts.filter((a) => a.status === 'missed').length;
-    const unmatched = Object.entries(d.reconciliation).reduce((sum, [status, n]) => (status === 'matched' || status === 'awaiting_books' ? sum : sum + n), 0);
-    const parts = [`${d.accounts.length - missed} of ${d.accounts.length} account(s) captured`];
-    if (missed > 0) parts.push(`${missed} missed`);
+    const breaks = d.reconciliation.break ?? 0;
+    const other = Object.entries(d.reconciliation).reduce((sum, [status, n]) => (status === 'matched' || status === 'awaiting_books' || status === 'break' ? sum : sum + n), 0);
     const awaited = (d.pending ?? []).filter((p) => p.state === 'awaiting_books').length;
-    if (awaited > 0 && unmatched === 0) parts.push(`books not imported yet for ${awaited} account(s)`);
-    else parts.push(unmatched === 0 ? `all ${d.reconciliation.matched} results matched` : `${unmatched} result(s) need attention`);
-    return `Reconciliation of ${d.businessDate}: ${parts.join(', ')}`;
+    const problems = [
+      ...(breaks > 0 ? [`${breaks} break${breaks === 1 ? '' : 's'}`] : []),
+      ...(other > 0 ? [`${other} other discrepanc${other === 1 ? 'y' : 'ies'}`] : []),
+      ...(awaited > 0 ? [`books awaited for ${awaited} account${awaited === 1 ? '' : 's'}`] : []),
+      ...(missed > 0 ? [`${missed} account${missed === 1 ? '' : 's'} missed`] : []),
+    ];
+    if (problems.length > 0) return `Reconciliation of ${d.businessDate}: ${problems.join(', ')}`;
+    return `Reconciliation of ${d.businessDate}: all ${d.reconciliation.matched} result${d.reconciliation.matched === 1 ? '' : 's'} matched (${d.accounts.length} account${d.accounts.length === 1 ? '' : 's'} captured)`;
   }
   if (event.type === 'date.at_risk') {
     const d = event.data as DateAtRiskData;
     return `Account "${d.account}" may miss business date ${d.businessDate}: the gateway refused its credentials`;
+  }
+  if (event.type === 'date.recovered') {
+    const d = event.data as DateRecoveredData;
+    return `Account "${d.account}" captured business date ${d.businessDate} after all: no longer at risk`;
   }
   if (event.type === 'books.missing') {
     const d = event.data as BooksMissingData;

@@ -8,6 +8,7 @@ import { insertNotifications } from '../db/notification.repository.js';
 import { loadCurrencyHistories, loadReport } from '../reports/report-data.js';
 import { renderHtml } from '../reports/render-html.js';
 import type { Channel } from './channels/channel.js';
+import { numberStyleOf } from '../money/number-style.js';
 import { createEmailChannel } from './channels/email-channel.js';
 import { createSlackChannel } from './channels/slack-channel.js';
 import { createWebhookChannel } from './channels/webhook-channel.js';
@@ -26,8 +27,10 @@ export function configuredChannels(config: Pick<Config, 'notifications'>): Notif
 export function createChannels(config: Config, db: Kysely<Database> | undefined, now: () => Date): Map<NotificationChannel, Channel> {
   const n = config.notifications;
   const channels = new Map<NotificationChannel, Channel>();
+  // People read Slack and e-mail in the business's zone and locale; webhooks get the event's JSON as it is.
+  const render = { timezone: config.timezone, style: numberStyleOf(config.locale) };
   if (n.webhook) channels.set('webhook', createWebhookChannel(n.webhook));
-  if (n.slack) channels.set('slack', createSlackChannel(n.slack));
+  if (n.slack) channels.set('slack', createSlackChannel(n.slack, render));
   if (n.email) {
     const accounts = allAccountNames(config);
     channels.set(
@@ -41,6 +44,7 @@ export function createChannels(config: Config, db: Kysely<Database> | undefined,
             const today = businessCalendarOf(config).businessDateOf(now());
             return renderHtml(await loadReport(db, range, { accounts, today, bankAccounts: config.bankAccounts.map((b) => b.name) }), await loadCurrencyHistories(db, range), now());
           }),
+        render,
       ),
     );
   }

@@ -27,7 +27,7 @@ export function latestClosedDateOf(ctx: Pick<AppContext, 'clock' | 'config'>): s
 export function parseBusinessDate(value: string, flag: string, notAfter?: BusinessToday): string {
   if (!isCalendarDate(value)) throw new UsageError(`${flag} ${JSON.stringify(value)} is not a real date: use YYYY-MM-DD, for example 2026-11-20.`);
   if (notAfter !== undefined && value > notAfter.date) {
-    throw new UsageError(`${flag} ${value} is in the future (today is ${notAfter.date} in ${notAfter.timezone}): a balance cannot be captured before its day.`);
+    throw new UsageError(`${flag} ${value} is in the future (the current business date is ${notAfter.date} in ${notAfter.timezone}): a balance cannot be captured before its day.`);
   }
   return value;
 }

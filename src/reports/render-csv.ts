@@ -1,5 +1,6 @@
 import { stringify } from 'csv-stringify/sync';
-import { currencyDecimals, formatAmount } from '../money/format-amount.js';
+import { currencyDecimals, formatAmount, formatAmountCell } from '../money/format-amount.js';
+import { DEFAULT_NUMBER_STYLE, type NumberStyle } from '../money/number-style.js';
 import { amountText, type StoredReconciliationResult } from '../reconciliation/reconciliation-result.js';
 import type { Report } from './report-data.js';
 import { caseCells } from './render-table.js';
@@ -44,7 +45,7 @@ export function neutralizeFormula(value: string): string {
   return /^[=+\-@\t\r]/.test(value) && !NUMBER.test(value) ? `'${value}` : value;
 }
 
-function resultCells(r: StoredReconciliationResult): string[] {
+function resultCells(r: StoredReconciliationResult, style: NumberStyle): string[] {
   const amounts = [r.gatewayBalance, r.singleBalance, r.expectedBalance, r.previousBalance, r.movement, r.difference];
   const decimals = r.scale ?? currencyDecimals(r.currency);
   return [
@@ -56,7 +57,8 @@ function resultCells(r: StoredReconciliationResult): string[] {
     r.runId === null ? '' : String(r.runId),
     r.computedAt.toISOString(),
     decimals === null ? '' : String(decimals),
-    ...amounts.map((v) => (v === null ? '' : formatAmount(v, r.currency, r.scale))),
+    // With RECON_LOCALE, the locale's spreadsheet reads these cells as numbers: its decimal mark, no grouping.
+    ...amounts.map((v) => (v === null ? '' : style.locale === undefined ? formatAmount(v, r.currency, r.scale) : formatAmountCell(v, r.currency, r.scale, style))),
     ...caseCells(r),
     r.source ?? 'gateway',
   ];
@@ -65,10 +67,11 @@ function resultCells(r: StoredReconciliationResult): string[] {
 /**
  * One header line and one line per result, plus one `not_reconciled` line per account and date
  * of the range that has no result at all (as the other formats list them), ordered by date and
- * account; CRLF line ends as RFC 4180 and spreadsheets expect.
+ * account; CRLF line ends as RFC 4180 and spreadsheets expect. `style` (RECON_LOCALE) sets the
+ * field separator (";" where the decimal mark is a comma) and the formatted columns' decimal mark.
  */
-export function renderCsv(report: Report<StoredReconciliationResult>): string {
-  const lines = report.results.map((r) => ({ key: `${r.businessDate}\u0000${r.account}`, cells: resultCells(r) }));
+export function renderCsv(report: Report<StoredReconciliationResult>, style: NumberStyle = DEFAULT_NUMBER_STYLE): string {
+  const lines = report.results.map((r) => ({ key: `${r.businessDate}\u0000${r.account}`, cells: resultCells(r, style) }));
   for (const account of report.summary.accounts) {
     for (const date of account.unreconciledDates) {
       const cells = CSV_COLUMNS.map(() => '');
@@ -82,5 +85,5 @@ export function renderCsv(report: Report<StoredReconciliationResult>): string {
   // Stable: results keep their order within a date and account.
   const rows = lines.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)).map((l) => l.cells.map(neutralizeFormula));
   // Fields holding a line break are quoted too, so each result stays one record when read back.
-  return stringify([[...CSV_COLUMNS], ...rows], { record_delimiter: 'windows', quote_record_delimiter: true });
+  return stringify([[...CSV_COLUMNS], ...rows], { delimiter: style.csvDelimiter, record_delimiter: 'windows', quote_record_delimiter: true });
 }

@@ -4,6 +4,7 @@ import { AGE_BUCKETS } from '../cases/case-model.js';
 import { formatTable } from '../text-table.js';
 import { describeDates } from '../reconciliation/business-dates.js';
 import { formatOptionalAmount } from '../money/format-amount.js';
+import type { NumberStyle } from '../money/number-style.js';
 import { countUnmatched, type ReconciliationResult, type StatusCounts } from '../reconciliation/reconciliation-result.js';
 import type { Report, ReportSummary } from './report-data.js';
 import { compareByAbsoluteDifference } from './report-view.js';
@@ -79,7 +80,7 @@ export function describeUnreconciled(summary: ReportSummary): string[] {
 }
 
 /** The plain-text report: a summary per account, the dates never reconciled, then every result that did not match (largest absolute difference first), amounts in each currency's major units. */
-export function renderTable(report: Report<ReconciliationResult>, options: { tolerance?: ToleranceSettings } = {}): string {
+export function renderTable(report: Report<ReconciliationResult>, options: { tolerance?: ToleranceSettings; style?: NumberStyle } = {}): string {
   const { summary, results } = report;
   const period = summary.from === summary.to ? summary.from : `${summary.from} to ${summary.to}`;
   const toleranceLine = options.tolerance === undefined ? '' : `\nTolerance: ${describeTolerance(options.tolerance, [...new Set(results.flatMap((r) => (r.currency === null ? [] : [r.currency])))])}`;
@@ -115,11 +116,11 @@ export function renderTable(report: Report<ReconciliationResult>, options: { tol
       ...(bank ? [r.source ?? 'gateway'] : []),
       r.currency ?? '',
       r.status,
-      formatOptionalAmount(r.gatewayBalance, r.currency, r.scale),
-      formatOptionalAmount(r.singleBalance, r.currency, r.scale),
-      formatOptionalAmount(r.expectedBalance, r.currency, r.scale),
-      formatOptionalAmount(r.difference, r.currency, r.scale),
-      formatOptionalAmount(r.movement, r.currency, r.scale),
+      formatOptionalAmount(r.gatewayBalance, r.currency, r.scale, options.style),
+      formatOptionalAmount(r.singleBalance, r.currency, r.scale, options.style),
+      formatOptionalAmount(r.expectedBalance, r.currency, r.scale, options.style),
+      formatOptionalAmount(r.difference, r.currency, r.scale, options.style),
+      formatOptionalAmount(r.movement, r.currency, r.scale, options.style),
       r.runId === null ? '' : String(r.runId),
       ...caseCells(r),
     ]),

@@ -10,7 +10,8 @@ import { FaultInjector, type FaultSettings } from './faults.js';
 import { checkSandboxNumber, SANDBOX_DEFAULTS, type NumericSandboxOption } from './sandbox-options.js';
 import { createRequestHandler, type SandboxState, type SandboxStats } from './sandbox-server.js';
 import { TokenStore } from './issued-tokens.js';
-import { generateWallets, isCurrencyCode, type SandboxWallet } from './wallet-fixtures.js';
+import { generateMerchantWallets, generateWallets, isCurrencyCode, type SandboxWallet } from './wallet-fixtures.js';
+import { currencyDecimals } from '../money/format-amount.js';
 
 export { generateWallets, ISO_CURRENCIES, MAX_WALLETS, UNSAFE_BALANCE, type SandboxWallet } from './wallet-fixtures.js';
 export { MAX_PER_PAGE, SANDBOX_DEFAULTS } from './sandbox-options.js';
@@ -30,6 +31,11 @@ export interface SandboxOptions {
   wallets?: number;
   /** Seed of the balances and of fault decisions, default 1. */
   seed?: number;
+  /**
+   * What the balances look like: `edge-cases` (default: magnitudes up to 10^18, 2^53 + 1, a zero
+   * and a negative, what tests need) or `merchant` (a mid-size merchant's plausible figures, the demo's).
+   */
+  balances?: 'edge-cases' | 'merchant';
   /** Page size when `per_page` is omitted (the interface's `posts_per_page`), default 10, at most 100. */
   postsPerPage?: number;
   /** Access token lifetime, default 3600 seconds. */
@@ -119,7 +125,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     apiSecret: settings.apiSecret,
     postsPerPage: settings.postsPerPage,
     tokenTtlSeconds: settings.tokenTtlSeconds,
-    wallets: generateWallets(settings.wallets, settings.seed),
+    wallets: options.balances === 'merchant' ? generateMerchantWallets(settings.wallets, settings.seed, currencyDecimals) : generateWallets(settings.wallets, settings.seed),
     unreadable: new Set(),
     tokens: new TokenStore(settings.now ?? (() => new Date())),
     faults,

@@ -98,3 +98,31 @@ export function generateWallets(count: number, seed: number): SandboxWallet[] {
   }
   return wallets.sort((a, b) => (a.currency < b.currency ? -1 : a.currency > b.currency ? 1 : 0));
 }
+
+// Roughly how many units of each currency one US dollar buys, so a merchant's wallets hold
+// comparable value (¥150 for $1): only for plausible figures, never used to convert anything.
+const UNITS_PER_DOLLAR: Readonly<Record<string, number>> = { JPY: 150, INR: 85, SEK: 10, NOK: 10, DKK: 7, CNY: 7, HKD: 8, PLN: 4 };
+
+/**
+ * Deterministic wallets a mid-size merchant would hold: positive balances worth about USD 2,000
+ * to 2.5 million each, in the currency's own decimals (ISO 4217; 2 for a synthetic code), so the
+ * demo reads like a real account. The edge cases (2^53 + 1, zero, negative) stay with
+ * `generateWallets`, which the tests use.
+ * @example generateMerchantWallets(12, 1) // the demo's account
+ */
+export function generateMerchantWallets(count: number, seed: number, decimalsOf: (currency: string) => number | null): SandboxWallet[] {
+  if (!Number.isInteger(count) || count < 0 || count > MAX_WALLETS) {
+    throw new RangeError(`wallet count must be an integer from 0 to ${MAX_WALLETS} (got ${count})`);
+  }
+  const random = createRandom(seed);
+  return currencyCodes(count)
+    .map((currency) => {
+      // Log-uniform between 2,000 and 2,500,000 dollars' worth: a few large wallets, most smaller.
+      const dollars = Math.round(2_000 * Math.pow(1_250, random()));
+      const major = BigInt(dollars) * BigInt(UNITS_PER_DOLLAR[currency] ?? 1);
+      const decimals = decimalsOf(currency) ?? 2;
+      const fraction = decimals === 0 ? 0n : BigInt(Math.floor(random() * 10 ** decimals));
+      return { currency, balance: major * 10n ** BigInt(decimals) + fraction };
+    })
+    .sort((a, b) => (a.currency < b.currency ? -1 : a.currency > b.currency ? 1 : 0));
+}

@@ -19,6 +19,7 @@ import type { GatewayClient } from '../gateway/index.js';
 import { AccountLockLostError, tryAcquireAccountLock, type AccountLock } from './account-lock.js';
 import { describeDatabaseFailure } from '../db/connection-errors.js';
 import { startGatewayCapture, type GatewayCapture, type CaptureProgress } from './gateway-capture.js';
+import { formatLocalTime } from '../business-date/local-time.js';
 
 export type { CaptureProgress } from './gateway-capture.js';
 
@@ -103,7 +104,7 @@ async function lockAndCapture(ctx: AppContext, account: AccountConfig, options: 
   if (!lock) {
     const holder = await findRunningRun(db, account.name);
     const message = holder
-      ? `another process holds the lock of account "${account.name}" (run ${holder.id}, started ${holder.started_at.toISOString()} by ${holder.worker ?? 'unknown'})`
+      ? `another process holds the lock of account "${account.name}" (run ${holder.id}, started ${formatLocalTime(holder.started_at, ctx.config.timezone)} by ${holder.worker ?? 'unknown'})`
       : `another process holds the lock of account "${account.name}"`;
     log.warn({ holderRunId: holder?.id }, `skipped: ${message}`);
     return { account: account.name, status: 'skipped', skipReason: 'locked', durationMs: Date.now() - startedMs, error: message };

@@ -73,7 +73,7 @@ async function signIn(name: keyof typeof PASSWORD): Promise<Page> {
 const overflows = (page: Page) => page.evaluate<boolean>('document.documentElement.scrollWidth > window.innerWidth');
 
 describe.skipIf(!existsSync(CHROMIUM))(`the review console in Chromium (${backend})`, { timeout: 120_000 }, () => {
-  it('walks the day: sign-in, the break, an accepted case, a refused self-approval, an approval', async () => {
+  it('walks the day: sign-in, the break, an accepted case, no approval offered to the preparer, an approval', async () => {
     const anna = await signIn('anna');
     // The default date is the night whose cut-off passed; its break comes first.
     await expect(anna.locator('h1').textContent()).resolves.toBe(`Business date ${NIGHT}`);
@@ -93,10 +93,14 @@ describe.skipIf(!existsSync(CHROMIUM))(`the review console in Chromium (${backen
 
     await anna.goto(`${base}/day?date=${NIGHT}`);
     await anna.getByRole('button', { name: 'Prepare sign-off' }).click();
+    // Post-redirect-get: the browser ends on the day's address, not on the form's.
+    await anna.waitForURL(`${base}/day?date=${NIGHT}`);
     await expect(anna.locator('.notice.ok').textContent()).resolves.toContain('prepared by anna');
-    const [selfApproval] = await Promise.all([anna.waitForResponse((r) => r.url().endsWith('/signoffs/approve')), anna.getByRole('button', { name: 'Approve sign-off' }).click()]);
-    expect(selfApproval.status()).toBe(403);
-    await expect(anna.locator('.notice.error').textContent()).resolves.toContain('"anna" prepared this sign-off and cannot also approve it');
+    // The preparer is offered no approval of her own sign-off.
+    await expect(anna.getByRole('button', { name: 'Approve sign-off' }).count()).resolves.toBe(0);
+    await expect(anna.locator('#sign-off').textContent()).resolves.toContain('Waiting for an approver other than anna to approve it.');
+    await anna.reload();
+    await expect(anna.locator('.notice').count()).resolves.toBe(0);
 
     const ben = await signIn('ben');
     await ben.goto(`${base}/day?date=${NIGHT}`);
@@ -106,14 +110,42 @@ describe.skipIf(!existsSync(CHROMIUM))(`the review console in Chromium (${backen
     expect(row).toMatchObject({ prepared_by: 'anna', approved_by: 'ben' });
   });
 
-  it("refuses the viewer's accept with 403", async () => {
+  it('shows a viewer no action button at 1280 px, and the server still refuses a viewer\'s accept with 403', async () => {
     const vic = await signIn('vic');
+    // Every button a viewer sees only reads or navigates: sign out, show a date, filter.
+    const actionButtons = async () => (await vic.locator('main button').allTextContents()).filter((text) => !['Show', 'Filter'].includes(text.trim()));
+    await vic.goto(`${base}/day?date=${NIGHT}`);
+    await expect(actionButtons()).resolves.toEqual([]);
     await vic.goto(`${base}/cases/${caseId}`);
-    const accept = vic.locator(`form[action="/cases/${caseId}/accept"]`);
-    await accept.locator('textarea[name="note"]').fill('I think it is fine');
-    const [response] = await Promise.all([vic.waitForResponse((r) => r.url().endsWith(`/cases/${caseId}/accept`)), accept.getByRole('button', { name: 'Accept' }).click()]);
-    expect(response.status()).toBe(403);
-    await expect(vic.locator('.message').textContent()).resolves.toContain('viewer role');
+    await expect(actionButtons()).resolves.toEqual([]);
+    await expect(vic.locator(`form[action^="/cases/${caseId}/"]`).count()).resolves.toBe(0);
+    await vic.goto(`${base}/overview`);
+    await expect(actionButtons()).resolves.toEqual([]);
+    const token = await vic.locator('input[name="_csrf"]').first().getAttribute('value');
+    const status = await vic.evaluate(
+      async ([url, csrf]) => (await fetch(url!, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `note=I+think+it+is+fine&_csrf=${encodeURIComponent(csrf!)}` })).status,
+      [`${base}/cases/${caseId}/accept`, token],
+    );
+    expect(status).toBe(403);
+    const c = await t.handle.db.selectFrom('reconciliation_cases').select('state').where('id', '=', caseId).executeTakeFirstOrThrow();
+    expect(c.state).not.toBe('open');
+  });
+
+  it('shows the overview: the last 14 business dates across, every account with data down, each cell linking to its day', async () => {
+    const ben = await signIn('ben');
+    await ben.getByRole('link', { name: 'Overview' }).click();
+    await ben.waitForURL(`${base}/overview`);
+    await expect(ben.locator('#overview thead th.date').count()).resolves.toBe(14);
+    await expect(ben.locator('#overview tbody th[scope="row"]').allTextContents()).resolves.toEqual(['default']);
+    await expect(ben.locator('#overview tbody td.cell').count()).resolves.toBe(14);
+    // The newest date is the night; earlier dates have nothing yet.
+    await expect(ben.locator('#overview thead th.date').last().textContent()).resolves.toBe(NIGHT.slice(5));
+    const night = ben.locator('#overview tbody td.cell').last();
+    await expect(night.textContent()).resolves.toMatch(/^(signed off|1 break|matched)$/);
+    await expect(ben.locator('#overview tbody td.cell').first().textContent()).resolves.toBe('nothing yet');
+    expect(await overflows(ben)).toBe(false);
+    await night.getByRole('link').click();
+    await ben.waitForURL(`${base}/day?date=${NIGHT}`);
   });
 
   it('refuses a post without the CSRF token, and a form posted from another origin', async () => {

@@ -51,11 +51,13 @@ export async function runCliInProcess(
   args: string[],
   env: Record<string, string | undefined>,
   options: { clock?: Clock } = {},
-): Promise<{ code: number; stdout: string; stderr: string }> {
+): Promise<{ code: number; stdout: string; stderr: string; database: string[] }> {
   const out: string[] = [];
   const err: string[] = [];
-  const output: Output = { out: (s) => void out.push(s), err: (s) => void err.push(s), isTTY: false };
+  // The "Database: …" line is collected apart, so tests of a command's own stderr read only that.
+  const database: string[] = [];
+  const output: Output = { out: (s) => void out.push(s), err: (s) => void err.push(s), isTTY: false, database: (s) => void database.push(s) };
   // A copy, as each real process has its own environment: the CLI removes the secrets from it.
   const code = await runCli(['node', 'wallet-recon', ...args], { output, env: { ...env }, clock: options.clock });
-  return { code, stdout: out.join('\n'), stderr: err.join('\n') };
+  return { code, stdout: out.join('\n'), stderr: err.join('\n'), database };
 }

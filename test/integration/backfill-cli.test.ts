@@ -117,7 +117,7 @@ describe(`wallet-recon backfill (${backend})`, () => {
     expect(result.code).toBe(1);
     expect(result.stdout).toMatch(/^2026-11-24 {2}capture failed: .*GATEWAY_API_SECRET.*$/m);
     expect(result.stdout).toContain(
-      "The capture of 2026-11-24 failed while its capture window is still open (until 2026-11-25T03:00:00.000Z): the gateway can still report that day, so no statements are needed. Fix what the failure above says (for a refused API key or secret, the account's credentials) and run backfill again before the window closes, or let the worker capture it.",
+      "The capture of 2026-11-24 failed while its capture window is still open (until 2026-11-25 03:00 UTC): the gateway can still report that day, so no statements are needed. Fix what the failure above says (for a refused API key or secret, the account's credentials) and run backfill again before the window closes, or let the worker capture it.",
     );
     expect(result.stdout).not.toContain('--import');
   }, 60_000);

@@ -184,7 +184,7 @@ describe(`backfill (${backend})`, () => {
 
   it('refuses a future date, a reversed range and a bad statements file before writing anything', async () => {
     await expect(runBackfillJob(ctx, { from: TODAY, to: '2026-11-22' })).rejects.toThrow(
-      new UsageError('--to 2026-11-22 is in the future (today is 2026-11-21 in UTC): a balance cannot be captured before its day.'),
+      new UsageError('--to 2026-11-22 is in the future (the current business date is 2026-11-21 in UTC): a balance cannot be captured before its day.'),
     );
     await expect(runBackfillJob(ctx, { from: '2026-11-20', to: '2026-11-19' })).rejects.toThrow(/--from 2026-11-20 is after --to 2026-11-19/);
     const bad = path.join(dir, 'statements-bad.csv');

@@ -70,7 +70,7 @@ describe(`business dates on the command line (${backend})`, () => {
     const result = await at('2026-11-20T23:58:00Z', 'snapshot');
     expect(result.stdout).toContain('2026-11-20, end of day, 2 min before cut-off');
     // Before the cut-off the date cannot be reconciled: the snapshot says when it will be.
-    expect(result.stdout).toContain('2026-11-20 is reconciled once its cut-off passes (2026-11-21T00:00:00.000Z)');
+    expect(result.stdout).toContain('2026-11-20 is reconciled once its cut-off passes (2026-11-21 00:00 UTC)');
     // The next command after the cut-off that changes an input, or the worker, pays what is owed.
     const settled = await at('2026-11-21T00:01:00Z', 'reconcile', '--date', '2026-11-20');
     expect(settled.code, settled.stderr).toBe(3);

@@ -174,4 +174,13 @@ describe(`wallet-recon cases, the whole story from the command line (${backend})
     expect(wrong.code).toBe(2);
     expect(wrong.stderr).toMatch(/Allowed choices are open, acknowledged, resolved, accepted, active/);
   });
+
+  it('echoes the assignee and the due date of an assignment', async () => {
+    const [c] = JSON.parse((await cli('cases', '--json')).stdout) as CaseJson[];
+    const id = String(c!.id);
+    expect((await cli('cases', 'reopen', id, '--note', 'the booking was reversed', '--by', 'ben')).code).toBe(0);
+    const assigned = await cli('cases', 'assign', id, '--to', 'anna', '--due', '2026-12-01', '--by', 'ben');
+    expect(assigned.code, assigned.stderr).toBe(0);
+    expect(assigned.stdout).toBe(`Case #${id} default EUR break: open; assigned to anna, due 2026-12-01 (assign by ben).`);
+  });
 });

@@ -68,13 +68,13 @@ const cases: ErrorCase[] = [
     line: /^GATEWAY_SANDBOX_URL has no scheme: write it as https:\/\/localhost:4010, or as http:\/\/localhost:4010 if it is a loopback host such as localhost or 127\.0\.0\.1, got "localhost:4010"\.$/,
   },
   { name: 'contradictory report flags', args: ['report', '--date', '2026-11-19', '--from', '2026-11-01', '--to', '2026-11-30'], code: 2, line: /^--date and --from contradict each other/ },
-  { name: 'a report of a future date', args: ['report', '--date', '2999-01-01'], code: 2, line: /^--date 2999-01-01 is in the future \(today is \d{4}-\d{2}-\d{2} in UTC\)/ },
+  { name: 'a report of a future date', args: ['report', '--date', '2999-01-01'], code: 2, line: /^--date 2999-01-01 is in the future \(the current business date is \d{4}-\d{2}-\d{2} in UTC\)/ },
   { name: 'a reconciliation of a future date', args: ['reconcile', '--date', '2999-01-01'], code: 2, line: /^--date 2999-01-01 is in the future/ },
   { name: 'runs of an account that is not configured', args: ['runs', '--account', 'nope'], code: 2, line: /^There is no account named "nope"\. Configured accounts: default\.$/ },
   { name: 'cases of an account that is not configured', args: ['cases', '--account', 'nope'], code: 2, line: /^There is no account named "nope"\. Configured accounts: default\.$/ },
   { name: 'a report of an account that is not configured', args: ['report', '--date', '2026-11-19', '--account', 'nope'], code: 2, line: /^There is no account named "nope"/ },
   { name: 'a database migrated by a newer version', args: ['runs'], env: () => ahead.childEnv, code: 2, line: /^The database holds migration this version of wallet-recon does not know \(2099-01-01T0001_from-the-future\)/ },
-  { name: 'books of a day that has not begun', args: ['ledger', 'import', 'future.csv'], code: 1, line: /^future\.csv line 2: business_date 2999-01-01 is after today \(\d{4}-\d{2}-\d{2} in UTC\); books cannot hold a day that has not begun; nothing was imported\.$/ },
+  { name: 'books of a day that has not begun', args: ['ledger', 'import', 'future.csv'], code: 1, line: /^future\.csv line 2: business_date 2999-01-01 is after the current business date \(\d{4}-\d{2}-\d{2} in UTC\); books cannot hold a day that has not begun; nothing was imported\.$/ },
   { name: 'an amount with spaces around it', args: ['ledger', 'import', 'spaced.csv'], code: 1, line: /^spaced\.csv line 2: balance " 100" has spaces around it; write the amount alone, e.g\. 100; nothing was imported\.$/ },
   {
     name: 'a 404 on the sign-in path',
@@ -106,7 +106,10 @@ describe(`one line per error and the documented exit code (${backend})`, () => {
     const runs = await runCliInProcess(['runs', '--account', 'eu-old'], env);
     expect(runs.code, runs.stderr).toBe(0);
     expect(runs.stderr.trim()).toBe('Account "eu-old" is not configured any more; these are its recorded runs.');
-    expect(runs.stdout).toMatch(/eu-old\s+2026-11-20, end of day.*\s+schedule\s+failed\s+2026-11-20 23:55:00\s+2\.0 s\s+interrupted/);
+    expect(runs.stdout).toMatch(/eu-old\s+2026-11-20, end of day.*\s+schedule\s+failed\s+2026-11-20 23:55 UTC\s+2\.0 s/);
+    // The error follows the table on its own line: no table line is wider than a wide terminal (132 columns).
+    expect(runs.stdout).toMatch(/\nrun \d+: interrupted$/);
+    for (const line of runs.stdout.split('\n').filter((l) => !l.startsWith('run '))) expect(line.length, line).toBeLessThanOrEqual(132);
   });
 
   it.runIf(backend === 'postgres')('a database that is not migrated is a setup error (2)', async () => {

@@ -65,4 +65,22 @@ describe(`wallet-recon migrate on the ${backend} database`, () => {
       expect(statSync(t.childEnv.RECON_DATA_DIR!).mode & 0o777).toBe(0o700);
     }
   });
+
+  it('says on stderr, in one line and without a password, which database every data command used', async () => {
+    const expected =
+      backend === 'postgres'
+        ? `Database: PostgreSQL database "${new URL(t.childEnv.DATABASE_URL!).pathname.slice(1)}" on ${new URL(t.childEnv.DATABASE_URL!).hostname}:${new URL(t.childEnv.DATABASE_URL!).port || '5432'}`
+        : `Database: embedded database in ${t.childEnv.RECON_DATA_DIR!}`;
+    for (const args of [['runs'], ['cases'], ['users', 'list'], ['migrate']]) {
+      const result = await runCliInProcess(args, { ...t.childEnv, LOG_LEVEL: 'silent' });
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.database).toEqual([expected]);
+    }
+    // As an operator sees it: the built CLI, another folder, the line on stderr (stdout stays clean to pipe).
+    const child = await runCliProcess(['runs', '--json'], { ...t.childEnv, LOG_LEVEL: 'silent' }, tmpdir());
+    expect(child.code, child.stderr).toBe(0);
+    expect(child.stderr.split('\n')).toContain(expected);
+    expect(child.stdout).not.toContain('Database:');
+    expect(child.stderr).not.toMatch(/:\/\/[^@\s]*:[^@\s]*@/);
+  });
 });

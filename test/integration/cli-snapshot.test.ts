@@ -203,10 +203,15 @@ describe('wallet-recon demo', () => {
       expect(result.code, result.stderr).toBe(0);
       expect(result.stdout).toMatch(/Gateway emulator listening on http:\/\/127\.0\.0\.1:\d+/);
       // Its own embedded database in the user data directory, never the real one.
-      expect(result.stdout).toContain(`Database: embedded database in ${path.join(dir, 'xdg', 'wallet-recon', 'demo')}`);
+      const demoDatabase = path.join(dir, 'xdg', 'wallet-recon', 'demo');
+      expect(result.stderr.split('\n')).toContain(`Database: embedded database in ${demoDatabase}`);
+      expect(result.stdout).toMatch(/Prepared the demo's database \(embedded database in .*\): \d+ migrations applied\./);
       expect(result.stdout).toMatch(/demo\s+succeeded/);
-      // 9007199254740993 minor units of SEK, in kronor.
-      expect(result.stdout).toMatch(/SEK\s+90,071,992,547,409\.93\s+same/);
+      // A mid-size merchant's balances: every wallet holds thousands to millions (yen: up to a few hundred million), none negative.
+      const balances = [...result.stdout.matchAll(/^([A-Z]{3})\s+([\d,.-]+)\s+same$/gm)].map((m) => [m[1]!, Number(m[2]!.replaceAll(',', ''))] as const);
+      expect(balances).toHaveLength(12);
+      for (const [currency, balance] of balances) expect(balance, currency).toBeGreaterThanOrEqual(1_000);
+      for (const [currency, balance] of balances) expect(balance, currency).toBeLessThan(currency === 'JPY' || currency === 'INR' ? 500_000_000 : 50_000_000);
       expect(result.stdout).toMatch(/one deliberate break: the books hold EUR [\d,.-]+, the gateway EUR [\d,.-]+\./);
       expect(result.stdout).toMatch(/\d{4}-\d{2}-\d{2}\s+demo\s+gateway\s+EUR\s+break\s+[\d,.-]+\s+[\d,.-]+\s+[\d,.-]+\s+123\.45/);
       // The demo bank account's camt.053 statement, imported and reconciled beside the gateway's wallets.
@@ -219,6 +224,9 @@ describe('wallet-recon demo', () => {
       expect(html).toContain('<h1>Reconciliation ');
       expect(html).toContain('<tr><td>demo</td><td>gateway</td>');
       expect(html).toContain('<tr><td>demo-bank</td><td>bank</td>');
+      // It ends saying how to open the console on its data.
+      expect(result.stdout).toContain(`RECON_DATA_DIR=${demoDatabase} wallet-recon users add me --role admin`);
+      expect(result.stdout).toContain(`RECON_DATA_DIR=${demoDatabase} wallet-recon console`);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

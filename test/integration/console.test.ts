@@ -132,10 +132,15 @@ describe(`the review console (${backend})`, { timeout: 120_000 }, () => {
     expect(audit.length).toBeGreaterThanOrEqual(2);
   });
 
-  it("refuses a viewer's accept with 403 on the server", async () => {
+  it("shows a viewer no case form, and still refuses a viewer's accept with 403 on the server", async () => {
     const client = await signedIn('vic');
     const page = await client.get(`/cases/${caseId}`);
-    for (const button of ['Acknowledge', 'Assign', 'Add note', 'Accept', 'Resolve', 'Reopen']) expect(page.body).toContain(`<button type="submit">${button}</button>`);
+    for (const button of ['Acknowledge', 'Assign', 'Add note', 'Accept', 'Resolve', 'Reopen']) expect(page.body).not.toContain(`<button type="submit">${button}</button>`);
+    expect(page.body).toContain('You have the viewer role: you can look at everything but change nothing.');
+    // A preparer sees the forms of what the open case allows, and not "Reopen".
+    const anna = await (await signedIn('anna')).get(`/cases/${caseId}`);
+    for (const button of ['Acknowledge', 'Assign', 'Add note', 'Accept', 'Resolve']) expect(anna.body).toContain(`<button type="submit">${button}</button>`);
+    expect(anna.body).not.toContain('<button type="submit">Reopen</button>');
     const response = await client.post(`/cases/${caseId}/accept`, { note: 'looks fine to me' });
     expect(response.statusCode).toBe(403);
     expect(response.body).toContain('viewer role');
@@ -146,36 +151,50 @@ describe(`the review console (${backend})`, { timeout: 120_000 }, () => {
   it('refuses "Prepare sign-off" while the break is open', async () => {
     const client = await signedIn('anna');
     const response = await client.post('/signoffs/prepare', { date: NIGHT });
-    expect(response.statusCode).toBe(403);
-    expect(response.body).toContain('cannot be signed while a case is open');
+    // Post-redirect-get: the day view says why; loading it again does not post again.
+    expect(response.statusCode).toBe(303);
+    expect(response.headers.location).toBe(`/day?date=${NIGHT}`);
+    const day = await client.get(`/day?date=${NIGHT}`);
+    expect(day.body).toContain('cannot be signed while a case is open');
+    expect((await client.get(`/day?date=${NIGHT}`)).body).not.toContain('cannot be signed while a case is open');
     expect(await t.handle.db.selectFrom('signoffs').selectAll().execute()).toEqual([]);
   });
 
   it('applies the CLI rules: accept needs a note; with one, case_events names the signed-in preparer', async () => {
     const client = await signedIn('anna');
     const missing = await client.post(`/cases/${caseId}/accept`, { note: '  ' });
-    expect(missing.statusCode).toBe(400);
-    expect(missing.body).toContain('needs a note saying why the difference is accepted');
+    expect(missing.statusCode).toBe(303);
+    expect(missing.headers.location).toBe(`/cases/${caseId}`);
+    expect((await client.get(`/cases/${caseId}`)).body).toContain('needs a note saying why the difference is accepted');
     const response = await client.post(`/cases/${caseId}/accept`, { note: 'timing difference, booked Monday' });
     expect(response.statusCode).toBe(303);
     const event = await t.handle.db.selectFrom('case_events').selectAll().where('case_id', '=', caseId).where('action', '=', 'accepted').executeTakeFirstOrThrow();
     expect(event.actor).toBe('anna');
     expect(event.note).toContain('timing difference, booked Monday');
-    expect((await client.get(`/cases/${caseId}?done=accept`)).body).toContain('Done: accept, recorded as anna.');
+    const page = (await client.get(`/cases/${caseId}?done=accept`)).body;
+    expect(page).toContain('Done: accept, recorded as anna.');
+    // The state once, not "accepted (accepted)".
+    expect(page).toContain('<dt>State</dt><dd>accepted</dd>');
   });
 
   it('prepares, refuses the self-approval, lets the approver approve, and seals the report', async () => {
     const anna = await signedIn('anna');
     const prepared = await anna.post('/signoffs/prepare', { date: NIGHT });
-    expect(prepared.statusCode, prepared.body).toBe(200);
-    expect(prepared.body).toContain('prepared by anna');
+    expect(prepared.statusCode, prepared.body).toBe(303);
+    const annaDay = await anna.get(`/day?date=${NIGHT}`);
+    expect(annaDay.body).toContain('prepared by anna');
+    // The preparer is not offered the approval, and the server refuses it all the same.
+    expect(annaDay.body).not.toContain('Approve sign-off</button>');
+    expect(annaDay.body).toContain('Waiting for an approver other than anna to approve it.');
     const self = await anna.post('/signoffs/approve', { date: NIGHT });
-    expect(self.statusCode).toBe(403);
-    expect(self.body).toContain('&quot;anna&quot; prepared this sign-off and cannot also approve it');
+    expect(self.statusCode).toBe(303);
+    expect((await anna.get(`/day?date=${NIGHT}`)).body).toContain('&quot;anna&quot; prepared this sign-off and cannot also approve it');
     const ben = await signedIn('ben');
+    const benDay = await ben.get(`/day?date=${NIGHT}`);
+    expect(benDay.body).toContain('Approve sign-off</button>');
     const approved = await ben.post('/signoffs/approve', { date: NIGHT });
-    expect(approved.statusCode, approved.body).toBe(200);
-    expect(approved.body).toContain('Sign-off state: <strong class="signoff-state">approved</strong>');
+    expect(approved.statusCode, approved.body).toBe(303);
+    expect((await ben.get(`/day?date=${NIGHT}`)).body).toContain('Sign-off state: <strong class="signoff-state">approved</strong>');
     const row = await t.handle.db.selectFrom('signoffs').selectAll().executeTakeFirstOrThrow();
     expect(row).toMatchObject({ business_date: NIGHT, prepared_by: 'anna', approved_by: 'ben', account_set: ['default'] });
     expect(row.report_sha256).toBe(createHash('sha256').update(row.report_html, 'utf8').digest('hex'));
@@ -208,7 +227,9 @@ describe(`the review console (${backend})`, { timeout: 120_000 }, () => {
     const day = await client.get(`/day?date=${NIGHT}`);
     expect(day.body).toContain('<strong>changed after sign-off</strong>');
     expect(day.body).toContain('the books were re-imported');
-    expect(day.body).toContain('Prepare sign-off');
+    // A viewer is told the date must be signed again, without a button it could not use.
+    expect(day.body).not.toContain('Prepare sign-off</button>');
+    expect(day.body).toContain('Waiting for a preparer to prepare the sign-off.');
     const download = await client.get(`/signoffs/${before.id}/report`);
     expect(createHash('sha256').update(download.rawPayload).digest('hex')).toBe(before.report_sha256);
   });

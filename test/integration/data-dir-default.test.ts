@@ -23,7 +23,8 @@ describe('the embedded database by default', () => {
     expect(result.code, result.stderr).toBe(0);
     expect(existsSync(path.join(dir, 'xdg', 'wallet-recon', 'database', DATA_DIR_MARKER))).toBe(true);
     expect(existsSync(path.join(cwd, '.data'))).toBe(false);
-    expect(result.stderr).toBe('');
+    // One line says where the data went, so nobody fills a database they did not mean to.
+    expect(result.stderr.trim()).toBe(`Database: embedded database in ${path.join(dir, 'xdg', 'wallet-recon', 'database')}`);
   }, 60_000);
 
   it("uses an existing checkout's .data/ with a notice, never a silent fresh database", async () => {

@@ -46,7 +46,7 @@ describe.skipIf(backend !== 'postgres')('a lost PostgreSQL connection fails the 
         (error: unknown) => error,
       );
     expect(isConnectionLost(failed)).toBe(true);
-    expect(describeDatabaseFailure(failed, handle.description)).toMatch(/^the database connection was lost \(127\.0\.0\.1:5432\/[a-z0-9_]+: /);
+    expect(describeDatabaseFailure(failed, handle.description)).toMatch(/^the database connection was lost \(PostgreSQL database "[a-z0-9_]+" on 127\.0\.0\.1:5432: /);
     const { rows } = await sql<{ one: number }>`select 1 as one`.execute(handle.db);
     expect(rows).toEqual([{ one: 1 }]);
   });
@@ -58,7 +58,7 @@ describe.skipIf(backend !== 'postgres')('a lost PostgreSQL connection fails the 
         () => undefined,
         (e: unknown) => e,
       );
-      expect(describeDatabaseFailure(error, short.description)).toMatch(/^a database statement took longer than DATABASE_STATEMENT_TIMEOUT and was cancelled \(127\.0\.0\.1/);
+      expect(describeDatabaseFailure(error, short.description)).toMatch(/^a database statement took longer than DATABASE_STATEMENT_TIMEOUT and was cancelled \(PostgreSQL database "[a-z0-9_]+" on 127\.0\.0\.1/);
       const settings = await sql<{ statement_timeout: string; idle: string }>`select current_setting('statement_timeout') as statement_timeout, current_setting('idle_in_transaction_session_timeout') as idle`.execute(short.db);
       expect(settings.rows[0]).toEqual({ statement_timeout: '1s', idle: '1min' });
     } finally {

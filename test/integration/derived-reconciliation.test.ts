@@ -281,7 +281,7 @@ describe(`reconciliation as derived state (${backend})`, () => {
     const ctx = context('2026-11-20T15:00:00Z');
     const refused = runReconcileJob(ctx, { date: '2026-11-20' });
     await expect(refused).rejects.toBeInstanceOf(UsageError);
-    await expect(refused).rejects.toThrow('Business date 2026-11-20 cannot be reconciled yet: its cut-off is 2026-11-21T00:00:00.000Z');
+    await expect(refused).rejects.toThrow('Business date 2026-11-20 cannot be reconciled yet: its cut-off is 2026-11-21 00:00 UTC (RECON_CUTOFF 00:00 in UTC)');
     expect(await t.handle.db.selectFrom('reconciliation_results').selectAll().execute()).toEqual([]);
   });
 });

@@ -76,7 +76,7 @@ describe(`ledger import (${backend})`, () => {
     expect(error).toBeInstanceOf(InputFileError);
     // In Kiritimati (UTC+14) it is already the 23rd: the 24th has not begun.
     expect((error as InputFileError).problems).toEqual([
-      'ahead.csv line 4: business_date 2026-11-24 is after today (2026-11-23 in Pacific/Kiritimati); books cannot hold a day that has not begun',
+      'ahead.csv line 4: business_date 2026-11-24 is after the current business date (2026-11-23 in Pacific/Kiritimati); books cannot hold a day that has not begun',
       'ahead.csv line 5: balance " 100" has spaces around it; write the amount alone, e.g. 100',
     ]);
   });

@@ -163,7 +163,7 @@ describe(`notifications through the outbox on the ${backend} database`, () => {
     // Slack: a Block Kit message with the headline and the account line.
     const message = JSON.parse(slack.requests[0]!.body) as { text: string; blocks: Array<{ type: string; text?: { text: string } }> };
     expect(slack.requests[0]!.path).toBe(`/services/T0/B0/${SLACK_TOKEN}`);
-    expect(message.text).toBe('Reconciliation of 2026-11-20: 1 of 1 account(s) captured, 2 result(s) need attention');
+    expect(message.text).toBe('Reconciliation of 2026-11-20: 2 breaks');
     expect(message.blocks.map((b) => b.type)).toEqual(['header', 'section', 'section', 'section', 'context']);
     expect(message.blocks[1]!.text!.text).toContain(`default: run ${runId}, 5 wallets, 5 min before cut-off; 3 matched, 2 break`);
     expect(message.blocks[2]!.text!.text).toBe("Cases: 2 new, 0 still open, 0 resolved by this date's results.");
@@ -175,7 +175,7 @@ describe(`notifications through the outbox on the ${backend} database`, () => {
     expect(smtp.mails[0]!.to).toEqual(['finance@example.test', 'ops@example.test']);
     expect(smtp.logins).toContain('recon');
     const mail = parseMail(smtp.mails[0]!.raw);
-    expect(mail.headers.subject).toContain('Reconciliation of 2026-11-20');
+    expect(mail.headers.subject).toBe('[wallet-recon] Reconciliation of 2026-11-20: 2 breaks');
     const text = mail.parts.find((p) => p.headers['content-type']?.startsWith('text/plain'));
     const html = mail.parts.find((p) => p.headers['content-type']?.startsWith('text/html') && !p.headers['content-disposition']);
     const attachment = mail.parts.find((p) => p.headers['content-disposition']?.startsWith('attachment'));

@@ -146,7 +146,16 @@ describe(`reconcile, ledger import and report from the command line (${backend})
   it('refuses a date after today in RECON_TIMEZONE with exit code 2 and stores nothing for it', async () => {
     const future = await cli('reconcile', '--date', '2999-01-01');
     expect(future.code).toBe(2);
-    expect(future.stderr).toMatch(/^--date 2999-01-01 is in the future \(today is \d{4}-\d{2}-\d{2} in UTC\)/);
+    expect(future.stderr).toMatch(/^--date 2999-01-01 is in the future \(the current business date is \d{4}-\d{2}-\d{2} in UTC\)/);
     expect(await withDb((db) => db.selectFrom('reconciliation_results').selectAll().where('business_date', '=', '2999-01-01').execute())).toEqual([]);
+  });
+
+  it('says when a date can be reconciled in local time with its zone, not in UTC', async () => {
+    // The current business date in Berlin: its cut-off (midnight that ends it) is still ahead.
+    const berlinToday = new Intl.DateTimeFormat('en-CA', { timeZone: 'Europe/Berlin' }).format(new Date());
+    const early = await runCliInProcess(['reconcile', '--date', berlinToday], { ...env, RECON_TIMEZONE: 'Europe/Berlin', RECON_CUTOFF: '00:00' });
+    expect(early.code).toBe(2);
+    expect(early.stderr).toMatch(/cannot be reconciled yet: its cut-off is \d{4}-\d{2}-\d{2} 00:00 CES?T \(RECON_CUTOFF 00:00 in Europe\/Berlin\)/);
+    expect(early.stderr).not.toMatch(/\d{2}:\d{2}:\d{2}\.\d{3}Z/);
   });
 });

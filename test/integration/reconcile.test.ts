@@ -220,6 +220,36 @@ describe(`reconciliation on ${backend}`, () => {
       ]);
     });
 
+    it('every accounting view gives its amounts in major units too (<column>_major), exact beyond 2^53 and per currency scale', async () => {
+      await snapshot('us-main', '2026-11-20', { EUR: 2n ** 53n + 1n, JPY: 1_500n, KWD: 7_000n });
+      await books('us-main', '2026-11-20', { EUR: 100n, JPY: 1_300n, KWD: 7_001n });
+      await runReconcileJob(ctx, { date: '2026-11-20', account: 'us-main' });
+      const breaks = await ctx.database.db
+        .selectFrom('reconciliation_breaks')
+        .where('account', '=', 'us-main')
+        .select(['currency', 'difference', 'scale', 'gateway_balance_major', 'single_balance_major', 'expected_balance_major', 'difference_major', 'movement_major'])
+        .orderBy('currency')
+        .execute();
+      expect(breaks).toEqual([
+        { currency: 'EUR', difference: '9007199254740893', scale: 2, gateway_balance_major: '90071992547409.93', single_balance_major: '90071992547409.93', expected_balance_major: '1.00', difference_major: '90071992547408.93', movement_major: null },
+        { currency: 'JPY', difference: '200', scale: 0, gateway_balance_major: '1500', single_balance_major: '1500', expected_balance_major: '1300', difference_major: '200', movement_major: null },
+        { currency: 'KWD', difference: '-1', scale: 3, gateway_balance_major: '7.000', single_balance_major: '7.000', expected_balance_major: '7.001', difference_major: '-0.001', movement_major: null },
+      ]);
+      // A case's latest difference in major units, at the scale of its latest result.
+      const cases = await ctx.database.db.selectFrom('open_cases').select(['currency', 'latest_difference', 'scale', 'latest_difference_major']).where('account', '=', 'us-main').where('kind', '=', 'break').where('currency', 'in', ['EUR', 'JPY', 'KWD']).orderBy('currency').execute();
+      expect(cases).toEqual([
+        { currency: 'EUR', latest_difference: '9007199254740893', scale: 2, latest_difference_major: '90071992547408.93' },
+        { currency: 'JPY', latest_difference: '200', scale: 0, latest_difference_major: '200' },
+        { currency: 'KWD', latest_difference: '-1', scale: 3, latest_difference_major: '-0.001' },
+      ]);
+      const daily = await ctx.database.db.selectFrom('daily_balances').select(['currency', 'balance_major', 'single_balance_major']).where('account', '=', 'us-main').orderBy('currency').execute();
+      expect(daily).toEqual([
+        { currency: 'EUR', balance_major: '90071992547409.93', single_balance_major: '90071992547409.93' },
+        { currency: 'JPY', balance_major: '1500', single_balance_major: '1500' },
+        { currency: 'KWD', balance_major: '7.000', single_balance_major: '7.000' },
+      ]);
+    });
+
     it('balance_history measures movement from the account\'s previous snapshot day, a currency absent that day having none', async () => {
       const big = 2n ** 53n;
       await snapshot('eu-main', '2026-11-17', { EUR: big, USD: 5n });

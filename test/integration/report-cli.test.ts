@@ -92,6 +92,28 @@ describe(`wallet-recon report (${backend})`, () => {
     expect(readdirSync(dir).filter((f) => f.endsWith('.tmp'))).toEqual([]);
   });
 
+  it('with RECON_LOCALE=de-DE writes CSV a German spreadsheet reads as numbers (";" between fields, "," as decimal mark, no grouping), the table in German, JSON unchanged', async () => {
+    const german = (...args: string[]) => runCliInProcess(args, { ...env, RECON_LOCALE: 'de-DE' });
+    const csv = await german('report', '--from', '2026-11-16', '--to', '2026-11-20', '--format', 'csv');
+    expect(csv.code, csv.stderr).toBe(0);
+    const lines = csv.stdout.trimEnd().split('\r\n');
+    const header = lines[0]!.split(';');
+    expect(header.slice(0, 4)).toEqual(['account', 'business_date', 'currency', 'gateway_balance']);
+    const row = lines.map((l) => l.split(';')).find((cells) => cells[1] === '2026-11-17' && cells[2] === 'EUR')!;
+    const cell = (name: string) => row[header.indexOf(name)];
+    expect(cell('gateway_balance')).toBe('9007199254740993');
+    expect(cell('gateway_balance_formatted')).toBe('90071992547409,93');
+    expect(cell('movement_formatted')).toBe('9,93');
+    // Every formatted amount is a plain German number: digits, at most one comma, no grouping.
+    const formatted = header.flatMap((h, i) => (h.endsWith('_formatted') ? [i] : []));
+    for (const cells of lines.slice(1).map((l) => l.split(';'))) for (const i of formatted) expect(cells[i]).toMatch(/^(-?\d+(,\d+)?)?$/);
+
+    const table = await german('report', '--date', '2026-11-19');
+    expect(table.stdout).toMatch(/ 12,00 +12,00 +12,50 +-0,50 /);
+    const json = await german('report', '--date', '2026-11-19', '--format', 'json');
+    expect(json.stdout).toBe((await cli('report', '--date', '2026-11-19', '--format', 'json')).stdout);
+  });
+
   it('prints JSON with amounts as strings, limited to one account when asked', async () => {
     const result = await cli('report', '--date', '2026-11-19', '--format', 'json', '--account', 'default');
     const parsed = JSON.parse(result.stdout) as { summary: { account: string; total: Record<string, number> }; results: Array<{ gateway_balance: string }> };

@@ -3,6 +3,7 @@ import { countByStatus } from '../../src/reconciliation/reconciliation-result.js
 import { createEvent, headlineOf, type NightCompletedData } from '../../src/notifications/events.js';
 import { renderEventHtml, renderEventText, renderSlackMessage } from '../../src/notifications/render-event.js';
 import { retryDelayMs } from '../../src/notifications/deliverer.js';
+import { numberStyleOf } from '../../src/money/number-style.js';
 import { compareRelativeSize } from '../../src/notifications/night-digest.js';
 import { endpointKind, statusClass } from '../../src/metrics/metrics.js';
 
@@ -30,7 +31,44 @@ describe('rendering events for people', () => {
 
   it('stamps events with an id, a type, a timestamp and version 1', () => {
     expect(event).toMatchObject({ id: expect.stringMatching(/^evt_[0-9a-f]{32}$/), type: 'night.completed', timestamp: '2026-11-21T00:05:00.000Z', version: 1 });
-    expect(headlineOf(event)).toBe('Reconciliation of 2026-11-20: 1 of 2 account(s) captured, 1 missed, 2 result(s) need attention');
+    expect(headlineOf(event)).toBe('Reconciliation of 2026-11-20: 1 break, 1 other discrepancy, 1 account missed');
+  });
+
+  it('headlines breaks, awaited books and misses in the subject, and a clean night as such', () => {
+    const headline = (data: Partial<NightCompletedData>) => headlineOf(createEvent('night.completed', new Date('2026-11-21T00:05:00Z'), { ...night, ...data }));
+    const captured = night.accounts[0]!;
+    expect(headline({ accounts: [captured], reconciliation: counts({ matched: 12 }) })).toBe('Reconciliation of 2026-11-20: all 12 results matched (1 account captured)');
+    expect(headline({ accounts: [captured], reconciliation: counts({ awaiting_books: 12 }), pending: [{ account: 'eu-main', state: 'awaiting_books', message: 'books for 2026-11-20 not imported yet' }] })).toBe(
+      'Reconciliation of 2026-11-20: books awaited for 1 account',
+    );
+    expect(headline({ reconciliation: counts({ matched: 3, break: 2, missing_in_ledger: 1 }) })).toBe('Reconciliation of 2026-11-20: 2 breaks, 1 other discrepancy, 1 account missed');
+  });
+
+  it('writes times in RECON_TIMEZONE with the zone and amounts in RECON_LOCALE; the event keeps UTC and minor units', () => {
+    const options = { timezone: 'Europe/Berlin', style: numberStyleOf('de-DE') };
+    const text = renderEventText(event, options);
+    expect(text).toContain('Business date 2026-11-20 (cut-off 2026-11-21 01:00 CET).');
+    expect(text).toContain('  eu-main JPY -100.000.000 (break)');
+    expect(text).toContain(`Event ${event.id} (night.completed, 2026-11-21 01:05 CET).`);
+    expect(text).not.toMatch(/\d{4}-\d{2}-\d{2}T\d{2}:\d{2}/);
+    expect(renderEventHtml(event, options)).toContain('(cut-off 2026-11-21 01:00 CET)');
+    expect(JSON.stringify(renderSlackMessage(event, options))).toContain('2026-11-21 01:05 CET');
+    expect(event.data.cutoffAt).toBe('2026-11-21T00:00:00.000Z');
+    const risk = createEvent('date.at_risk', new Date('2026-11-21T00:05:00Z'), { account: 'eu-main', businessDate: '2026-11-20', windowClosesAt: '2026-11-21T03:00:00.000Z', reason: 'The gateway refused the API secret.' });
+    expect(renderEventText(risk, options)).toContain('Fix the credentials before 2026-11-21 04:00 CET');
+  });
+
+  it('says a currency missing from the books is missing, not "10,000 bps of the balance"', () => {
+    const data = { ...night, topDiscrepancies: [{ account: 'eu-main', status: 'missing_in_ledger', difference: { amount: '500', currency: 'EUR' }, gatewayBalance: '500', expectedBalance: null, differenceFormatted: 'EUR 5.00', relativeBps: '10000' }] };
+    const text = renderEventText(createEvent('night.completed', new Date('2026-11-21T00:05:00Z'), data));
+    expect(text).toContain('  eu-main EUR 5.00 (missing from the books)');
+    expect(text).not.toContain('bps');
+  });
+
+  it('tells that an at-risk date was captured after all (date.recovered)', () => {
+    const recovered = createEvent('date.recovered', new Date('2026-11-21T01:10:00Z'), { account: 'eu-main', businessDate: '2026-11-20', capturedAt: '2026-11-21T01:09:30.000Z', runId: 7 });
+    expect(headlineOf(recovered)).toBe('Account "eu-main" captured business date 2026-11-20 after all: no longer at risk');
+    expect(renderEventText(recovered, { timezone: 'Europe/Berlin', style: numberStyleOf(undefined) })).toContain('was captured at 2026-11-21 02:09 CET (run 7), inside its capture window');
   });
 
   it('writes one line per account, attempts of a retried capture and the miss with its reason, the exact amounts', () => {

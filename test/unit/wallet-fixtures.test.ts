@@ -1,12 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import {
   currencyCodes,
+  generateMerchantWallets,
   generateWallets,
   isCurrencyCode,
   ISO_CURRENCIES,
   MAX_WALLETS,
   UNSAFE_BALANCE,
 } from '../../src/sandbox/wallet-fixtures.js';
+import { currencyDecimals } from '../../src/money/format-amount.js';
 
 describe('sandbox wallet fixtures', () => {
   it('hands out real ISO 4217 codes, majors first, each once', () => {
@@ -62,5 +64,20 @@ describe('sandbox wallet fixtures', () => {
     expect(isCurrencyCode('usd')).toBe(false);
     expect(isCurrencyCode('US')).toBe(false);
     expect(isCurrencyCode('USDT')).toBe(false);
+  });
+});
+
+describe("a merchant's wallets (the demo)", () => {
+  it("hold plausible positive balances in each currency's decimals, the same for a seed, with no edge-case figure", () => {
+    const wallets = generateMerchantWallets(16, 1, currencyDecimals);
+    expect(generateMerchantWallets(16, 1, currencyDecimals)).toEqual(wallets);
+    for (const w of wallets) {
+      const decimals = currencyDecimals(w.currency) ?? 2;
+      const major = w.balance / 10n ** BigInt(decimals);
+      expect(major >= 2_000n && major <= 2_500_000n * 150n, `${w.currency} ${major}`).toBe(true);
+    }
+    expect(wallets.some((w) => w.balance === UNSAFE_BALANCE)).toBe(false);
+    // The tests' fixtures keep their big-number coverage.
+    expect(generateWallets(16, 1).some((w) => w.balance === UNSAFE_BALANCE)).toBe(true);
   });
 });

@@ -4,7 +4,7 @@ import { NotificationError } from '../../errors.js';
 import { maskUrlPasswords } from '../../logger.js';
 import type { Secret } from '../../secret.js';
 import { headlineOf, type NightCompletedData, type NotificationEvent } from '../events.js';
-import { renderEventHtml, renderEventText } from '../render-event.js';
+import { renderEventHtml, renderEventText, type RenderOptions } from '../render-event.js';
 import type { Channel } from './channel.js';
 import { maskUrlSecrets, secretPartsOfUrl } from './url-secrets.js';
 
@@ -28,7 +28,7 @@ function isTransientSmtpFailure(error: unknown): boolean {
  * the day's HTML report as an attachment. The SMTP URL carries the password: messages name the
  * server's host only.
  */
-export function createEmailChannel(settings: EmailSettings, renderReport?: ReportRenderer): Channel {
+export function createEmailChannel(settings: EmailSettings, renderReport?: ReportRenderer, options?: RenderOptions): Channel {
   const url = new URL(settings.smtpUrl.reveal());
   const secure = url.protocol === 'smtps:';
   const transport = nodemailer.createTransport({
@@ -56,8 +56,8 @@ export function createEmailChannel(settings: EmailSettings, renderReport?: Repor
           from: settings.from,
           to: [...settings.to],
           subject: `[wallet-recon] ${headlineOf(event)}`,
-          text: renderEventText(event),
-          html: renderEventHtml(event),
+          text: renderEventText(event, options),
+          html: renderEventHtml(event, options),
           attachments,
           headers: { 'X-Wallet-Recon-Event': event.id },
         });

@@ -1,0 +1,56 @@
+import type { AccountDateFacts } from '../db/overview.repository.js';
+import { escapeHtml as e } from '../escape-html.js';
+import { layout, type PageContext } from './pages.js';
+
+/** How many business dates the overview shows, the newest last. */
+export const OVERVIEW_DATES = 14;
+
+/** What one account's business date needs, most urgent first: the cell shows the first that holds. */
+export const CELL_STATES = ['missed', 'owed', 'changed after sign-off', 'breaks', 'awaiting books', 'signed off', 'matched', 'nothing yet'] as const;
+export type CellState = (typeof CELL_STATES)[number];
+
+/**
+ * The state of one account on one date. A miss or owed results come first (the figures are not
+ * final); a sign-off that no longer matches its inputs next; a standing approval covers the
+ * date's accepted differences, so a signed date reads "signed off" rather than "breaks".
+ */
+export function cellStateOf(facts: AccountDateFacts | undefined, signoff: 'approved' | 'prepared' | 'changed after sign-off' | undefined): CellState {
+  if (facts?.capture === 'missed') return 'missed';
+  if (facts?.reconciliation === 'owed') return 'owed';
+  if (signoff === 'changed after sign-off' && facts !== undefined) return 'changed after sign-off';
+  if (signoff === 'approved' && facts !== undefined && facts.results > 0) return 'signed off';
+  if (facts !== undefined && facts.unmatched > 0) return 'breaks';
+  if (facts?.reconciliation === 'awaiting_books') return 'awaiting books';
+  if (facts !== undefined && facts.results > 0) return 'matched';
+  return 'nothing yet';
+}
+
+export interface OverviewView {
+  /** Oldest first. */
+  dates: string[];
+  accounts: string[];
+  cells: Map<string, { state: CellState; unmatched: number }>;
+}
+
+/** The key of an account's date in `OverviewView.cells`. */
+export const cellKey = (account: string, date: string) => `${account}\u0000${date}`;
+
+/** Accounts down, the last business dates across; each cell names its state and links to the day. */
+export function overviewPage(view: OverviewView, page: PageContext): string {
+  const head = view.dates.map((d) => `<th class="date"><a href="/day?date=${e(d)}">${e(d.slice(5))}</a></th>`).join('');
+  const rows = view.accounts.map((account) => {
+    const cells = view.dates.map((date) => {
+      const cell = view.cells.get(cellKey(account, date)) ?? { state: 'nothing yet' as const, unmatched: 0 };
+      const text = cell.state === 'breaks' ? `${cell.unmatched} break${cell.unmatched === 1 ? '' : 's'}` : cell.state;
+      return `<td class="cell state-${e(cell.state.replaceAll(' ', '-'))}"><a href="/day?date=${e(date)}" title="${e(`${account}, ${date}: ${text}`)}">${e(text)}</a></td>`;
+    });
+    return `<tr><th scope="row">${e(account)}</th>${cells.join('')}</tr>`;
+  });
+  const legend = `<p class="legend">${CELL_STATES.map((s) => `<span class="cell state-${e(s.replaceAll(' ', '-'))}">${e(s)}</span>`).join(' ')}</p>`;
+  const body =
+    view.accounts.length === 0
+      ? '<p>No account has data yet: run a snapshot (or the demo) first.</p>'
+      : `<p>The last ${view.dates.length} business dates (${e(view.dates[0]!)} to ${e(view.dates[view.dates.length - 1]!)}) of every account with data; each cell opens its day.</p>
+<table id="overview"><thead><tr><th>account</th>${head}</tr></thead><tbody>${rows.join('')}</tbody></table>${legend}`;
+  return layout('Overview', page, body);
+}
