@@ -1,6 +1,5 @@
 import { Option, type Command } from 'commander';
 import { describeError, ReconError, UsageError } from '../errors.js';
-import { renderCsv } from '../reports/render-csv.js';
 import { renderHtml } from '../reports/render-html.js';
 import { renderJson } from '../reports/render-json.js';
 import { renderTable } from '../reports/render-table.js';
@@ -8,6 +7,7 @@ import { parseBusinessDate, parseDateRange, todayOf } from '../reconciliation/bu
 import { resolveAccountNames } from '../reconciliation/reconciliation-service.js';
 import { loadCurrencyHistories, loadReport, type ReportRange } from '../reports/report-data.js';
 import { loadReportFacts } from '../reports/report-facts.js';
+import { streamCsv } from '../reports/stream-csv.js';
 import { writeFileAtomically } from '../reports/write-file-atomically.js';
 import type { CliRuntime } from './runtime.js';
 import { summaryOf } from './command-catalog.js';
@@ -66,15 +66,30 @@ export function registerReportCommand(program: Command, runtime: CliRuntime): vo
         const today = todayOf(ctx);
         if (opts.date !== undefined) parseBusinessDate(range.from, '--date', today);
         else parseBusinessDate(range.from, '--from', today);
+        if (opts.format === 'csv') {
+          // Streamed page by page from the database: a range of years fits in the memory of a day.
+          const counted = { results: 0 };
+          const chunks = streamCsv(db, range, { accounts, today: today.date, counted });
+          if (opts.out === undefined) {
+            // stdout to a file or a pipe is written synchronously on Linux and macOS: nothing piles up.
+            for await (const chunk of chunks) runtime.output.out(chunk);
+            return 0;
+          }
+          try {
+            await writeFileAtomically(opts.out, chunks);
+          } catch (error) {
+            throw new ReconError(`Could not write the csv report: ${describeError(error)}.`, { cause: error });
+          }
+          runtime.output.err(`Wrote the csv report (${counted.results} results) to ${opts.out}.`);
+          return 0;
+        }
         const report = await loadReport(db, range, { accounts, today: today.date });
         const text =
-          opts.format === 'csv'
-            ? renderCsv(report)
-            : opts.format === 'json'
+          opts.format === 'json'
               ? renderJson(report, { tolerance: ctx.config.tolerance })
-              : opts.format === 'html'
-                ? renderHtml(report, await loadCurrencyHistories(db, range), ctx.clock.now(), await loadReportFacts(db, report.results, ctx.config, ctx.clock.now()))
-                : renderTable(report, { tolerance: ctx.config.tolerance });
+            : opts.format === 'html'
+              ? renderHtml(report, await loadCurrencyHistories(db, range), ctx.clock.now(), await loadReportFacts(db, report.results, ctx.config, ctx.clock.now()))
+              : renderTable(report, { tolerance: ctx.config.tolerance });
         if (opts.out === undefined) {
           runtime.output.out(text);
           return 0;
@@ -89,3 +104,4 @@ export function registerReportCommand(program: Command, runtime: CliRuntime): vo
       });
     });
 }
+

@@ -43,7 +43,7 @@ export function neutralizeFormula(value: string): string {
   return /^[=+\-@\t\r]/.test(value) && !NUMBER.test(value) ? `'${value}` : value;
 }
 
-function resultCells(r: StoredReconciliationResult): string[] {
+export function resultCells(r: StoredReconciliationResult): string[] {
   const amounts = [r.gatewayBalance, r.singleBalance, r.expectedBalance, r.previousBalance, r.movement, r.difference];
   const decimals = r.scale ?? currencyDecimals(r.currency);
   return [
@@ -60,6 +60,15 @@ function resultCells(r: StoredReconciliationResult): string[] {
   ];
 }
 
+/** The line of an account-date of the range that has no stored result at all. */
+export function notReconciledCells(account: string, date: string): string[] {
+  const cells = CSV_COLUMNS.map(() => '');
+  cells[0] = account;
+  cells[1] = date;
+  cells[CSV_COLUMNS.indexOf('status')] = NOT_RECONCILED;
+  return cells;
+}
+
 /**
  * One header line and one line per result, plus one `not_reconciled` line per account and date
  * of the range that has no result at all (as the other formats list them), ordered by date and
@@ -68,13 +77,7 @@ function resultCells(r: StoredReconciliationResult): string[] {
 export function renderCsv(report: Report<StoredReconciliationResult>): string {
   const lines = report.results.map((r) => ({ key: `${r.businessDate}\u0000${r.account}`, cells: resultCells(r) }));
   for (const account of report.summary.accounts) {
-    for (const date of account.unreconciledDates) {
-      const cells = CSV_COLUMNS.map(() => '');
-      cells[0] = account.account;
-      cells[1] = date;
-      cells[CSV_COLUMNS.indexOf('status')] = NOT_RECONCILED;
-      lines.push({ key: `${date}\u0000${account.account}`, cells });
-    }
+    for (const date of account.unreconciledDates) lines.push({ key: `${date}\u0000${account.account}`, cells: notReconciledCells(account.account, date) });
   }
   // Stable: results keep their order within a date and account.
   const rows = lines.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)).map((l) => l.cells.map(neutralizeFormula));
