@@ -111,6 +111,18 @@ ${totals}
 </section>`;
 }
 
+/** Rows by business date and account, in their order. */
+function groupByDay<T extends { account: string; businessDate: string }>(rows: readonly T[]): Map<string, T[]> {
+  const byDay = new Map<string, T[]>();
+  for (const row of rows) {
+    const key = `${row.businessDate}\u0000${row.account}`;
+    const day = byDay.get(key);
+    if (day === undefined) byDay.set(key, [row]);
+    else day.push(row);
+  }
+  return byDay;
+}
+
 /**
  * Each account-date of the report and what it was compared from. A date reconciled with neither
  * snapshot nor books, and a date never reconciled, are listed too: a row left out would read as
@@ -127,14 +139,17 @@ function sourcesTable(facts: ReportFacts, reconciled: ReadonlyArray<{ account: s
     never.add(key);
   }
   if (keys.size === 0) return '<p>No snapshot or books file was used in this period.</p>';
+  // Keyed once: a filter over every capture and books row per account-date was quadratic.
+  const capturesOf = groupByDay(facts.captures);
+  const booksOf = groupByDay(facts.books);
   const rows = [...keys.values()]
     .sort((a, b) => a.businessDate.localeCompare(b.businessDate) || a.account.localeCompare(b.account))
     .map(({ account, businessDate }) => {
       if (never.has(`${businessDate}\u0000${account}`)) {
         return `<tr><td class="date">${escapeHtml(businessDate)}</td><td>${escapeHtml(account)}</td><td colspan="2">not reconciled</td></tr>`;
       }
-      const captures = facts.captures.filter((c) => c.account === account && c.businessDate === businessDate);
-      const books = facts.books.filter((b) => b.account === account && b.businessDate === businessDate);
+      const captures = capturesOf.get(`${businessDate}\u0000${account}`) ?? [];
+      const books = booksOf.get(`${businessDate}\u0000${account}`) ?? [];
       const snapshot =
         captures.map((c) => `run ${c.runId} (${escapeHtml(c.trigger)}), ${escapeHtml(localTime(c.capturedAt, facts.timezone))}, ${escapeHtml(describeCaptureTiming(c.businessDate, c.endOfDay, c.driftSeconds).replace(/^[\d-]+, /, ''))}`).join('<br>') ||
         'no snapshot';
@@ -220,7 +235,7 @@ ${summaryRows}
 ${
   view.breaks.length === 0
     ? `<p class="ok">${results.length === 0 ? 'Nothing to show.' : unreconciled.length === 0 ? 'Every result matched.' : 'Every stored result matched, but not every date was reconciled.'}</p>`
-    : `<p>${view.breaks.length} result${view.breaks.length === 1 ? '' : 's'} need attention, the largest absolute difference first.</p>
+    : `<p>${view.breaks.length === 1 ? '1 result needs' : `${view.breaks.length} results need`} attention, the largest absolute difference first.</p>
 <table id="breaks">
 ${RESULT_HEAD(true)}
 <tbody>

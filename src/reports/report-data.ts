@@ -111,19 +111,35 @@ export function summarizeResults<R extends ReconciliationResult>(range: ReportRa
   const names = [...new Set([...(range.account === undefined ? [] : [range.account]), ...expected, ...results.map((r) => r.account)])].sort();
   const last = options.today !== undefined && options.today < range.to ? options.today : range.to;
   const dates = range.from <= last ? datesBetween(range.from, last) : [];
+  // Grouped once by account (one pass over the results and states): a year of 200 accounts is
+  // millions of results, and a filter per account over all of them was quadratic.
+  const byAccount = new Map<string, R[]>();
+  for (const r of results) {
+    const own = byAccount.get(r.account);
+    if (own === undefined) byAccount.set(r.account, [r]);
+    else own.push(r);
+  }
+  const owedByAccount = new Map<string, string[]>();
+  for (const s of options.states ?? []) {
+    if (s.state !== 'owed') continue;
+    const owed = owedByAccount.get(s.account);
+    if (owed === undefined) owedByAccount.set(s.account, [s.businessDate]);
+    else owed.push(s.businessDate);
+  }
+  const expectedSet = new Set(expected);
   const accounts = names.map((account) => {
-    const own = results.filter((r) => r.account === account);
+    const own = byAccount.get(account) ?? [];
     const reconciled = new Set(own.map((r) => r.businessDate));
     const first = options.firstTrackedDates?.get(account);
-    const unreconciledDates = expected.includes(account) ? dates.filter((d) => !reconciled.has(d) && (first === undefined || d >= first)) : [];
+    const unreconciledDates = expectedSet.has(account) ? dates.filter((d) => !reconciled.has(d) && (first === undefined || d >= first)) : [];
     const counted = own.filter((r) => !isAccepted(r));
-    const inState = (state: string) => (options.states ?? []).filter((s) => s.account === account && s.state === state).map((s) => s.businessDate).sort();
     const awaitingBooksDates = [...new Set(own.filter((r) => r.status === 'awaiting_books').map((r) => r.businessDate))].sort();
-    return { account, counts: countByStatus(counted), accepted: own.length - counted.length, unreconciledDates, owedDates: inState('owed'), awaitingBooksDates };
+    return { account, counts: countByStatus(counted), accepted: own.length - counted.length, unreconciledDates, owedDates: (owedByAccount.get(account) ?? []).sort(), awaitingBooksDates };
   });
   const total = accounts.reduce((sum, a) => addCounts(sum, a.counts), countByStatus([]));
   const accepted = accounts.reduce((sum, a) => sum + a.accepted, 0);
-  const unreconciledDates = dates.filter((d) => accounts.some((a) => a.unreconciledDates.includes(d)));
+  const unreconciled = new Set(accounts.flatMap((a) => a.unreconciledDates));
+  const unreconciledDates = dates.filter((d) => unreconciled.has(d));
   const exitCode = unreconciledDates.length > 0 ? 3 : reconciliationExitCode(total);
   const cases = summarizeCases(results);
   return { summary: { from: range.from, to: range.to, account: range.account ?? null, total, accepted, accounts, cases, unreconciledDates, exitCode }, results };

@@ -63,8 +63,16 @@ function totalsOf(results: readonly ReconciliationResult[]): StatusTotal[] {
 export function buildReportView<R extends ReconciliationResult>(report: Report<R>, histories: readonly CurrencyHistory[]): ReportView<R> {
   const breaks = report.results.filter((r) => r.status !== 'matched' && !WAITING_STATUSES.includes(r.status)).sort(compareByAbsoluteDifference);
   const currencies = [...new Set(report.results.flatMap((r) => (r.currency === null ? [] : [r.currency])))].sort();
+  // Grouped once by currency: a filter per currency over all results multiplied the two.
+  const byCurrency = new Map<string, R[]>();
+  for (const r of report.results) {
+    if (r.currency === null) continue;
+    const own = byCurrency.get(r.currency);
+    if (own === undefined) byCurrency.set(r.currency, [r]);
+    else own.push(r);
+  }
   const sections = currencies.map((currency) => {
-    const own = report.results.filter((r) => r.currency === currency);
+    const own = byCurrency.get(currency)!;
     const matched = own.filter((r) => r.status === 'matched');
     return {
       currency,
@@ -76,5 +84,6 @@ export function buildReportView<R extends ReconciliationResult>(report: Report<R
     };
   });
   const chartable = new Set(sections.filter((s) => s.moved).map((s) => s.currency));
-  return { breaks, sections, charts: histories.filter((h) => chartable.has(h.currency)) };
+  // A chart of one date is one point: it shows nothing the table does not (a one-day report).
+  return { breaks, sections, charts: histories.filter((h) => chartable.has(h.currency) && h.dates.length > 1) };
 }

@@ -84,7 +84,7 @@ describe('table', () => {
     const text = renderTable(report);
     expect(text).toMatch(/^Reconciliation 2026-11-20\n/);
     expect(text).toMatch(/acme\s+1\s+1\s+0/);
-    expect(text).toMatch(/2 result\(s\) need attention/);
+    expect(text).toMatch(/2 results need attention/);
     expect(text).toMatch(/2026-11-20\s+acme\s+USD\s+break\s+90,071,992,547,409\.93\s+90,071,992,547,409\.93\s+90,071,992,547,408\.93\s+1\.00/);
     expect(text).toMatch(/zeta\s+no_snapshot/);
     expect(text).not.toMatch(/acme\s+EUR\s+matched/);
@@ -213,7 +213,7 @@ describe('cases in reports', () => {
     const table = renderTable(withCases);
     expect(table).toContain('active cases by age: under 2 days 1, 2-7 days 1, 8-30 days 1, over 30 days 1');
     expect(table).toContain('accepted (not counted as a break): case 5 acme EUR break until 2026-11-23');
-    expect(table).toContain('4 result(s) need attention, 1 accepted:');
+    expect(table).toContain('4 results need attention, 1 accepted:');
     expect(table).toMatch(/2026-11-20\s+acme\s+EUR\s+break\s.*\s5\s+accepted\s+3$/m);
   });
 
@@ -319,11 +319,26 @@ describe('html', () => {
     const hostile = summarizeResults({ from: '2026-11-20', to: '2026-11-20', account: '<script>alert(1)</script>' }, [
       result({ account: '<script>alert(1)</script>', status: 'break', difference: 1n }),
     ]);
-    const html = renderHtml(hostile, [{ currency: 'EUR', dates: ['2026-11-20'], series: [{ account: '"><img src=x>', kind: 'gateway', points: [{ date: '2026-11-20', balance: 1n }] }] }], computedAt);
+    const html = renderHtml(
+      hostile,
+      [{ currency: 'EUR', dates: ['2026-11-19', '2026-11-20'], series: [{ account: '"><img src=x>', kind: 'gateway', points: [{ date: '2026-11-19', balance: 2n }, { date: '2026-11-20', balance: 1n }] }] }],
+      computedAt,
+    );
     expect(html).not.toContain('<script>');
     expect(html).not.toContain('<img');
     expect(html).toContain('&lt;script&gt;alert(1)&lt;/script&gt;');
     expect(html).toContain('&quot;&gt;&lt;img src=x&gt;');
+  });
+
+  it('draws no chart of a single date, and says "1 result needs attention" in the singular', () => {
+    const oneBreak = summarizeResults({ from: '2026-11-20', to: '2026-11-20' }, [result({ status: 'break', difference: 1n, expectedBalance: 99n })]);
+    const onePoint = [{ currency: 'EUR', dates: ['2026-11-20'], series: [{ account: 'acme', kind: 'gateway' as const, points: [{ date: '2026-11-20', balance: 100n }] }] }];
+    const html = renderHtml(oneBreak, onePoint, computedAt);
+    expect(html).not.toContain('<svg');
+    expect(html).toContain('1 result needs attention');
+    expect(renderTable(oneBreak)).toContain('1 result needs attention');
+    const twoPoints = [{ ...onePoint[0]!, dates: ['2026-11-19', '2026-11-20'], series: [{ ...onePoint[0]!.series[0]!, points: [{ date: '2026-11-19', balance: 90n }, { date: '2026-11-20', balance: 100n }] }] }];
+    expect(renderHtml(summarizeResults({ from: '2026-11-19', to: '2026-11-20' }, oneBreak.results), twoPoints, computedAt)).toContain('<svg');
   });
 
   it('refers to nothing outside the file', () => {
