@@ -1,6 +1,6 @@
 import { Option, type Command } from 'commander';
 import { describeError, ReconError, UsageError } from '../errors.js';
-import { renderHtml } from '../reports/render-html.js';
+import { LONG_RANGE_DAYS, renderHtml } from '../reports/render-html.js';
 import { renderJson } from '../reports/render-json.js';
 import { renderTable } from '../reports/render-table.js';
 import { parseBusinessDate, parseDateRange, todayOf } from '../reconciliation/business-dates.js';
@@ -22,6 +22,7 @@ interface ReportOptions {
   account?: string;
   format: ReportFormat;
   out?: string;
+  allRows?: boolean;
 }
 
 /** The date range the flags ask for; contradictory or incomplete flags are a UsageError naming them. */
@@ -51,9 +52,10 @@ export function registerReportCommand(program: Command, runtime: CliRuntime): vo
     .option('--account <name>', 'only this account')
     .addOption(new Option('--format <format>', 'output format').choices(REPORT_FORMATS).default('table'))
     .option('--out <file>', 'write to this file (mode 0600, replaced atomically) instead of stdout')
+    .option('--all-rows', `html: list every matched result and every account-date of a range longer than ${LONG_RANGE_DAYS} days too (by default such a range is summarised: every result that did not match, a line per date, charts)`)
     .addHelpText(
       'after',
-      '\nExamples:\n  wallet-recon report --date 2026-11-20\n  wallet-recon report --from 2026-11-01 --to 2026-11-30 --format html --out november.html\n  wallet-recon report --date 2026-11-20 --format csv > results.csv\n\nDates of the range up to today with no stored result for an account are listed as not reconciled\n(JSON: summary.unreconciledDates, and summary.exitCode is then 3).\n\nExit codes: 0 written, 1 error, 2 usage error (also an account that is not configured, or a --date or --from after today), 130 stopped by Ctrl-C (SIGINT), 143 stopped by SIGTERM.',
+      '\nExamples:\n  wallet-recon report --date 2026-11-20\n  wallet-recon report --from 2026-11-01 --to 2026-11-30 --format html --out november.html\n  wallet-recon report --date 2026-11-20 --format csv > results.csv\n\nA csv report is written as it is read (any range in bounded memory) and always lists every result.\n\nDates of the range up to today with no stored result for an account are listed as not reconciled\n(JSON: summary.unreconciledDates, and summary.exitCode is then 3).\n\nExit codes: 0 written, 1 error, 2 usage error (also an account that is not configured, or a --date or --from after today), 130 stopped by Ctrl-C (SIGINT), 143 stopped by SIGTERM.',
     )
     .action(async (opts: ReportOptions) => {
       const range = rangeFromFlags(opts);
@@ -88,7 +90,7 @@ export function registerReportCommand(program: Command, runtime: CliRuntime): vo
           opts.format === 'json'
               ? renderJson(report, { tolerance: ctx.config.tolerance })
             : opts.format === 'html'
-              ? renderHtml(report, await loadCurrencyHistories(db, range), ctx.clock.now(), await loadReportFacts(db, report.results, ctx.config, ctx.clock.now()))
+              ? renderHtml(report, await loadCurrencyHistories(db, range), ctx.clock.now(), await loadReportFacts(db, report.results, ctx.config, ctx.clock.now()), { allRows: opts.allRows })
               : renderTable(report, { tolerance: ctx.config.tolerance });
         if (opts.out === undefined) {
           runtime.output.out(text);

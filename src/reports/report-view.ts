@@ -14,7 +14,7 @@ export interface StatusTotal {
 /** One currency's part of the report: its results, the exceptions first, and totals per status. */
 export interface CurrencySection<R extends ReconciliationResult> {
   currency: string;
-  /** Results that need attention, largest absolute difference first. */
+  /** Results that need attention, by date and account. */
   exceptions: R[];
   /** Matched results, by date and account. */
   matched: R[];
@@ -50,7 +50,11 @@ export function compareByAbsoluteDifference(a: ReconciliationResult, b: Reconcil
   return a.businessDate.localeCompare(b.businessDate) || a.account.localeCompare(b.account) || (a.currency ?? '').localeCompare(b.currency ?? '');
 }
 
-function totalsOf(results: readonly ReconciliationResult[]): StatusTotal[] {
+function compareByDate(a: ReconciliationResult, b: ReconciliationResult): number {
+  return a.businessDate.localeCompare(b.businessDate) || a.account.localeCompare(b.account) || (a.currency ?? '').localeCompare(b.currency ?? '');
+}
+
+export function totalsOf(results: readonly ReconciliationResult[]): StatusTotal[] {
   return RECONCILIATION_STATUSES.flatMap((status) => {
     const own = results.filter((r) => r.status === status);
     if (own.length === 0) return [];
@@ -76,7 +80,8 @@ export function buildReportView<R extends ReconciliationResult>(report: Report<R
     const matched = own.filter((r) => r.status === 'matched');
     return {
       currency,
-      exceptions: own.filter((r) => r.status !== 'matched').sort(compareByAbsoluteDifference),
+      // In date order, as the matched rows: a range's table reads down the dates.
+      exceptions: own.filter((r) => r.status !== 'matched').sort(compareByDate),
       matched,
       collapseMatched: matched.length > MATCHED_ROWS_SHOWN,
       totals: totalsOf(own),

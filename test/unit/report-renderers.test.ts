@@ -341,6 +341,60 @@ describe('html', () => {
     expect(renderHtml(summarizeResults({ from: '2026-11-19', to: '2026-11-20' }, oneBreak.results), twoPoints, computedAt)).toContain('<svg');
   });
 
+  it('prints a one-date report as one table of every currency, by account and currency', () => {
+    const day = summarizeResults({ from: '2026-11-20', to: '2026-11-20' }, [
+      result({ currency: 'USD', status: 'break', difference: 5n, expectedBalance: 95n }),
+      result({ currency: 'EUR' }),
+      result({ account: 'beta', currency: 'CHF' }),
+    ]);
+    const html = renderHtml(day, [], computedAt);
+    expect(html).not.toContain('<section class="currency"');
+    expect(html.match(/<table class="results"/g)).toHaveLength(1);
+    const table = /<table class="results" id="results">([\s\S]*?)<\/table>/.exec(html)![1]!;
+    expect([...table.matchAll(/<td class="date">2026-11-20<\/td><td>(\w+)<\/td><td>(\w+)<\/td>/g)].map((m) => `${m[1]} ${m[2]}`)).toEqual(['acme EUR', 'acme USD', 'beta CHF']);
+    expect(table).toContain('matched: 2 results');
+    expect(table).toContain('break: 1 result<');
+  });
+
+  it('lists a range section in date order, a break among its neighbouring dates', () => {
+    const week = summarizeResults({ from: '2026-11-17', to: '2026-11-19' }, [
+      result({ businessDate: '2026-11-17' }),
+      result({ businessDate: '2026-11-18', status: 'break', difference: 5n, expectedBalance: 95n }),
+      result({ businessDate: '2026-11-19' }),
+    ]);
+    const section = /<section class="currency" data-currency="EUR">([\s\S]*?)<\/section>/.exec(renderHtml(week, [], computedAt))![1]!;
+    expect([...section.matchAll(/<td class="date">([\d-]+)<\/td>/g)].map((m) => m[1])).toEqual(['2026-11-17', '2026-11-18', '2026-11-19']);
+  });
+
+  it('summarises a range longer than a month: a line per date and the exceptions; every matched row only with allRows', () => {
+    const dates = Array.from({ length: 40 }, (_, i) => new Date(Date.UTC(2026, 9, 1 + i)).toISOString().slice(0, 10));
+    const long = summarizeResults({ from: dates[0]!, to: dates.at(-1)! }, [
+      ...dates.map((businessDate) => result({ businessDate })),
+      result({ businessDate: dates[10]!, currency: 'USD', status: 'break', difference: 5n, expectedBalance: 95n }),
+    ]);
+    const html = renderHtml(long, [], computedAt);
+    expect(html.match(/<table id="per-date">[\s\S]*?<\/table>/)![0].match(/<tr><td class="date">/g)).toHaveLength(40);
+    const eur = /<section class="currency" data-currency="EUR">([\s\S]*?)<\/section>/.exec(html)![1]!;
+    expect(eur).toContain('40 matched results not listed (report --all-rows lists them; the CSV report has every row).');
+    expect(eur).not.toContain('<td class="date">');
+    const full = renderHtml(long, [], computedAt, undefined, { allRows: true });
+    expect(/<section class="currency" data-currency="EUR">([\s\S]*?)<\/section>/.exec(full)![1]!.match(/<td class="date">/g)!.length).toBeGreaterThanOrEqual(40);
+  });
+
+  it('says which statement file a backfilled day came from instead of a capture at the cut-off', () => {
+    const facts = {
+      generatedAt: computedAt,
+      timezone: 'UTC',
+      cutoff: '00:00',
+      tolerance: { default: '0', byCurrency: {}, bps: 0 },
+      captures: [{ account: 'acme', businessDate: '2026-11-20', runId: 3, capturedAt: computedAt, trigger: 'backfill', endOfDay: true, driftSeconds: 0, source: 'statements-november.csv' }],
+      books: [],
+    };
+    const html = renderHtml(report, [], computedAt, facts);
+    expect(html).toContain('run 3 (backfill), from the statement file statements-november.csv, imported 2026-11-21 06:00 UTC');
+    expect(html).not.toContain('at the cut-off');
+  });
+
   it('refers to nothing outside the file', () => {
     const html = renderHtml(report, [], computedAt);
     expect(html).not.toMatch(/\b(src|href)=|url\(|@import|https?:/);
