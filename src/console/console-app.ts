@@ -23,6 +23,8 @@ import { approveSignoff, detectSignoffChanges, prepareSignoff, requireDate, sign
 import type { OidcSignIn } from './oidc.js';
 
 export const SESSION_COOKIE = 'recon_session';
+/** Accounts per page of the day view. */
+export const DAY_PAGE_ACCOUNTS = 25;
 const LOGIN_CSRF_COOKIE = 'recon_login_csrf';
 
 // Scripts and styles only from this origin (no inline code), nothing framed, forms only to here.
@@ -179,12 +181,19 @@ export async function buildConsoleApp(options: ConsoleAppOptions): Promise<Fasti
 
   if (options.oidc !== undefined) options.oidc.register(app, { secureCookies, signIn, audit });
 
-  const renderDay = async (request: FastifyRequest, date: string, notice?: PageContext['notice']) => {
+  const renderDay = async (request: FastifyRequest, date: string, notice?: PageContext['notice'], pageNumber = 1) => {
     await detectSignoffChanges(ctx);
-    const accounts = ctx.config.accounts.map((a) => a.name);
+    const everyAccount = ctx.config.accounts.map((a) => a.name);
+    // A page of accounts at a time (200 accounts × 50 currencies is 10,000 rows), with the date's counts.
+    const pages = Math.max(1, Math.ceil(everyAccount.length / DAY_PAGE_ACCOUNTS));
+    const current = Math.min(pageNumber, pages);
+    const accounts = everyAccount.slice((current - 1) * DAY_PAGE_ACCOUNTS, current * DAY_PAGE_ACCOUNTS);
     const today = todayOf(ctx).date;
-    const report = await loadReport(db, { from: date, to: date }, { accounts, today });
-    const results = report.results.filter((r) => accounts.includes(r.account));
+    const report = await loadReport(db, { from: date, to: date }, { accounts: everyAccount, today });
+    const configured = new Set(everyAccount);
+    const onDate = report.results.filter((r) => configured.has(r.account));
+    const shown = new Set(accounts);
+    const results = onDate.filter((r) => shown.has(r.account));
     const cases = new Map((await listCasesByIds(db, [...new Set(results.flatMap((r) => (r.caseId === null ? [] : [r.caseId])))])).map((c) => [c.id, c]));
     const latest = latestClosedDateOf(ctx);
     return dayPage(
@@ -199,14 +208,29 @@ export async function buildConsoleApp(options: ConsoleAppOptions): Promise<Fasti
         cases,
         signoff: await signoffStateOf(ctx, date),
         today,
+        paging:
+          pages === 1
+            ? undefined
+            : {
+                page: current,
+                pages,
+                first: (current - 1) * DAY_PAGE_ACCOUNTS + 1,
+                totalAccounts: everyAccount.length,
+                totalResults: onDate.length,
+                needAttention: onDate.filter((r) => r.status !== 'matched').length,
+              },
       },
       pageOf(request, notice),
     );
   };
-  app.get<{ Querystring: { date?: string } }>('/day', { schema: { querystring: { type: 'object', properties: { date: { type: 'string', pattern: DATE } } } } }, async (request, reply) => {
-    const date = request.query.date === undefined || request.query.date === '' ? latestClosedDateOf(ctx) : requireDate(request.query.date, 'date');
-    return reply.type('text/html; charset=utf-8').send(await renderDay(request, date));
-  });
+  app.get<{ Querystring: { date?: string; page?: number } }>(
+    '/day',
+    { schema: { querystring: { type: 'object', properties: { date: { type: 'string', pattern: DATE }, page: { type: 'integer', minimum: 1, maximum: 100_000 } } } } },
+    async (request, reply) => {
+      const date = request.query.date === undefined || request.query.date === '' ? latestClosedDateOf(ctx) : requireDate(request.query.date, 'date');
+      return reply.type('text/html; charset=utf-8').send(await renderDay(request, date, undefined, request.query.page ?? 1));
+    },
+  );
 
   app.get<{ Querystring: Record<string, string | undefined> }>(
     '/cases',
@@ -222,6 +246,7 @@ export async function buildConsoleApp(options: ConsoleAppOptions): Promise<Fasti
             assignee: { type: 'string', maxLength: 200 },
             age: { type: 'string', enum: ['', ...AGE_BUCKETS] },
             sort: { type: 'string', enum: ['', 'age', 'size'] },
+            page: { type: 'string', pattern: '^([1-9][0-9]{0,5})?$' },
           },
         },
       },
@@ -239,7 +264,14 @@ export async function buildConsoleApp(options: ConsoleAppOptions): Promise<Fasti
       found.sort((a, b) => (filter.sort === 'size' ? (abs(b.latestDifference) > abs(a.latestDifference) ? 1 : abs(b.latestDifference) < abs(a.latestDifference) ? -1 : 0) : caseAgeDays(b, today) - caseAgeDays(a, today)) || a.id - b.id);
       return reply
         .type('text/html; charset=utf-8')
-        .send(casesPage(found, filter, { today, accounts: ctx.config.accounts.map((a) => a.name), kinds: CASE_KINDS, states: [...CASE_STATES, 'active'], ages: AGE_BUCKETS }, pageOf(request)));
+        .send(
+          casesPage(
+            found,
+            filter,
+            { today, accounts: ctx.config.accounts.map((a) => a.name), kinds: CASE_KINDS, states: [...CASE_STATES, 'active'], ages: AGE_BUCKETS, page: q.page === undefined || q.page === '' ? 1 : Number(q.page) },
+            pageOf(request),
+          ),
+        );
     },
   );
 

@@ -56,7 +56,7 @@ export async function listResults(db: Db, range: { from: string; to: string; acc
  * index reconciliation_results_date_idx), so memory holds one page whatever the range, on the
  * server and on the embedded database alike (where a server-side cursor is not available).
  */
-export async function* pageResults(db: Db, range: { from: string; to: string; account?: string }, pageSize = 2_000): AsyncGenerator<StoredResultRecord[]> {
+export async function* pageResults(db: Db, range: { from: string; to: string; account?: string }, pageSize = 200): AsyncGenerator<StoredResultRecord[]> {
   let after: { date: string; account: string; currency: string } | undefined;
   for (;;) {
     let query = db
