@@ -1,14 +1,15 @@
 import { Option, type Command } from 'commander';
 import { describeError, ReconError, UsageError } from '../errors.js';
 import { numberStyleOf } from '../money/number-style.js';
-import { renderCsv } from '../reports/render-csv.js';
-import { renderHtml } from '../reports/render-html.js';
+import { LONG_RANGE_DAYS, renderHtml } from '../reports/render-html.js';
 import { renderJson } from '../reports/render-json.js';
 import { renderTable } from '../reports/render-table.js';
 import { latestClosedDateOf, parseBusinessDate, parseDateRange, todayOf } from '../reconciliation/business-dates.js';
 import { resolveAccountNames } from '../reconciliation/reconciliation-service.js';
 import { loadCurrencyHistories, loadReport, type ReportRange } from '../reports/report-data.js';
+import { countOwedDates } from '../db/reconciliation-owed.repository.js';
 import { loadReportFacts } from '../reports/report-facts.js';
+import { streamCsv } from '../reports/stream-csv.js';
 import { writeFileAtomically } from '../reports/write-file-atomically.js';
 import type { CliRuntime } from './runtime.js';
 import { summaryOf } from './command-catalog.js';
@@ -23,6 +24,7 @@ interface ReportOptions {
   account?: string;
   format: ReportFormat;
   out?: string;
+  allRows?: boolean;
 }
 
 /** The date range the flags ask for; contradictory or incomplete flags are a UsageError naming them. */
@@ -52,9 +54,10 @@ export function registerReportCommand(program: Command, runtime: CliRuntime): vo
     .option('--account <name>', 'only this account')
     .addOption(new Option('--format <format>', 'output format').choices(REPORT_FORMATS).default('table'))
     .option('--out <file>', 'write to this file (mode 0600, replaced atomically) instead of stdout')
+    .option('--all-rows', `html: list every matched result and every account-date of a range longer than ${LONG_RANGE_DAYS} days too (by default such a range is summarised: every result that did not match, a line per date, charts)`)
     .addHelpText(
       'after',
-      '\nExamples:\n  wallet-recon report --date 2026-11-20\n  wallet-recon report --from 2026-11-01 --to 2026-11-30 --format html --out november.html\n  wallet-recon report --date 2026-11-20 --format csv > results.csv\n\nDates of the range up to the latest one whose cut-off has passed, with no stored result for an account are listed as not reconciled\n(JSON: summary.unreconciledDates, and summary.exitCode is then 3).\n\nExit codes: 0 written, 3 written but some results are owed (an input changed since they were computed; the worker or the next command recomputes them), 1 error, 2 usage error (also an account that is not configured, or a --date or --from after the current business date), 130 stopped by Ctrl-C (SIGINT), 143 stopped by SIGTERM.',
+      '\nExamples:\n  wallet-recon report --date 2026-11-20\n  wallet-recon report --from 2026-11-01 --to 2026-11-30 --format html --out november.html\n  wallet-recon report --date 2026-11-20 --format csv > results.csv\n\nA csv report is written as it is read (any range in bounded memory) and always lists every result.\n\nDates of the range up to the latest one whose cut-off has passed, with no stored result for an account are listed as not reconciled\n(JSON: summary.unreconciledDates, and summary.exitCode is then 3).\n\nExit codes: 0 written, 3 written but some results are owed (an input changed since they were computed; the worker or the next command recomputes them), 1 error, 2 usage error (also an account that is not configured, or a --date or --from after the current business date), 130 stopped by Ctrl-C (SIGINT), 143 stopped by SIGTERM.',
     )
     .action(async (opts: ReportOptions) => {
       const range = rangeFromFlags(opts);
@@ -67,17 +70,36 @@ export function registerReportCommand(program: Command, runtime: CliRuntime): vo
         const today = todayOf(ctx);
         if (opts.date !== undefined) parseBusinessDate(range.from, '--date', today);
         else parseBusinessDate(range.from, '--from', today);
-        const report = await loadReport(db, range, { accounts, today: today.date, latestClosedDate: latestClosedDateOf(ctx), now: ctx.clock.now(), bankAccounts: ctx.config.bankAccounts.map((b) => b.name) });
+        const style = numberStyleOf(ctx.config.locale);
+        const bankAccounts = ctx.config.bankAccounts.map((b) => b.name);
+        const latestClosedDate = latestClosedDateOf(ctx);
+        if (opts.format === 'csv') {
+          // Streamed page by page from the database: a range of years fits in the memory of a day.
+          const counted = { results: 0 };
+          const chunks = streamCsv(db, range, { accounts, today: today.date, latestClosedDate, bankAccounts, style, counted });
+          if (opts.out === undefined) {
+            // stdout to a file or a pipe is written synchronously on Linux and macOS: nothing piles up.
+            for await (const chunk of chunks) runtime.output.out(chunk);
+          } else {
+            try {
+              await writeFileAtomically(opts.out, chunks);
+            } catch (error) {
+              throw new ReconError(`Could not write the csv report: ${describeError(error)}.`, { cause: error });
+            }
+            runtime.output.err(`Wrote the csv report (${counted.results} results) to ${opts.out}.`);
+          }
+          // Owed results are not the answer yet: the report is written, and its exit code says so.
+          return (await countOwedDates(db, range, accounts)) > 0 ? 3 : 0;
+        }
+        const report = await loadReport(db, range, { accounts, today: today.date, latestClosedDate, now: ctx.clock.now(), bankAccounts });
         // Owed results are not the answer yet: the report is written, and its exit code says so.
         const exitCode = report.summary.accounts.some((a) => a.owedDates.length > 0) ? 3 : 0;
         const text =
-          opts.format === 'csv'
-            ? renderCsv(report, numberStyleOf(ctx.config.locale))
-            : opts.format === 'json'
-              ? renderJson(report, { tolerance: ctx.config.tolerance })
-              : opts.format === 'html'
-                ? renderHtml(report, await loadCurrencyHistories(db, range), ctx.clock.now(), await loadReportFacts(db, report.results, ctx.config, ctx.clock.now()))
-                : renderTable(report, { tolerance: ctx.config.tolerance, style: numberStyleOf(ctx.config.locale) });
+          opts.format === 'json'
+            ? renderJson(report, { tolerance: ctx.config.tolerance })
+            : opts.format === 'html'
+              ? renderHtml(report, await loadCurrencyHistories(db, range), ctx.clock.now(), await loadReportFacts(db, report.results, ctx.config, ctx.clock.now()), { allRows: opts.allRows })
+              : renderTable(report, { tolerance: ctx.config.tolerance, style });
         if (opts.out === undefined) {
           runtime.output.out(text);
           return exitCode;
@@ -92,3 +114,4 @@ export function registerReportCommand(program: Command, runtime: CliRuntime): vo
       });
     });
 }
+

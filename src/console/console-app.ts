@@ -37,6 +37,8 @@ export const SESSION_COOKIE = 'recon_session';
 export const SECURE_SESSION_COOKIE = '__Host-recon_session';
 /** How often the running console removes expired sessions and sign-in attempts past their window. */
 const PURGE_EVERY_MS = 5 * 60_000;
+/** Accounts per page of the day view. */
+export const DAY_PAGE_ACCOUNTS = 25;
 const LOGIN_CSRF_COOKIE = 'recon_login_csrf';
 
 // Scripts and styles only from this origin (no inline code), nothing framed, forms only to here.
@@ -350,12 +352,19 @@ export async function buildConsoleApp(options: ConsoleAppOptions): Promise<Fasti
 
   if (options.oidc !== undefined) options.oidc.register(app, { secureCookies, signIn, audit });
 
-  const renderDay = async (request: FastifyRequest, date: string, notice?: PageContext['notice']) => {
+  const renderDay = async (request: FastifyRequest, date: string, notice?: PageContext['notice'], pageNumber = 1) => {
     await detectSignoffChanges(ctx);
-    const accounts = await consoleAccounts(ctx);
+    const everyAccount = await consoleAccounts(ctx);
+    // A page of accounts at a time (200 accounts × 50 currencies is 10,000 rows), with the date's counts.
+    const pages = Math.max(1, Math.ceil(everyAccount.length / DAY_PAGE_ACCOUNTS));
+    const current = Math.min(pageNumber, pages);
+    const accounts = everyAccount.slice((current - 1) * DAY_PAGE_ACCOUNTS, current * DAY_PAGE_ACCOUNTS);
     const today = todayOf(ctx).date;
-    const report = await loadReport(db, { from: date, to: date }, { accounts, today, bankAccounts: ctx.config.bankAccounts.map((b) => b.name) });
-    const results = report.results.filter((r) => accounts.includes(r.account));
+    const report = await loadReport(db, { from: date, to: date }, { accounts: everyAccount, today, bankAccounts: ctx.config.bankAccounts.map((b) => b.name) });
+    const listed = new Set(everyAccount);
+    const onDate = report.results.filter((r) => listed.has(r.account));
+    const shown = new Set(accounts);
+    const results = onDate.filter((r) => shown.has(r.account));
     const cases = new Map((await listCasesByIds(db, [...new Set(results.flatMap((r) => (r.caseId === null ? [] : [r.caseId])))])).map((c) => [c.id, c]));
     const latest = latestClosedDateOf(ctx);
     return dayPage(
@@ -380,15 +389,30 @@ export async function buildConsoleApp(options: ConsoleAppOptions): Promise<Fasti
           ),
         ),
         trends: await recentTrends(ctx, accounts, date),
+        paging:
+          pages === 1
+            ? undefined
+            : {
+                page: current,
+                pages,
+                first: (current - 1) * DAY_PAGE_ACCOUNTS + 1,
+                totalAccounts: everyAccount.length,
+                totalResults: onDate.length,
+                needAttention: onDate.filter((r) => r.status !== 'matched').length,
+              },
       },
       pageOf(request, notice),
     );
   };
-  app.get<{ Querystring: { date?: string } }>('/day', { schema: { querystring: { type: 'object', properties: { date: { type: 'string', pattern: DATE } } } } }, async (request, reply) => {
-    // Without a date: the latest date with results or owed work, so a break is what one sees first.
-    const date = request.query.date === undefined || request.query.date === '' ? await defaultDayOf(ctx) : consoleDate(request.query.date, 'date');
-    return reply.type('text/html; charset=utf-8').send(await renderDay(request, date, takeFlashNotice(request, reply)));
-  });
+  app.get<{ Querystring: { date?: string; page?: number } }>(
+    '/day',
+    { schema: { querystring: { type: 'object', properties: { date: { type: 'string', pattern: DATE }, page: { type: 'integer', minimum: 1, maximum: 100_000 } } } } },
+    async (request, reply) => {
+      // Without a date: the latest date with results or owed work, so a break is what one sees first.
+      const date = request.query.date === undefined || request.query.date === '' ? await defaultDayOf(ctx) : consoleDate(request.query.date, 'date');
+      return reply.type('text/html; charset=utf-8').send(await renderDay(request, date, takeFlashNotice(request, reply), request.query.page ?? 1));
+    },
+  );
 
   app.get<{ Querystring: Record<string, string | undefined> }>(
     '/cases',
@@ -404,6 +428,7 @@ export async function buildConsoleApp(options: ConsoleAppOptions): Promise<Fasti
             assignee: { type: 'string', maxLength: 200 },
             age: { type: 'string', enum: ['', ...AGE_BUCKETS] },
             sort: { type: 'string', enum: ['', 'age', 'size'] },
+            page: { type: 'string', pattern: '^([1-9][0-9]{0,5})?$' },
           },
         },
       },
@@ -421,7 +446,14 @@ export async function buildConsoleApp(options: ConsoleAppOptions): Promise<Fasti
       found.sort((a, b) => (filter.sort === 'size' ? (abs(b.latestDifference) > abs(a.latestDifference) ? 1 : abs(b.latestDifference) < abs(a.latestDifference) ? -1 : 0) : caseAgeDays(b, today) - caseAgeDays(a, today)) || a.id - b.id);
       return reply
         .type('text/html; charset=utf-8')
-        .send(casesPage(found, filter, { today, accounts: await consoleAccounts(ctx), kinds: CASE_KINDS, states: [...CASE_STATES, 'active'], ages: AGE_BUCKETS }, pageOf(request)));
+        .send(
+          casesPage(
+            found,
+            filter,
+            { today, accounts: await consoleAccounts(ctx), kinds: CASE_KINDS, states: [...CASE_STATES, 'active'], ages: AGE_BUCKETS, page: q.page === undefined || q.page === '' ? 1 : Number(q.page) },
+            pageOf(request),
+          ),
+        );
     },
   );
 

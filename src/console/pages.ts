@@ -83,6 +83,8 @@ export interface DayView {
   statements?: ReadonlyMap<string, { statementId: string; proof: string } | null>;
   /** Each currency's recent balance trend as inline SVG, by `${account}\u0000${currency}`. */
   trends?: Map<string, string>;
+  /** The page of accounts shown (1-based) of `pages`, and how many accounts and results the date has in all. */
+  paging?: { page: number; pages: number; first: number; totalAccounts: number; totalResults: number; needAttention: number };
 }
 
 /** How much of the date's night is still in the job queue, in one sentence. */
@@ -94,6 +96,15 @@ function queuedLine(view: DayView): string {
       ? `Nothing of the night of ${view.date} is still queued.`
       : `Still queued for the night of ${view.date}: ${q.waiting} job(s) waiting, ${q.active} running.`;
   return `<p id="queued">${e(text)}</p>`;
+}
+
+/** Links to the other pages of a list, keeping its query (`?date=…`, filters). */
+function pagerLinks(base: string, query: Record<string, string | undefined>, page: number, pages: number): string {
+  if (pages <= 1) return '';
+  const href = (n: number) => `${base}?${new URLSearchParams({ ...Object.fromEntries(Object.entries(query).filter(([, v]) => v !== undefined && v !== '')), page: String(n) } as Record<string, string>).toString()}`;
+  const previous = page > 1 ? `<a href="${e(href(page - 1))}" rel="prev">← previous</a>` : '';
+  const next = page < pages ? `<a href="${e(href(page + 1))}" rel="next">next →</a>` : '';
+  return ` <span class="pager">${previous} page ${page} of ${pages} ${next}</span>`;
 }
 
 function describeDrift(seconds: number | null): string {
@@ -140,10 +151,24 @@ function signoffSection(view: DayView, page: PageContext): string {
 export function dayPage(view: DayView, page: PageContext): string {
   const nav = `<p class="dates"><a href="/day?date=${view.previous}" rel="prev">← ${view.previous}</a> <strong>${e(view.date)}</strong> ${view.next === undefined ? '' : `<a href="/day?date=${view.next}" rel="next">${view.next} →</a>`}
 <form method="get" action="/day" class="inline"><label for="date">Business date</label> <input id="date" name="date" type="date" value="${e(view.date)}"><button type="submit">Show</button></form></p>`;
+  // Keyed once: the day of 200 accounts × 50 currencies is 10,000 results.
+  const capturesOf = new Map(view.captures.map((c) => [c.account, c]));
+  const booksOf = new Map(view.books.map((b) => [b.account, b]));
+  const resultsOf = new Map<string, StoredReconciliationResult[]>();
+  for (const r of view.results) {
+    const own = resultsOf.get(r.account);
+    if (own === undefined) resultsOf.set(r.account, [r]);
+    else own.push(r);
+  }
+  const paging = view.paging;
+  const counts =
+    paging === undefined
+      ? ''
+      : `<p class="paging">Accounts ${paging.first}–${paging.first + view.accounts.length - 1} of ${paging.totalAccounts}; ${paging.totalResults} result${paging.totalResults === 1 ? '' : 's'} this date, ${paging.needAttention === 1 ? '1 needs' : `${paging.needAttention} need`} attention.${pagerLinks('/day', { date: view.date }, paging.page, paging.pages)}</p>`;
   const sections = view.accounts.map((account) => {
-    const capture = view.captures.find((c) => c.account === account);
-    const books = view.books.find((b) => b.account === account);
-    const results = view.results.filter((r) => r.account === account);
+    const capture = capturesOf.get(account);
+    const books = booksOf.get(account);
+    const results = resultsOf.get(account) ?? [];
     const bank = view.statements?.has(account) === true;
     const statement = view.statements?.get(account) ?? null;
     const captured = bank
@@ -172,7 +197,7 @@ export function dayPage(view: DayView, page: PageContext): string {
         : `<table class="results"><thead><tr><th>currency</th><th>status</th><th class="amount">${bank ? 'bank' : 'gateway'}</th><th class="amount">books</th><th class="amount">difference</th><th>case</th><th>run</th></tr></thead><tbody>${rows.join('')}</tbody></table>`;
     return `<section class="account"><h2>Account ${e(account)}${bank ? ' (bank)' : ''}</h2><ul class="facts"><li>${e(captured)}</li><li>${e(booksText)}</li></ul>${table}</section>`;
   });
-  return layout(`Business date ${view.date}`, page, `${nav}\n${queuedLine(view)}\n${signoffSection(view, page)}\n${sections.join('\n')}`);
+  return layout(`Business date ${view.date}`, page, `${nav}\n${queuedLine(view)}\n${signoffSection(view, page)}\n${counts}\n${sections.join('\n')}`);
 }
 
 export interface CasesFilter {
@@ -185,7 +210,19 @@ export interface CasesFilter {
   sort: 'age' | 'size';
 }
 
-export function casesPage(cases: ReconciliationCase[], filter: CasesFilter, options: { today: string; accounts: string[]; kinds: readonly string[]; states: readonly string[]; ages: readonly string[] }, page: PageContext): string {
+/** Cases shown per page of the inbox. */
+export const CASES_PAGE_SIZE = 50;
+
+export function casesPage(
+  all: ReconciliationCase[],
+  filter: CasesFilter,
+  options: { today: string; accounts: string[]; kinds: readonly string[]; states: readonly string[]; ages: readonly string[]; page?: number },
+  page: PageContext,
+): string {
+  const pages = Math.max(1, Math.ceil(all.length / CASES_PAGE_SIZE));
+  const current = Math.min(Math.max(1, options.page ?? 1), pages);
+  const cases = all.slice((current - 1) * CASES_PAGE_SIZE, current * CASES_PAGE_SIZE);
+  const first = (current - 1) * CASES_PAGE_SIZE + 1;
   const select = (name: string, text: string, values: readonly string[], chosen: string | undefined) =>
     `<label>${text} <select name="${name}" class="auto-submit"><option value="">any</option>${values.map((v) => `<option value="${e(v)}"${v === chosen ? ' selected' : ''}>${e(label(v))}</option>`).join('')}</select></label>`;
   const form = `<form method="get" action="/cases" class="filters">
@@ -206,7 +243,13 @@ ${select('age', 'Age', options.ages, filter.age)}
     cases.length === 0
       ? '<p>No cases match.</p>'
       : `<table id="cases"><thead><tr><th>case</th><th>account</th><th>currency</th><th>kind</th><th>state</th><th class="amount">age (days)</th><th>occurrences</th><th class="amount">latest difference</th><th>assignee</th><th>last seen</th></tr></thead><tbody>${rows.join('')}</tbody></table>`;
-  return layout('Cases', page, `${form}\n<p>${cases.length} case(s).</p>${table}`);
+  const count =
+    all.length === 0
+      ? 'No case.'
+      : all.length <= CASES_PAGE_SIZE
+        ? `${all.length} case${all.length === 1 ? '' : 's'}.`
+        : `Cases ${first}–${first + cases.length - 1} of ${all.length}.${pagerLinks('/cases', { state: filter.state, account: filter.account, currency: filter.currency, kind: filter.kind, assignee: filter.assignee, age: filter.age, sort: filter.sort }, current, pages)}`;
+  return layout('Cases', page, `${form}\n<p class="paging">${count}</p>${table}`);
 }
 
 export function casePage(c: ReconciliationCase, occurrences: CaseOccurrence[], events: CaseEvent[], evidence: Array<Record<string, unknown>>, today: string, page: PageContext): string {

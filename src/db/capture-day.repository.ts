@@ -95,19 +95,14 @@ export async function findFirstServedDates(db: Db, accounts: readonly string[]):
  */
 export async function findFirstTrackedDates(db: Db, accounts: readonly string[]): Promise<Map<string, string>> {
   if (accounts.length === 0) return new Map();
-  const rows = await db
-    .selectFrom(
-      db
-        .selectFrom('snapshot_runs')
-        .select(['account', 'business_date'])
-        .where('account', 'in', [...accounts])
-        .unionAll(db.selectFrom('expected_balances').select(['account', 'business_date']).where('account', 'in', [...accounts]))
-        .as('tracked'),
-    )
-    .select(['account', sql<string>`min(business_date)::text`.as('first_date')])
-    .groupBy('account')
-    .execute();
-  return new Map(rows.map((r) => [r.account, r.first_date]));
+  // Per account, the first date of each table through its (account, business_date) index: two
+  // index probes per account, not a pass over all history (least() skips a table without rows).
+  const { rows } = await sql<{ account: string; first_date: string | null }>`
+    select a.account, least(
+      (select min(r.business_date) from snapshot_runs r where r.account = a.account),
+      (select min(e.business_date) from expected_balances e where e.account = a.account))::text as first_date
+    from unnest(${[...accounts]}::text[]) as a(account)`.execute(db);
+  return new Map(rows.flatMap((r) => (r.first_date === null ? [] : [[r.account, r.first_date] as const])));
 }
 
 /**

@@ -61,13 +61,16 @@ export const DEFAULT_DATABASE_TIMEOUTS: Readonly<DatabaseTimeouts> = { connectMs
 /**
  * Session settings every server connection starts with, so a stuck query or a transaction left
  * open fails its attempt (which the night retries) instead of holding the worker all night, and
- * keepalive notices a server that vanished without closing the socket.
+ * keepalive notices a server that vanished without closing the socket, and no query is JIT-compiled.
  */
 function sessionSettings(timeouts: DatabaseTimeouts) {
   return {
     connectionTimeoutMillis: timeouts.connectMs,
     statement_timeout: timeouts.statementMs,
     idle_in_transaction_session_timeout: timeouts.idleInTransactionMs,
+    // No JIT compilation: the day-scoped views are keyed lookups the planner prices high (one
+    // aggregate per account-date), so it compiled them for ~2 s to save milliseconds.
+    options: '-c jit=off',
     keepAlive: true,
   };
 }

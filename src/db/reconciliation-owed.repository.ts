@@ -113,3 +113,18 @@ export async function listReconciliationStatus(db: Db, range: { from: string; to
   const now = range.now;
   return now === undefined ? rows : rows.map((r) => ({ ...r, state: stateOnClock(r, now) }));
 }
+
+/** How many account-dates of a range are owed (results computed from inputs that changed since). */
+export async function countOwedDates(db: Db, range: { from: string; to: string }, accounts: readonly string[]): Promise<number> {
+  // 'owed' does not depend on the clock (only awaiting_books / no_books do), so the view decides it.
+  if (accounts.length === 0) return 0;
+  const row = await db
+    .selectFrom('reconciliation_status')
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .where('business_date', '>=', range.from)
+    .where('business_date', '<=', range.to)
+    .where('account', 'in', [...accounts])
+    .where('state', '=', 'owed')
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}

@@ -50,6 +50,35 @@ export async function listResults(db: Db, range: { from: string; to: string; acc
   return (await query.execute()).map(resultRecord);
 }
 
+/**
+ * The stored results over a range, in the order of `listResults`, a page at a time: each page is
+ * read after the last row of the one before (keyset on business date, account, currency; the
+ * index reconciliation_results_date_idx), so memory holds one page whatever the range, on the
+ * server and on the embedded database alike (where a server-side cursor is not available).
+ */
+export async function* pageResults(db: Db, range: { from: string; to: string; account?: string }, pageSize = 200): AsyncGenerator<StoredResultRecord[]> {
+  let after: { date: string; account: string; currency: string } | undefined;
+  for (;;) {
+    let query = db
+      .selectFrom('reconciliation_results')
+      .selectAll()
+      .where('business_date', '>=', range.from)
+      .where('business_date', '<=', range.to)
+      .orderBy('business_date')
+      .orderBy('account')
+      .orderBy(sql`coalesce(currency, '')`)
+      .limit(pageSize);
+    if (range.account !== undefined) query = query.where('account', '=', range.account);
+    if (after !== undefined) query = query.where(sql<boolean>`(business_date, account, coalesce(currency, '')) > (${after.date}::date, ${after.account}, ${after.currency})`);
+    const rows = await query.execute();
+    if (rows.length === 0) return;
+    const last = rows.at(-1)!;
+    after = { date: last.business_date, account: last.account, currency: last.currency ?? '' };
+    yield rows.map(resultRecord);
+    if (rows.length < pageSize) return;
+  }
+}
+
 function resultRecord(r: ReconciliationResultRow): StoredResultRecord {
   return {
     account: r.account,

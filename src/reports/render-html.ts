@@ -6,7 +6,9 @@ import { escapeHtml } from '../escape-html.js';
 import type { StoredReconciliationResult } from '../reconciliation/reconciliation-result.js';
 import type { CurrencyHistory, Report } from './report-data.js';
 import { describeTolerance, type ReportFacts } from './report-facts.js';
-import { buildReportView, type CurrencySection } from './report-view.js';
+import { buildReportView, totalsOf, type CurrencySection } from './report-view.js';
+import { countByStatus, type StatusCounts } from '../reconciliation/reconciliation-result.js';
+import { datesBetween } from '../clock.js';
 import { caseCells, coversBank, describeCases, describeUnreconciled, summaryColumnsOf } from './render-table.js';
 
 // Inline only: the file is mailed and archived, so it must open with no network at all. Laid out
@@ -87,14 +89,22 @@ function caseText(r: StoredReconciliationResult): string {
 const RESULT_HEAD = (withCurrency: boolean) =>
   `<thead><tr><th>business date</th><th>account</th>${withCurrency ? '<th>currency</th>' : ''}<th>status</th><th class="amount">gateway</th><th class="amount">books</th><th class="amount">difference</th><th class="amount">movement</th><th>run</th><th>case</th></tr></thead>`;
 
-function currencySection(section: CurrencySection<StoredReconciliationResult>): string {
+function currencySection(section: CurrencySection<StoredReconciliationResult>, allRows: boolean): string {
   const { currency } = section;
-  const shownMatched = section.collapseMatched ? [] : section.matched;
-  const rows = [...section.exceptions, ...shownMatched].map((r) => resultRow(r, false)).join('\n');
+  const shownMatched = section.collapseMatched || !allRows ? [] : section.matched;
+  // Date order: a break sits among its neighbouring dates, not above them.
+  const rows = [...section.exceptions, ...shownMatched]
+    .sort((a, b) => a.businessDate.localeCompare(b.businessDate) || a.account.localeCompare(b.account))
+    .map((r) => resultRow(r, false))
+    .join('\n');
   const totals = section.totals
     .map((t) => `<tr class="total"><th colspan="3">${escapeHtml(statusLabel(t.status))}: ${t.count} result${t.count === 1 ? '' : 's'}</th><td class="amount"></td><td class="amount"></td><td class="amount">${escapeHtml(formatOptionalAmount(t.difference, currency))}</td><td colspan="3"></td></tr>`)
     .join('\n');
-  const collapsed = section.collapseMatched
+  const collapsed = !allRows
+    ? section.matched.length === 0
+      ? ''
+      : `\n<p class="matched-rows">${section.matched.length} matched result${section.matched.length === 1 ? '' : 's'} not listed (report --all-rows lists them; the CSV report has every row).</p>`
+    : section.collapseMatched
     ? `\n<details class="matched-rows"><summary>${section.matched.length} matched results (select to show)</summary>\n<table class="results matched">\n${RESULT_HEAD(false)}\n<tbody>\n${section.matched.map((r) => resultRow(r, false)).join('\n')}\n</tbody>\n</table>\n</details>`
     : '';
   return `<section class="currency" data-currency="${escapeHtml(currency)}">
@@ -111,12 +121,75 @@ ${totals}
 </section>`;
 }
 
+/** Ranges longer than this are summarised: exceptions, a line per date and charts; matched rows only with --all-rows. */
+export const LONG_RANGE_DAYS = 31;
+
+/** A one-date report: one table of every currency, by account and currency, with counts per status. */
+function oneDateTable(results: readonly StoredReconciliationResult[]): string {
+  const rows = [...results]
+    .sort((a, b) => a.account.localeCompare(b.account) || (a.currency ?? '').localeCompare(b.currency ?? ''))
+    .map((r) => resultRow(r, true))
+    .join('\n');
+  // Differences of several currencies do not add up: the footer counts.
+  const totals = totalsOf(results)
+    .map((t) => `<tr class="total"><th colspan="11">${escapeHtml(statusLabel(t.status))}: ${t.count} result${t.count === 1 ? '' : 's'}</th></tr>`)
+    .join('\n');
+  return `<table class="results" id="results">
+${RESULT_HEAD(true)}
+<tbody>
+${rows}
+</tbody>
+<tfoot>
+${totals}
+</tfoot>
+</table>`;
+}
+
+/** A long range: one line per business date with its counts per status, in one pass over the results. */
+function perDateTable(results: readonly StoredReconciliationResult[], columns: ReadonlyArray<{ header: string; count: (c: StatusCounts) => number }>): string {
+  const byDate = new Map<string, StoredReconciliationResult[]>();
+  for (const r of results) {
+    const day = byDate.get(r.businessDate);
+    if (day === undefined) byDate.set(r.businessDate, [r]);
+    else day.push(r);
+  }
+  const rows = [...byDate.entries()]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([date, day]) => {
+      const counts = countByStatus(day);
+      return `<tr><td class="date">${escapeHtml(date)}</td>${columns.map((c) => `<td class="amount">${c.count(counts)}</td>`).join('')}</tr>`;
+    });
+  return `<table id="per-date">
+<thead><tr><th>business date</th>${columns.map((c) => `<th class="amount">${escapeHtml(c.header)}</th>`).join('')}</tr></thead>
+<tbody>
+${rows.join('\n')}
+</tbody>
+</table>`;
+}
+
+/** Rows by business date and account, in their order. */
+function groupByDay<T extends { account: string; businessDate: string }>(rows: readonly T[]): Map<string, T[]> {
+  const byDay = new Map<string, T[]>();
+  for (const row of rows) {
+    const key = `${row.businessDate}\u0000${row.account}`;
+    const day = byDay.get(key);
+    if (day === undefined) byDay.set(key, [row]);
+    else day.push(row);
+  }
+  return byDay;
+}
+
 /**
  * Each account-date of the report and what it was compared from. A date reconciled with neither
  * snapshot nor books, and a date never reconciled, are listed too: a row left out would read as
  * a date the report does not cover.
  */
-function sourcesTable(facts: ReportFacts, reconciled: ReadonlyArray<{ account: string; businessDate: string }>, unreconciled: ReadonlyArray<{ account: string; businessDate: string }>): string {
+function sourcesTable(
+  facts: ReportFacts,
+  reconciled: ReadonlyArray<{ account: string; businessDate: string }>,
+  unreconciled: ReadonlyArray<{ account: string; businessDate: string }>,
+  only?: ReadonlySet<string>,
+): string {
   const keys = new Map<string, { account: string; businessDate: string }>();
   for (const f of [...facts.captures, ...facts.books, ...reconciled]) keys.set(`${f.businessDate}\u0000${f.account}`, { account: f.account, businessDate: f.businessDate });
   const never = new Set<string>();
@@ -127,26 +200,40 @@ function sourcesTable(facts: ReportFacts, reconciled: ReadonlyArray<{ account: s
     never.add(key);
   }
   if (keys.size === 0) return '<p>No snapshot or books file was used in this period.</p>';
+  // A long range lists the account-dates that need attention; the others only with --all-rows.
+  const left = only === undefined ? 0 : [...keys.keys()].filter((k) => !only.has(k) && !never.has(k)).length;
+  if (only !== undefined) for (const k of [...keys.keys()]) if (!only.has(k) && !never.has(k)) keys.delete(k);
+  const leftNote = left === 0 ? '' : `\n<p>${left} other account-date${left === 1 ? '' : 's'}, all matched, ${left === 1 ? 'is' : 'are'} listed with report --all-rows.</p>`;
+  // Keyed once: a filter over every capture and books row per account-date was quadratic.
+  const capturesOf = groupByDay(facts.captures);
+  const booksOf = groupByDay(facts.books);
   const rows = [...keys.values()]
     .sort((a, b) => a.businessDate.localeCompare(b.businessDate) || a.account.localeCompare(b.account))
     .map(({ account, businessDate }) => {
       if (never.has(`${businessDate}\u0000${account}`)) {
         return `<tr><td class="date">${escapeHtml(businessDate)}</td><td>${escapeHtml(account)}</td><td colspan="2">not reconciled</td></tr>`;
       }
-      const captures = facts.captures.filter((c) => c.account === account && c.businessDate === businessDate);
-      const books = facts.books.filter((b) => b.account === account && b.businessDate === businessDate);
+      const captures = capturesOf.get(`${businessDate}\u0000${account}`) ?? [];
+      const books = booksOf.get(`${businessDate}\u0000${account}`) ?? [];
+      // A day imported from a statement was not captured at its cut-off: it says which file it came from.
       const snapshot =
-        captures.map((c) => `run ${c.runId} (${escapeHtml(c.trigger)}), ${escapeHtml(localTime(c.capturedAt, facts.timezone))}, ${escapeHtml(describeCaptureTiming(c.businessDate, c.endOfDay, c.driftSeconds).replace(/^[\d-]+, /, ''))}`).join('<br>') ||
-        'no snapshot';
+        captures
+          .map((c) =>
+            c.source !== null && c.source !== undefined
+              ? `run ${c.runId} (${escapeHtml(c.trigger)}), from the statement file ${escapeHtml(c.source)}, imported ${escapeHtml(localTime(c.capturedAt, facts.timezone))}`
+              : `run ${c.runId} (${escapeHtml(c.trigger)}), ${escapeHtml(localTime(c.capturedAt, facts.timezone))}, ${escapeHtml(describeCaptureTiming(c.businessDate, c.endOfDay, c.driftSeconds).replace(/^[\d-]+, /, ''))}`,
+          )
+          .join('<br>') || 'no snapshot';
       const file = books.map((b) => `${escapeHtml(b.source)} (import ${b.importId}, ${escapeHtml(localTime(b.importedAt, facts.timezone))})`).join('<br>') || 'no books';
       return `<tr><td class="date">${escapeHtml(businessDate)}</td><td>${escapeHtml(account)}</td><td>${snapshot}</td><td>${file}</td></tr>`;
     });
+  if (rows.length === 0) return `<p>Every account-date matched.</p>${leftNote}`;
   return `<table id="sources">
 <thead><tr><th>business date</th><th>account</th><th>gateway snapshot (captured, distance to cut-off)</th><th>books file (imported)</th></tr></thead>
 <tbody>
 ${rows.join('\n')}
 </tbody>
-</table>`;
+</table>${leftNote}`;
 }
 
 /**
@@ -160,8 +247,14 @@ export function renderHtml(
   histories: readonly CurrencyHistory[],
   generatedAt: Date,
   facts: ReportFacts = { generatedAt, timezone: 'UTC', cutoff: '00:00', tolerance: { default: '0', byCurrency: {}, bps: 0 }, captures: [], books: [] },
+  options: { allRows?: boolean } = {},
 ): string {
   const { summary, results } = report;
+  const oneDate = summary.from === summary.to;
+  const long = datesBetween(summary.from, summary.to).length > LONG_RANGE_DAYS;
+  const allRows = options.allRows === true || !long;
+  // Account-dates with a result that is not matched: what a summarised range still details.
+  const exceptional = allRows ? undefined : new Set(results.filter((r) => r.status !== 'matched').map((r) => `${r.businessDate}\u0000${r.account}`));
   const view = buildReportView(report, histories);
   const period = summary.from === summary.to ? summary.from : `${summary.from} to ${summary.to}`;
   const accounts = summary.account === null ? summary.accounts.map((a) => a.account) : [summary.account];
@@ -204,6 +297,7 @@ ${sourcesTable(
   facts,
   results,
   summary.accounts.flatMap((a) => a.unreconciledDates.map((businessDate) => ({ account: a.account, businessDate }))),
+  exceptional,
 )}
 </header>
 <section id="summary-section">
@@ -222,7 +316,7 @@ ${summaryRows}
 ${
   view.breaks.length === 0
     ? `<p class="ok">${results.length === 0 ? 'Nothing to show.' : unreconciled.length === 0 ? 'Every result matched.' : 'Every stored result matched, but not every date was reconciled.'}</p>`
-    : `<p>${view.breaks.length} result${view.breaks.length === 1 ? '' : 's'} need attention, the largest absolute difference first.</p>
+    : `<p>${view.breaks.length === 1 ? '1 result needs' : `${view.breaks.length} results need`} attention, the largest absolute difference first.</p>
 <table id="breaks">
 ${RESULT_HEAD(true)}
 <tbody>
@@ -231,10 +325,25 @@ ${view.breaks.map((r) => resultRow(r, true)).join('\n')}
 </table>`
 }
 </section>
-<section id="currencies" class="page">
-<h2>Results per currency</h2>
-${view.sections.length === 0 ? '<p>No results per currency.</p>' : view.sections.map(currencySection).join('\n')}
+${
+  oneDate
+    ? `<section id="currencies" class="page">
+<h2>Results</h2>
+${results.length === 0 ? '<p>No results.</p>' : oneDateTable(results)}
+</section>`
+    : `${
+        long && results.length > 0
+          ? `<section id="per-date-section" class="page">
+<h2>Per business date</h2>
+${perDateTable(results, summaryColumns)}
 </section>
+`
+          : ''
+      }<section id="currencies" class="page">
+<h2>Results per currency</h2>
+${view.sections.length === 0 ? '<p>No results per currency.</p>' : view.sections.map((section) => currencySection(section, allRows)).join('\n')}
+</section>`
+}
 <section id="charts-section" class="page">
 <h2>Balance history</h2>
 ${

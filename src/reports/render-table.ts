@@ -126,5 +126,6 @@ export function renderTable(report: Report<ReconciliationResult>, options: { tol
     ]),
   );
   const acceptedNote = summary.accepted === 0 ? '' : `, ${summary.accepted} accepted`;
-  return `${head}\n\n${countUnmatched(summary.total)} result(s) need attention${acceptedNote}:\n\n${details}`;
+  const needing = countUnmatched(summary.total);
+  return `${head}\n\n${needing === 1 ? '1 result needs' : `${needing} results need`} attention${acceptedNote}:\n\n${details}`;
 }

@@ -124,16 +124,33 @@ export function summarizeResults<R extends ReconciliationResult>(range: ReportRa
   const names = [...new Set([...(range.account === undefined ? [] : [range.account]), ...expected, ...results.map((r) => r.account)])].sort();
   const last = [options.today, options.latestClosedDate].reduce<string>((end, limit) => (limit !== undefined && limit < end ? limit : end), range.to);
   const dates = range.from <= last ? datesBetween(range.from, last) : [];
+  // Grouped once by account (one pass over the results and states): a year of 200 accounts is
+  // millions of results, and a filter per account over all of them was quadratic.
+  const byAccount = new Map<string, R[]>();
+  for (const r of results) {
+    const own = byAccount.get(r.account);
+    if (own === undefined) byAccount.set(r.account, [r]);
+    else own.push(r);
+  }
+  const owedByAccount = new Map<string, string[]>();
+  for (const s of options.states ?? []) {
+    if (s.state !== 'owed') continue;
+    const owed = owedByAccount.get(s.account);
+    if (owed === undefined) owedByAccount.set(s.account, [s.businessDate]);
+    else owed.push(s.businessDate);
+  }
+  const expectedSet = new Set(expected);
+  const bankNames = new Set([...(options.bankAccounts ?? []), ...(options.states ?? []).filter((s) => s.source === 'bank').map((s) => s.account)]);
   const accounts = names.map((account) => {
-    const own = results.filter((r) => r.account === account);
+    const own = byAccount.get(account) ?? [];
     const reconciled = new Set(own.map((r) => r.businessDate));
     const first = options.firstTrackedDates?.get(account);
-    const bank = (options.bankAccounts ?? []).includes(account) || own.some((r) => r.source === 'bank') || (options.states ?? []).some((s) => s.account === account && s.source === 'bank');
+    // Bank accounts (configured, or seen as such in results or states): one pass built the sets below.
+    const bank = bankNames.has(account) || own.some((r) => r.source === 'bank');
     // A bank account has a date to reconcile only when a statement or books arrived for it (banks
     // send no statement for days they are closed); such a date not reconciled yet is owed.
-    const unreconciledDates = expected.includes(account) && !bank ? dates.filter((d) => !reconciled.has(d) && (first === undefined || d >= first)) : [];
+    const unreconciledDates = expectedSet.has(account) && !bank ? dates.filter((d) => !reconciled.has(d) && (first === undefined || d >= first)) : [];
     const counted = own.filter((r) => !isAccepted(r));
-    const inState = (state: string) => (options.states ?? []).filter((s) => s.account === account && s.state === state).map((s) => s.businessDate).sort();
     const awaitingBooksDates = [...new Set(own.filter((r) => r.status === 'awaiting_books').map((r) => r.businessDate))].sort();
     const awaitingStatementDates = [...new Set(own.filter((r) => r.status === 'awaiting_statement').map((r) => r.businessDate))].sort();
     return {
@@ -141,7 +158,7 @@ export function summarizeResults<R extends ReconciliationResult>(range: ReportRa
       counts: countByStatus(counted),
       accepted: own.length - counted.length,
       unreconciledDates,
-      owedDates: inState('owed'),
+      owedDates: (owedByAccount.get(account) ?? []).sort(),
       awaitingBooksDates,
       source: bank ? ('bank' as const) : ('gateway' as const),
       awaitingStatementDates,
@@ -149,7 +166,8 @@ export function summarizeResults<R extends ReconciliationResult>(range: ReportRa
   });
   const total = accounts.reduce((sum, a) => addCounts(sum, a.counts), countByStatus([]));
   const accepted = accounts.reduce((sum, a) => sum + a.accepted, 0);
-  const unreconciledDates = dates.filter((d) => accounts.some((a) => a.unreconciledDates.includes(d)));
+  const unreconciled = new Set(accounts.flatMap((a) => a.unreconciledDates));
+  const unreconciledDates = dates.filter((d) => unreconciled.has(d));
   // Owed results are not the answer yet (an input changed since): not clean, whatever they say.
   const owed = accounts.some((a) => a.owedDates.length > 0);
   const exitCode = unreconciledDates.length > 0 || owed ? 3 : reconciliationExitCode(total);

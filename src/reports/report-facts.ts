@@ -17,6 +17,8 @@ export interface CaptureFact {
   endOfDay: boolean | null;
   /** Start minus cut-off in seconds, negative before it. */
   driftSeconds: number | null;
+  /** The statement file a backfill imported the day from (null: captured from the gateway). */
+  source: string | null;
 }
 
 /** Which books file one account's business date was reconciled against. */
@@ -66,6 +68,7 @@ export async function loadReportFacts(
       trigger: run.trigger,
       endOfDay: run.end_of_day,
       driftSeconds: run.cutoff_drift_seconds,
+      source: run.source,
     }))
     .sort((a, b) => a.businessDate.localeCompare(b.businessDate) || a.account.localeCompare(b.account));
   const books = [...importKeys.values()]

@@ -14,7 +14,7 @@ export interface StatusTotal {
 /** One currency's part of the report: its results, the exceptions first, and totals per status. */
 export interface CurrencySection<R extends ReconciliationResult> {
   currency: string;
-  /** Results that need attention, largest absolute difference first. */
+  /** Results that need attention, by date and account. */
   exceptions: R[];
   /** Matched results, by date and account. */
   matched: R[];
@@ -50,7 +50,11 @@ export function compareByAbsoluteDifference(a: ReconciliationResult, b: Reconcil
   return a.businessDate.localeCompare(b.businessDate) || a.account.localeCompare(b.account) || (a.currency ?? '').localeCompare(b.currency ?? '');
 }
 
-function totalsOf(results: readonly ReconciliationResult[]): StatusTotal[] {
+function compareByDate(a: ReconciliationResult, b: ReconciliationResult): number {
+  return a.businessDate.localeCompare(b.businessDate) || a.account.localeCompare(b.account) || (a.currency ?? '').localeCompare(b.currency ?? '');
+}
+
+export function totalsOf(results: readonly ReconciliationResult[]): StatusTotal[] {
   return RECONCILIATION_STATUSES.flatMap((status) => {
     const own = results.filter((r) => r.status === status);
     if (own.length === 0) return [];
@@ -63,12 +67,21 @@ function totalsOf(results: readonly ReconciliationResult[]): StatusTotal[] {
 export function buildReportView<R extends ReconciliationResult>(report: Report<R>, histories: readonly CurrencyHistory[]): ReportView<R> {
   const breaks = report.results.filter((r) => r.status !== 'matched' && !WAITING_STATUSES.includes(r.status)).sort(compareByAbsoluteDifference);
   const currencies = [...new Set(report.results.flatMap((r) => (r.currency === null ? [] : [r.currency])))].sort();
+  // Grouped once by currency: a filter per currency over all results multiplied the two.
+  const byCurrency = new Map<string, R[]>();
+  for (const r of report.results) {
+    if (r.currency === null) continue;
+    const own = byCurrency.get(r.currency);
+    if (own === undefined) byCurrency.set(r.currency, [r]);
+    else own.push(r);
+  }
   const sections = currencies.map((currency) => {
-    const own = report.results.filter((r) => r.currency === currency);
+    const own = byCurrency.get(currency)!;
     const matched = own.filter((r) => r.status === 'matched');
     return {
       currency,
-      exceptions: own.filter((r) => r.status !== 'matched').sort(compareByAbsoluteDifference),
+      // In date order, as the matched rows: a range's table reads down the dates.
+      exceptions: own.filter((r) => r.status !== 'matched').sort(compareByDate),
       matched,
       collapseMatched: matched.length > MATCHED_ROWS_SHOWN,
       totals: totalsOf(own),
@@ -76,5 +89,6 @@ export function buildReportView<R extends ReconciliationResult>(report: Report<R
     };
   });
   const chartable = new Set(sections.filter((s) => s.moved).map((s) => s.currency));
-  return { breaks, sections, charts: histories.filter((h) => chartable.has(h.currency)) };
+  // A chart of one date is one point: it shows nothing the table does not (a one-day report).
+  return { breaks, sections, charts: histories.filter((h) => chartable.has(h.currency) && h.dates.length > 1) };
 }

@@ -9,14 +9,31 @@ import { ReconError } from '../errors.js';
  * flushed to disk, then renamed, which is atomic on one file system. Without the flush a crash
  * just after the rename can leave an empty file under the final name on some file systems.
  */
-export async function writeFileAtomically(filePath: string, content: string): Promise<void> {
+export async function writeFileAtomically(filePath: string, content: string | AsyncIterable<string>): Promise<void> {
   const target = path.resolve(filePath);
   const folder = path.dirname(target);
   const temp = path.join(folder, `.${path.basename(target)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+  // A failure to produce the content (a database error mid-stream) is no failure to write the file.
+  let sourceError: { error: unknown } | undefined;
   try {
     const file = await open(temp, 'wx', 0o600);
     try {
-      await file.writeFile(content);
+      if (typeof content === 'string') await file.writeFile(content);
+      else {
+        // A streamed report: each chunk is written before the next is read, so memory holds one.
+        const chunks = content[Symbol.asyncIterator]();
+        for (;;) {
+          let step: IteratorResult<string>;
+          try {
+            step = await chunks.next();
+          } catch (error) {
+            sourceError = { error };
+            throw error;
+          }
+          if (step.done === true) break;
+          await file.write(step.value);
+        }
+      }
       await file.sync();
     } finally {
       await file.close();
@@ -24,6 +41,7 @@ export async function writeFileAtomically(filePath: string, content: string): Pr
     await rename(temp, target);
   } catch (error) {
     await rm(temp, { force: true });
+    if (sourceError !== undefined && sourceError.error === error) throw error;
     throw new ReconError(whyNotWritten(error, target, folder), { cause: error });
   }
   await syncFolder(folder);

@@ -1,4 +1,5 @@
-import { CronExpressionParser, type CronExpression } from 'cron-parser';
+import { createRequire } from 'node:module';
+import type { CronExpression, CronExpressionParser as Parser } from 'cron-parser';
 import type { BusinessCalendar, CaptureWindow } from '../business-date/business-calendar.js';
 import { formatDuration } from '../business-date/duration.js';
 import { instantOfWall, wallClockOf } from '../business-date/zoned-time.js';
@@ -12,14 +13,40 @@ export interface SlotService {
 // A DST shift moves a wall time by at most two hours from where the same offset would put it.
 const LOOK_BEHIND_MS = 3 * 3_600_000;
 
+/**
+ * cron-parser (and luxon, which it loads) only when a schedule is walked or an expression needs
+ * its full check: every command validates RECON_SCHEDULE, and loading them cost each command that
+ * never schedules (a snapshot, a report) about half a megabyte of code to read and compile.
+ */
+function cronParser(): typeof Parser {
+  return (createRequire(import.meta.url)('cron-parser') as { CronExpressionParser: typeof Parser }).CronExpressionParser;
+}
+
+/** Each field's range, minute first (a seconds field, when given, is checked by cron-parser). */
+const PLAIN_FIELD_RANGES: ReadonlyArray<readonly [number, number]> = [
+  [0, 59],
+  [0, 23],
+];
+
+/**
+ * Whether an expression is plainly valid without cron-parser: minute and hour `*` or a number in
+ * range, every day of every month (`* * *`). That covers the default "55 23 * * *" and the usual
+ * nightly schedules; anything else (ranges, steps, names, days that may not exist) gets the full check.
+ */
+function isPlainDaily(fields: readonly string[]): boolean {
+  if (fields.length !== 5 || fields[2] !== '*' || fields[3] !== '*' || fields[4] !== '*') return false;
+  return PLAIN_FIELD_RANGES.every(([min, max], i) => fields[i] === '*' || (/^\d{1,2}$/.test(fields[i]!) && Number(fields[i]) >= min && Number(fields[i]) <= max));
+}
+
 /** Why a cron expression is not accepted, or undefined. Five fields, or six with seconds first. */
 export function checkCronExpression(expression: string): string | undefined {
   const fields = expression.trim().split(/\s+/);
   if (fields.length !== 5 && fields.length !== 6) {
     return `must be a cron expression of 5 fields (minute hour day month weekday) or 6 with seconds first, such as "55 23 * * *" (got ${fields.length} field${fields.length === 1 ? '' : 's'})`;
   }
+  if (isPlainDaily(fields)) return undefined;
   try {
-    CronExpressionParser.parse(expression);
+    cronParser().parse(expression);
     return undefined;
   } catch (error) {
     return `is not a valid cron expression (${(error as Error).message})`;
@@ -68,7 +95,7 @@ export class SlotSchedule {
     // Walk wall times from a little before the instant's own: the instant a wall time maps to
     // never decreases as the wall time grows, so skipping those at or before `last` is enough
     // (two wall times in one DST gap map to the same instant and fire once).
-    const walls: CronExpression = CronExpressionParser.parse(this.expression, {
+    const walls: CronExpression = cronParser().parse(this.expression, {
       currentDate: new Date(wallClockOf(last, this.timezone) - LOOK_BEHIND_MS),
       tz: 'UTC',
     });

@@ -69,7 +69,7 @@ describe(`reconcile, ledger import and report from the command line (${backend})
 
     const reconciled = await cli('reconcile', '--date', date);
     expect(reconciled.code, reconciled.stderr).toBe(3);
-    expect(reconciled.stdout).toMatch(/3 result\(s\) need attention/);
+    expect(reconciled.stdout).toMatch(/3 results need attention/);
 
     const json = await cli('report', '--date', date, '--format', 'json');
     expect(json.code, json.stderr).toBe(0);

@@ -84,7 +84,7 @@ describe('table', () => {
     const text = renderTable(report);
     expect(text).toMatch(/^Reconciliation 2026-11-20\n/);
     expect(text).toMatch(/acme\s+1\s+1\s+0/);
-    expect(text).toMatch(/2 result\(s\) need attention/);
+    expect(text).toMatch(/2 results need attention/);
     expect(text).toMatch(/2026-11-20\s+acme\s+USD\s+break\s+90,071,992,547,409\.93\s+90,071,992,547,409\.93\s+90,071,992,547,408\.93\s+1\.00/);
     expect(text).toMatch(/zeta\s+no_snapshot/);
     expect(text).not.toMatch(/acme\s+EUR\s+matched/);
@@ -220,7 +220,7 @@ describe('cases in reports', () => {
     const table = renderTable(withCases);
     expect(table).toContain('active cases by age: under 2 days 1, 2-7 days 1, 8-30 days 1, over 30 days 1');
     expect(table).toContain('accepted (not counted as a break): case 5 acme EUR break until 2026-11-23');
-    expect(table).toContain('4 result(s) need attention, 1 accepted:');
+    expect(table).toContain('4 results need attention, 1 accepted:');
     expect(table).toMatch(/2026-11-20\s+acme\s+EUR\s+break\s.*\s5\s+accepted\s+3$/m);
   });
 
@@ -326,11 +326,80 @@ describe('html', () => {
     const hostile = summarizeResults({ from: '2026-11-20', to: '2026-11-20', account: '<script>alert(1)</script>' }, [
       result({ account: '<script>alert(1)</script>', status: 'break', difference: 1n }),
     ]);
-    const html = renderHtml(hostile, [{ currency: 'EUR', dates: ['2026-11-20'], series: [{ account: '"><img src=x>', kind: 'gateway', points: [{ date: '2026-11-20', balance: 1n }] }] }], computedAt);
+    const html = renderHtml(
+      hostile,
+      [{ currency: 'EUR', dates: ['2026-11-19', '2026-11-20'], series: [{ account: '"><img src=x>', kind: 'gateway', points: [{ date: '2026-11-19', balance: 2n }, { date: '2026-11-20', balance: 1n }] }] }],
+      computedAt,
+    );
     expect(html).not.toContain('<script>');
     expect(html).not.toContain('<img');
     expect(html).toContain('&lt;script&gt;alert(1)&lt;/script&gt;');
     expect(html).toContain('&quot;&gt;&lt;img src=x&gt;');
+  });
+
+  it('draws no chart of a single date, and says "1 result needs attention" in the singular', () => {
+    const oneBreak = summarizeResults({ from: '2026-11-20', to: '2026-11-20' }, [result({ status: 'break', difference: 1n, expectedBalance: 99n })]);
+    const onePoint = [{ currency: 'EUR', dates: ['2026-11-20'], series: [{ account: 'acme', kind: 'gateway' as const, points: [{ date: '2026-11-20', balance: 100n }] }] }];
+    const html = renderHtml(oneBreak, onePoint, computedAt);
+    expect(html).not.toContain('<svg');
+    expect(html).toContain('1 result needs attention');
+    expect(renderTable(oneBreak)).toContain('1 result needs attention');
+    const twoPoints = [{ ...onePoint[0]!, dates: ['2026-11-19', '2026-11-20'], series: [{ ...onePoint[0]!.series[0]!, points: [{ date: '2026-11-19', balance: 90n }, { date: '2026-11-20', balance: 100n }] }] }];
+    expect(renderHtml(summarizeResults({ from: '2026-11-19', to: '2026-11-20' }, oneBreak.results), twoPoints, computedAt)).toContain('<svg');
+  });
+
+  it('prints a one-date report as one table of every currency, by account and currency', () => {
+    const day = summarizeResults({ from: '2026-11-20', to: '2026-11-20' }, [
+      result({ currency: 'USD', status: 'break', difference: 5n, expectedBalance: 95n }),
+      result({ currency: 'EUR' }),
+      result({ account: 'beta', currency: 'CHF' }),
+    ]);
+    const html = renderHtml(day, [], computedAt);
+    expect(html).not.toContain('<section class="currency"');
+    expect(html.match(/<table class="results"/g)).toHaveLength(1);
+    const table = /<table class="results" id="results">([\s\S]*?)<\/table>/.exec(html)![1]!;
+    expect([...table.matchAll(/<td class="date">2026-11-20<\/td><td>(\w+)<\/td><td>(\w+)<\/td>/g)].map((m) => `${m[1]} ${m[2]}`)).toEqual(['acme EUR', 'acme USD', 'beta CHF']);
+    expect(table).toContain('matched: 2 results');
+    expect(table).toContain('break: 1 result<');
+  });
+
+  it('lists a range section in date order, a break among its neighbouring dates', () => {
+    const week = summarizeResults({ from: '2026-11-17', to: '2026-11-19' }, [
+      result({ businessDate: '2026-11-17' }),
+      result({ businessDate: '2026-11-18', status: 'break', difference: 5n, expectedBalance: 95n }),
+      result({ businessDate: '2026-11-19' }),
+    ]);
+    const section = /<section class="currency" data-currency="EUR">([\s\S]*?)<\/section>/.exec(renderHtml(week, [], computedAt))![1]!;
+    expect([...section.matchAll(/<td class="date">([\d-]+)<\/td>/g)].map((m) => m[1])).toEqual(['2026-11-17', '2026-11-18', '2026-11-19']);
+  });
+
+  it('summarises a range longer than a month: a line per date and the exceptions; every matched row only with allRows', () => {
+    const dates = Array.from({ length: 40 }, (_, i) => new Date(Date.UTC(2026, 9, 1 + i)).toISOString().slice(0, 10));
+    const long = summarizeResults({ from: dates[0]!, to: dates.at(-1)! }, [
+      ...dates.map((businessDate) => result({ businessDate })),
+      result({ businessDate: dates[10]!, currency: 'USD', status: 'break', difference: 5n, expectedBalance: 95n }),
+    ]);
+    const html = renderHtml(long, [], computedAt);
+    expect(html.match(/<table id="per-date">[\s\S]*?<\/table>/)![0].match(/<tr><td class="date">/g)).toHaveLength(40);
+    const eur = /<section class="currency" data-currency="EUR">([\s\S]*?)<\/section>/.exec(html)![1]!;
+    expect(eur).toContain('40 matched results not listed (report --all-rows lists them; the CSV report has every row).');
+    expect(eur).not.toContain('<td class="date">');
+    const full = renderHtml(long, [], computedAt, undefined, { allRows: true });
+    expect(/<section class="currency" data-currency="EUR">([\s\S]*?)<\/section>/.exec(full)![1]!.match(/<td class="date">/g)!.length).toBeGreaterThanOrEqual(40);
+  });
+
+  it('says which statement file a backfilled day came from instead of a capture at the cut-off', () => {
+    const facts = {
+      generatedAt: computedAt,
+      timezone: 'UTC',
+      cutoff: '00:00',
+      tolerance: { default: '0', byCurrency: {}, bps: 0 },
+      captures: [{ account: 'acme', businessDate: '2026-11-20', runId: 3, capturedAt: computedAt, trigger: 'backfill', endOfDay: true, driftSeconds: 0, source: 'statements-november.csv' }],
+      books: [],
+    };
+    const html = renderHtml(report, [], computedAt, facts);
+    expect(html).toContain('run 3 (backfill), from the statement file statements-november.csv, imported 2026-11-21 06:00 UTC');
+    expect(html).not.toContain('at the cut-off');
   });
 
   it('refers to nothing outside the file', () => {

@@ -1,0 +1,88 @@
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generateHistory, accountNames } from '../../bench/history.js';
+import { renderCsv } from '../../src/reports/render-csv.js';
+import { loadReport } from '../../src/reports/report-data.js';
+import { streamCsv } from '../../src/reports/stream-csv.js';
+import { backend, createTestDatabase, type TestDatabase } from '../helpers/test-database.js';
+
+// A moderately sized reconciled history (the benchmark's generator): 12 accounts × 5 currencies
+// × 240 days, 14,400 results; big enough that the planner picks indexes when they serve.
+const SHAPE = { accounts: 12, currencies: 5, days: 240, lastDate: '2026-11-25' };
+const accounts = accountNames(SHAPE);
+const HISTORY_TABLES = ['snapshot_runs', 'balance_snapshots', 'expected_balances', 'reconciliation_results'];
+
+let t: TestDatabase;
+
+beforeAll(async () => {
+  t = await createTestDatabase();
+  await generateHistory(t.handle.db, SHAPE, (d) => new Date(`${d}T23:00:00Z`), new Date('2026-11-26T08:00:00Z'));
+  // Gaps: one account without results for three days, and a date with none at all.
+  await sql`delete from reconciliation_results where account = ${accounts[3]!} and business_date between '2026-09-01' and '2026-09-03'`.execute(t.handle.db);
+  await sql`delete from reconciliation_results where business_date = '2026-10-01'`.execute(t.handle.db);
+  await sql`analyze`.execute(t.handle.db);
+}, 300_000);
+
+afterAll(async () => {
+  await t?.drop();
+});
+
+/** Every relation a plan scans sequentially. */
+async function seqScans(query: string): Promise<string[]> {
+  const { rows } = await sql<{ 'QUERY PLAN': unknown }>`explain (format json) ${sql.raw(query)}`.execute(t.handle.db);
+  const found: string[] = [];
+  const walk = (node: Record<string, unknown>) => {
+    if (node['Node Type'] === 'Seq Scan') found.push(String(node['Relation Name']));
+    for (const child of (node.Plans as Array<Record<string, unknown>> | undefined) ?? []) walk(child);
+  };
+  const plan = rows[0]!['QUERY PLAN'];
+  walk(((typeof plan === 'string' ? JSON.parse(plan) : plan) as Array<{ Plan: Record<string, unknown> }>)[0]!.Plan);
+  return found;
+}
+
+describe(`day-scoped queries on a history (${backend})`, { timeout: 120_000 }, () => {
+  it.each([
+    ['reconciliation_status', `select * from reconciliation_status where business_date = '2026-06-01'`],
+    ['reconciliation_status of one account', `select * from reconciliation_status where business_date = '2026-06-01' and account = '${accounts[2]}'`],
+    ['balance_history', `select * from balance_history where business_date = '2026-06-01'`],
+    ['daily_balances', `select * from daily_balances where business_date = '2026-06-01'`],
+    ['capture_days', `select * from capture_days where business_date = '2026-06-01'`],
+    ['results awaiting books', `select distinct account, business_date from reconciliation_results where status = 'awaiting_books' and account in ('${accounts[0]}', '${accounts[1]}') order by business_date`],
+  ])('%s for one date scans no history table sequentially', async (_name, query) => {
+    const scans = await seqScans(query);
+    expect(scans.filter((s) => HISTORY_TABLES.includes(s))).toEqual([]);
+  });
+
+  it('keeps the meaning of reconciliation_status: current dates, awaiting books on the last one, owed when a result is gone', async () => {
+    const { rows } = await sql<{ business_date: string; state: string; n: string }>`
+      select business_date::text, state, count(*) as n from reconciliation_status
+      where business_date in ('2026-06-01', '2026-09-02', '2026-11-25') group by 1, 2 order by 1, 2`.execute(t.handle.db);
+    expect(rows.map((r) => [r.business_date, r.state, Number(r.n)])).toEqual([
+      ['2026-06-01', 'current', 12],
+      ['2026-09-02', 'current', 11],
+      ['2026-09-02', 'owed', 1],
+      ['2026-11-25', 'awaiting_books', 12],
+    ]);
+  });
+
+  it('gives balance_history the previous captured date and the movement from it', async () => {
+    const { rows } = await sql<{ previous_business_date: string; movement: string; balance: string; previous_balance: string }>`
+      select previous_business_date::text, movement::text, balance::text, previous_balance::text from balance_history
+      where account = ${accounts[0]!} and business_date = '2026-06-01' and currency = 'USD'`.execute(t.handle.db);
+    expect(rows).toHaveLength(1);
+    expect(rows[0]!.previous_business_date).toBe('2026-05-31');
+    expect(BigInt(rows[0]!.movement)).toBe(BigInt(rows[0]!.balance) - BigInt(rows[0]!.previous_balance));
+  });
+
+  it('streams the CSV of a range page by page, line for line what the whole report renders (gaps and not_reconciled lines included)', async () => {
+    const range = { from: '2026-08-25', to: '2026-11-30' };
+    const options = { accounts, today: '2026-11-26' };
+    const whole = renderCsv(await loadReport(t.handle.db, range, options));
+    const counted = { results: 0 };
+    let streamed = '';
+    for await (const chunk of streamCsv(t.handle.db, range, { ...options, counted })) streamed += chunk;
+    expect(streamed).toBe(whole);
+    expect(whole).toContain(`${accounts[3]},2026-09-02,,,,,,,,not_reconciled`);
+    expect(counted.results).toBe(whole.split('\r\n').filter((l) => l !== '' && !l.includes('not_reconciled')).length - 1);
+  });
+});
