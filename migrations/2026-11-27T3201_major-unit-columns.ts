@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely';
 
 // Finance reads amounts in major units (EUR 1.00, not 100 cents) and orders by them across
 // currencies without mixing yen with cents. Every accounting view keeps its integer minor-unit
-// columns and adds, at the end, `<column>_major`: the same amount as an exact `numeric` in major
+// columns (and the `source` of bank statements) and adds, at the end, `<column>_major`: the same amount as an exact `numeric` in major
 // units at the row's scale (null where the scale is unknown: a code without ISO 4217 decimals).
 // Views are recreated whole with only these columns added, so queries written before still work.
 
@@ -19,7 +19,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 
   await sql`
     create or replace view reconciliation_breaks as
-    select account, business_date, currency, status, gateway_balance, single_balance, expected_balance, difference, movement, run_id, computed_at,
+    select account, business_date, currency, status, gateway_balance, single_balance, expected_balance, difference, movement, run_id, computed_at, source,
       scale,
       round(gateway_balance / 10::numeric ^ scale, scale) as gateway_balance_major,
       round(single_balance / 10::numeric ^ scale, scale) as single_balance_major,
@@ -58,7 +58,7 @@ export async function down(db: Kysely<unknown>): Promise<void> {
     join balance_snapshots s on s.run_id = a.run_id`.execute(db);
   await sql`
     create view reconciliation_breaks as
-    select account, business_date, currency, status, gateway_balance, single_balance, expected_balance, difference, movement, run_id, computed_at
+    select account, business_date, currency, status, gateway_balance, single_balance, expected_balance, difference, movement, run_id, computed_at, source
     from reconciliation_results
     where status <> 'matched'`.execute(db);
   await sql`
