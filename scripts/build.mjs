@@ -13,7 +13,9 @@ const outdir = path.join(root, 'dist');
 // Loaded from node_modules at run time: PGlite finds its WebAssembly and data files beside its
 // own modules; pino-pretty is required only on a terminal; pg-native is an optional addon pg
 // only tries.
-const external = ['@electric-sql/pglite', '@electric-sql/pglite/*', '@electric-sql/pglite-socket', 'pino-pretty', 'pg-native'];
+// pg-boss is loaded only by a worker or `queue` on a server, from node_modules: bundled, its cron-parser and
+// luxon would sit in a chunk every command reads.
+const external = ['@electric-sql/pglite', '@electric-sql/pglite/*', '@electric-sql/pglite-socket', 'pino-pretty', 'pg-native', 'pg-boss'];
 
 // The bundle is made anew; the embedded cluster below is kept while PGlite's version stays.
 rmSync(path.join(outdir, 'chunks'), { recursive: true, force: true });

@@ -280,7 +280,7 @@ export function validateRow({ line, unit, fields, balanceColumn }: RawRow, name:
   }
   const date = readDateField(fields.business_date, options.dateFormat ?? 'YYYY-MM-DD', at, rowProblems);
   if (date !== undefined && options.notAfter !== undefined && date > options.notAfter.date) {
-    rowProblems.push(`${at}: business_date ${date} is after today (${options.notAfter.date} in ${options.notAfter.timezone}); books cannot hold a day that has not begun`);
+    rowProblems.push(`${at}: business_date ${date} is after the current business date (${options.notAfter.date} in ${options.notAfter.timezone}); books cannot hold a day that has not begun`);
   }
   const currency = readCurrency(fields.currency, at, rowProblems);
   const balance = readBalance(fields.balance, currency, options, at, rowProblems, balanceColumn ?? 'balance');

@@ -1,9 +1,12 @@
-import PgBoss from 'pg-boss';
+import type PgBoss from 'pg-boss';
 import pg from 'pg';
 import { isConnectionLost } from '../db/connection-errors.js';
 import type { Config } from '../config/index.js';
 import { ConfigError, DatabaseError, SchemaMismatchError } from '../errors.js';
 import type { Logger } from '../logger.js';
+
+/** pg-boss, loaded from node_modules when a queue is opened: the bundle keeps it (and its cron-parser and luxon) out of every other command. */
+const loadPgBoss = async (): Promise<typeof PgBoss> => (await import('pg-boss')).default;
 
 /**
  * The queues of a night on a PostgreSQL server. One capture job per (account, business date),
@@ -60,7 +63,7 @@ export async function installJobQueue(config: Pick<Config, 'databaseUrl' | 'queu
   const turn = new pg.Client({ connectionString: bossOptions(config, {}).connectionString });
   turn.on('error', () => undefined);
   await turn.connect();
-  const boss = new PgBoss(bossOptions(config, { migrate: true, supervise: false, schedule: false }));
+  const boss = new (await loadPgBoss())(bossOptions(config, { migrate: true, supervise: false, schedule: false }));
   watchErrors(boss, logger);
   try {
     await turn.query(`select pg_advisory_lock(hashtext('wallet-recon job queue install'))`);
@@ -100,7 +103,7 @@ export async function openJobQueue(config: Config, logger: Logger, role: 'worker
   // Only a command's one-off reads: a worker's pool also carries its polling.
   const pool = new pg.Pool({ connectionString: options.connectionString, application_name: options.application_name, max: role === 'worker' ? 4 : 2 });
   pool.on('error', (error) => logger.warn({ err: error }, `the job queue's connection: ${error.message}`));
-  const boss = new PgBoss({
+  const boss = new (await loadPgBoss())({
     db: waitingDb(pool),
     schema: config.queue.schema,
     migrate: false,
