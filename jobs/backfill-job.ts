@@ -3,6 +3,7 @@ import type { AppContext } from '../src/app-context.js';
 import { datesBetween } from '../src/clock.js';
 import { businessCalendarOf } from '../src/config/index.js';
 import { insertSnapshotRows } from '../src/db/balance-snapshot.repository.js';
+import { findLocks, lockedDateError } from '../src/signoff/date-lock.js';
 import { findFirstTrackedDates } from '../src/db/capture-day.repository.js';
 import { findDailyRun } from '../src/db/reconciliation-result.repository.js';
 import { insertRunningRun, markRunSucceeded } from '../src/db/snapshot-run.repository.js';
@@ -132,6 +133,9 @@ export async function runBackfillJob(ctx: AppContext, options: BackfillJobOption
   }
 
   const work = dates.flatMap((d) => d.accounts.filter((a) => a.action === 'import' || a.action === 'capture').map((a) => ({ date: d.businessDate, day: a })));
+  // No capture is ever recorded for a signed-off date: refused before anything is written.
+  const [lock] = await findLocks(db, work.map((w) => ({ account: w.day.account, businessDate: w.date })));
+  if (lock !== undefined) throw lockedDateError(lock, `the backfill would record a ${work.find((w) => w.date === lock.businessDate && w.day.account === lock.account)!.day.action === 'import' ? 'statement' : 'capture'} as its snapshot`);
   // Each date is reconciled for the accounts tracked on it; a date before every account's first
   // run is not reconciled at all, so it opens no no_snapshot case. A date whose cut-off is still
   // ahead has no closing balance to reconcile yet.

@@ -10,6 +10,7 @@ import * as amountScale from './2026-11-26T0003_amount-scale.js';
 import * as booksSources from './2026-11-26T0004_books-sources.js';
 import * as console_ from './2026-11-26T0005_console.js';
 import * as lockFencing from './2026-11-26T0006_lock-fencing.js';
+import * as signoffClose from './2026-11-27T2701_signoff-close.js';
 
 /**
  * Every migration by its name (the file name without extension), in the order they apply.
@@ -28,4 +29,5 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '2026-11-26T0004_books-sources': booksSources,
   '2026-11-26T0005_console': console_,
   '2026-11-26T0006_lock-fencing': lockFencing,
+  '2026-11-27T2701_signoff-close': signoffClose,
 };

@@ -6,6 +6,8 @@ import { lockBooksOfAccounts, previewExpectedBalanceDays, replaceExpectedBalance
 import { todayOf } from '../reconciliation/business-dates.js';
 import { reconcileOwedDates, resolveAccountNames } from '../reconciliation/reconciliation-service.js';
 import { readBalanceFile, type BalanceFileRow, type BooksFormat } from './books-file.js';
+import { listLiveSignoffs } from '../db/signoff.repository.js';
+import { findLocks, lockedDateError } from '../signoff/date-lock.js';
 
 export interface BooksImportOptions extends Partial<BooksFormat> {
   /** `--account`: the account of rows without an account column; its saved books settings apply. */
@@ -86,15 +88,25 @@ export async function storeBooks(
   const dates = rows.map((r) => r.businessDate).sort();
   const summary = { source, format, amounts, dryRun, rows: rows.length, accounts: [...new Set(rows.map((r) => r.account))].sort(), firstDate: dates[0]!, lastDate: dates[dates.length - 1]! };
   const preview = await previewExpectedBalanceDays(ctx.database.db, rows);
+  const signed = await daysLeftAsSigned(ctx, rows, preview.changes);
   if (dryRun) {
     return { ...summary, inserted: preview.inserted, replaced: preview.changed + preview.unchanged, changed: preview.changed, unchanged: preview.unchanged, removed: preview.removed, changes: preview.changes, importId: null, reReconciledDates: 0 };
   }
+  const written = rows.filter((r) => !signed.has(`${r.account}|${r.businessDate}`));
+  if (written.length === 0) {
+    // Every day of the file is signed and identical: nothing to write, nothing invalidated.
+    ctx.logger.info({ source, rows: rows.length, unchanged: preview.unchanged }, 'books imported: identical to the signed-off books, nothing written');
+    return { ...summary, inserted: 0, replaced: preview.unchanged, changed: 0, unchanged: preview.unchanged, removed: 0, changes: [], importId: null, reReconciledDates: 0 };
+  }
   const importedAt = ctx.clock.now();
   const counts = await ctx.database.db.transaction().execute(async (trx) => {
-    await lockBooksOfAccounts(trx, rows.map((r) => r.account));
-    return replaceExpectedBalanceDays(trx, rows, source, importedAt, { format, amounts });
+    await lockBooksOfAccounts(trx, written.map((r) => r.account));
+    return replaceExpectedBalanceDays(trx, written, source, importedAt, { format, amounts });
   });
-  const days = new Map(rows.map((r) => [`${r.account}|${r.businessDate}`, { account: r.account, businessDate: r.businessDate }]));
+  // Days left as signed count as unchanged: their rows are the stored ones.
+  counts.unchanged += rows.length - written.length;
+  counts.replaced += rows.length - written.length;
+  const days = new Map(written.map((r) => [`${r.account}|${r.businessDate}`, { account: r.account, businessDate: r.businessDate }]));
   // The import marked its dates owed (in its transaction, by trigger); those whose cut-off passed
   // are reconciled now, before the command ends. Dates still open wait for their cut-off.
   const pairs = [...days.values()];
@@ -103,4 +115,24 @@ export async function storeBooks(
     : 0;
   ctx.logger.info({ source, format, amounts, rows: rows.length, ...counts, reReconciledDates }, 'books imported');
   return { ...summary, ...counts, changes: preview.changes, reReconciledDates };
+}
+
+/**
+ * The (account, business date) days of these books that a sign-off covers and the books leave as
+ * they are: such a day is not written at all, so an identical re-import neither rewrites a locked
+ * day nor invalidates a prepared one. A change to a day an approved sign-off locks refuses the
+ * whole file before anything is written (DateLockedError), whatever its other days hold.
+ */
+async function daysLeftAsSigned(ctx: AppContext, rows: readonly BalanceFileRow[], changes: readonly BooksChange[]): Promise<Set<string>> {
+  const db = ctx.database.db;
+  const pairs = [...new Map(rows.map((r) => [`${r.account}|${r.businessDate}`, { account: r.account, businessDate: r.businessDate }])).values()];
+  const changed = new Map<string, number>();
+  for (const c of changes) changed.set(`${c.account}|${c.businessDate}`, (changed.get(`${c.account}|${c.businessDate}`) ?? 0) + 1);
+  for (const lock of await findLocks(db, pairs)) {
+    const n = changed.get(`${lock.account}|${lock.businessDate}`) ?? 0;
+    if (n > 0) throw lockedDateError(lock, `this import would change ${n} of its expected balances`);
+  }
+  const live = await listLiveSignoffs(db, [...new Set(pairs.map((p) => p.businessDate))]);
+  const covered = (p: { account: string; businessDate: string }) => live.some((s) => s.businessDate === p.businessDate && s.accountSet.includes(p.account));
+  return new Set(pairs.filter((p) => covered(p) && !changed.has(`${p.account}|${p.businessDate}`)).map((p) => `${p.account}|${p.businessDate}`));
 }

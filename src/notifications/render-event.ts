@@ -1,7 +1,7 @@
 import { formatMoney, groupDigits } from '../money/format-amount.js';
 import { escapeHtml } from '../escape-html.js';
 import type { StatusCounts } from '../reconciliation/reconciliation-result.js';
-import { headlineOf, type BooksMissingData, type DateAtRiskData, type DateMissedData, type NightAccountDigest, type NightCompletedData, type NotificationEvent, type SignoffInvalidatedData, type TestEventData } from './events.js';
+import { headlineOf, type BooksMissingData, type DateAtRiskData, type DateMissedData, type NightAccountDigest, type NightCompletedData, type NotificationEvent, type SignoffInvalidatedData, type SignoffReopenedData, type TestEventData } from './events.js';
 
 // Slack refuses a section text over 3,000 characters; the top breaks are cut well before.
 const SLACK_BREAK_LINES = 10;
@@ -90,6 +90,13 @@ export function renderEventText(event: NotificationEvent): string {
       `Sign-off #${d.signoffId} of ${d.businessDate} (accounts ${d.accounts.join(', ')}; prepared by ${d.preparedBy}${d.approvedBy === null ? ', not approved yet' : `, approved by ${d.approvedBy}`}) no longer matches its inputs:`,
       ...d.changes.map((c) => `  ${c}`),
       'The sealed report stays as it was signed; the date must be signed again in the console or with "wallet-recon signoff prepare".',
+    );
+  } else if (event.type === 'signoff.reopened') {
+    const d = event.data as SignoffReopenedData;
+    lines.push(
+      `Sign-off #${d.signoffId} of ${d.businessDate} (accounts ${d.accounts.join(', ')}; prepared by ${d.preparedBy}, approved by ${d.approvedBy}) was reopened by ${d.reopenedBy} at ${d.reopenedAt}.`,
+      `Reason: ${d.note}`,
+      'The date is unlocked: its books and results may change again, and it must be prepared and approved again. The reopened sign-off stays in its history.',
     );
   } else {
     lines.push((event.data as TestEventData).message);

@@ -6,8 +6,10 @@ import type { Database } from '../db/database.types.js';
 import { clearOwedMarks, clearOwedWithoutSnapshot, listDatesAwaitingBooks, listOwedDates, markOwed, readOwedMarks } from '../db/reconciliation-owed.repository.js';
 import { listSnapshotRows, type SnapshotRow } from '../db/balance-snapshot.repository.js';
 import { listExpectedBalances } from '../db/expected-balance.repository.js';
-import { findDailyRun, findPreviousSnapshotDate, lockReconciliationDay, replaceResultsForDate } from '../db/reconciliation-result.repository.js';
-import { UsageError } from '../errors.js';
+import { findDailyRun, findPreviousSnapshotDate, listStoredResultFingerprints, lockReconciliationDay, replaceResultsForDate, resultFingerprint } from '../db/reconciliation-result.repository.js';
+import { DateLockedError, UsageError } from '../errors.js';
+import { findLocks, lockedDateError } from '../signoff/date-lock.js';
+import { invalidateChangedSignoffs } from '../signoff/invalidate.js';
 import { latestClosedDateOf, todayOf } from './business-dates.js';
 import { referenceScaleFor } from '../money/amount-scale.js';
 import { rescaleAmount } from '../money/format-amount.js';
@@ -78,12 +80,23 @@ export async function reconcileBusinessDate(
       });
       all.push(...results.map((r) => ({ ...r, booksImportId, scale: r.currency === null ? null : scales.of(r.currency) })));
     }
-    await replaceResultsForDate(trx, accounts, businessDate, all.map((r) => ({ ...resultColumns(r), computed_at: computedAt })));
+    // A date an approved sign-off locks keeps its sealed results: the same results are left as they
+    // are (and its cases untouched); different ones refuse the whole reconcile before any write.
+    const sealed = new Set<string>();
+    for (const lock of await findLocks(trx, accounts.map((account) => ({ account, businessDate })))) {
+      const fresh = all.filter((r) => r.account === lock.account).map((r) => resultFingerprint({ ...resultColumns(r), computed_at: computedAt })).sort();
+      const stored = (await listStoredResultFingerprints(trx, lock.account, businessDate)).sort();
+      if (fresh.join('\n') !== stored.join('\n')) throw lockedDateError(lock, 'reconciling it again would change its sealed results');
+      sealed.add(lock.account);
+    }
+    const writable = accounts.filter((a) => !sealed.has(a));
+    const written = all.filter((r) => !sealed.has(r.account));
+    await replaceResultsForDate(trx, writable, businessDate, written.map((r) => ({ ...resultColumns(r), computed_at: computedAt })));
     // Discrepancy cases: each result that did not match joins (or opens) its case, in the same transaction.
     const cases = await trackCases(trx, {
-      accounts,
+      accounts: writable,
       businessDate,
-      results: all,
+      results: written,
       at: computedAt,
       today: todayOf(ctx).date,
       toleranceFor: (currency) => toleranceFor(ctx.config, currency, new ComparisonScales(ctx.config, undefined).of(currency) ?? 0),
@@ -91,6 +104,8 @@ export async function reconcileBusinessDate(
     const withCases = all.map((r) => ({ ...r, case: cases.get(resultCaseKey(r)) ?? null }));
     await options.afterWrite?.(trx, withCases);
     await clearOwedMarks(trx, businessDate, owed);
+    // A prepared sign-off of this date whose sealed results just changed is void, in this transaction.
+    if (written.length > 0) await invalidateChangedSignoffs(ctx, trx, [businessDate]);
     return withCases;
   });
 }
@@ -178,7 +193,15 @@ export async function reconcileOwedDates(
   const reconciled: SettledReconciliations['reconciled'] = [];
   for (const [businessDate, dateAccounts] of byDate) {
     if (options.signal?.aborted) break;
-    await reconcileBusinessDate(ctx, dateAccounts, businessDate, { afterWrite: options.afterWrite });
+    try {
+      await reconcileBusinessDate(ctx, dateAccounts, businessDate, { afterWrite: options.afterWrite });
+    } catch (error) {
+      // A closed date whose results would change stays as sealed (and owed) until it is reopened;
+      // the other dates are settled all the same.
+      if (!(error instanceof DateLockedError)) throw error;
+      ctx.logger.warn({ businessDate, accounts: dateAccounts, reason: error.message }, 'a signed-off date was not reconciled again: it is locked');
+      continue;
+    }
     reconciled.push(...dateAccounts.map((account) => ({ account, businessDate })));
   }
   return { reconciled };

@@ -192,25 +192,66 @@ describe(`the review console (${backend})`, { timeout: 120_000 }, () => {
     await expect(sql`delete from signoffs`.execute(db)).rejects.toThrow(/append-only/);
   });
 
-  it('marks the date "changed after sign-off" when its books are re-imported, queues one signoff.invalidated, and the sealed report stays', async () => {
+  it('locks the approved date: identical books change nothing, changed books and SQL by hand are refused naming the sign-off', async () => {
+    const db = t.handle.db;
+    clock.advance(60_000);
+    const same = await importBooksFile(ctx, writeNightBooks(dir, 'books-again.csv'));
+    expect(same).toMatchObject({ inserted: 0, changed: 0, unchanged: 2, removed: 0, importId: null });
+    expect(await detectSignoffChanges(ctx)).toEqual([]);
+    await expect(importBooksFile(ctx, writeNightBooks(dir, 'books-fixed.csv', { fixed: true }))).rejects.toThrow(
+      /^2026-11-21 of account "default" is signed off and locked \(sign-off #1, approved by ben at [^)]+\): this import would change 1 of its expected balances\. Nothing was written\..*wallet-recon signoff reopen --date 2026-11-21/,
+    );
+    await expect(sql`update expected_balances set balance = balance + 1 where business_date = ${NIGHT}`.execute(db)).rejects.toThrow(/expected_balances of account "default" on 2026-11-21 are locked: sign-off #1 was approved by ben/);
+    await expect(sql`delete from reconciliation_results where business_date = ${NIGHT}`.execute(db)).rejects.toThrow(/reconciliation_results of account "default" on 2026-11-21 are locked/);
+    expect((await db.selectFrom('signoffs').select(['approved_by', 'invalidated_at']).executeTakeFirstOrThrow()).invalidated_at).toBeNull();
+  });
+
+  it('"Reopen sign-off": only an approver or admin, only with a note; one signoff.reopened, the history kept, the date unlocked', async () => {
     const db = t.handle.db;
     const before = await db.selectFrom('signoffs').select(['id', 'report_sha256']).executeTakeFirstOrThrow();
-    clock.advance(60_000);
-    await importBooksFile(ctx, writeNightBooks(dir, 'books-again.csv'));
-    const found = await detectSignoffChanges(ctx);
-    expect(found).toHaveLength(1);
-    expect(found[0]!.changes.join('\n')).toMatch(/default: the books were re-imported \(import 1 → import 2\)/);
-    expect(await detectSignoffChanges(ctx)).toEqual([]);
-    const outbox = await db.selectFrom('notifications').select(['event_type', 'dedupe_key', 'payload']).where('event_type', '=', 'signoff.invalidated').execute();
-    expect(outbox).toHaveLength(1);
-    expect(outbox[0]!.dedupe_key).toBe(`signoff.invalidated:${before.id}`);
-    const client = await signedIn('vic');
-    const day = await client.get(`/day?date=${NIGHT}`);
-    expect(day.body).toContain('<strong>changed after sign-off</strong>');
-    expect(day.body).toContain('the books were re-imported');
-    expect(day.body).toContain('Prepare sign-off');
-    const download = await client.get(`/signoffs/${before.id}/report`);
+    const vic = await signedIn('vic');
+    expect((await vic.get(`/day?date=${NIGHT}`)).body).not.toContain('Reopen sign-off');
+    expect((await vic.post('/signoffs/reopen', { date: NIGHT, note: 'wrong' })).statusCode).toBe(403);
+    const ben = await signedIn('ben');
+    expect((await ben.get(`/day?date=${NIGHT}`)).body).toContain('Reopen sign-off');
+    const noNote = await ben.post('/signoffs/reopen', { date: NIGHT, note: '  ' });
+    expect(noNote.statusCode).toBe(403);
+    expect(noNote.body).toContain('needs a note saying why the closed day must change');
+    const reopened = await ben.post('/signoffs/reopen', { date: NIGHT, note: 'EUR fee booked on the wrong day' });
+    expect(reopened.statusCode, reopened.body).toBe(200);
+    expect(reopened.body).toContain('Sign-off state: <strong class="signoff-state">reopened</strong>');
+    expect(reopened.body).toContain('EUR fee booked on the wrong day');
+    expect(reopened.body).toContain('Prepare sign-off');
+    const outbox = await db.selectFrom('notifications').select(['dedupe_key']).where('event_type', '=', 'signoff.reopened').execute();
+    expect(outbox).toEqual([{ dedupe_key: `signoff.reopened:${before.id}` }]);
+    expect(await db.selectFrom('signoffs').select(['reopened_by', 'reopen_note']).execute()).toEqual([{ reopened_by: 'ben', reopen_note: 'EUR fee booked on the wrong day' }]);
+    const fixed = await importBooksFile(ctx, writeNightBooks(dir, 'books-fixed.csv', { fixed: true }));
+    expect(fixed.changed).toBe(1);
+    const download = await ben.get(`/signoffs/${before.id}/report`);
+    expect(download.statusCode).toBe(200);
     expect(createHash('sha256').update(download.rawPayload).digest('hex')).toBe(before.report_sha256);
+    expect(download.headers['x-signoff-approved']).toMatch(/^ben 2026-11-22T/);
+  });
+
+  it('voids a prepared sign-off once when its books change (one signoff.invalidated, in the import itself), never on an identical import', async () => {
+    const db = t.handle.db;
+    const anna = await signedIn('anna');
+    await anna.get(`/day?date=${NIGHT}`);
+    const prepared = await anna.post('/signoffs/prepare', { date: NIGHT });
+    expect(prepared.statusCode, prepared.body).toBe(200);
+    const second = await db.selectFrom('signoffs').select(['id']).where('invalidated_at', 'is', null).where('reopened_at', 'is', null).executeTakeFirstOrThrow();
+    clock.advance(60_000);
+    await importBooksFile(ctx, writeNightBooks(dir, 'books-fixed-again.csv', { fixed: true }));
+    expect(await db.selectFrom('signoffs').select('invalidated_at').where('id', '=', second.id).executeTakeFirstOrThrow()).toEqual({ invalidated_at: null });
+    await importBooksFile(ctx, writeNightBooks(dir, 'books-broken.csv'));
+    const invalidated = await db.selectFrom('signoffs').select(['invalidated_at', 'invalidation']).where('id', '=', second.id).executeTakeFirstOrThrow();
+    expect(invalidated.invalidated_at).not.toBeNull();
+    expect((invalidated.invalidation as string[]).join('\n')).toMatch(/default: the books were re-imported/);
+    expect(await detectSignoffChanges(ctx)).toEqual([]);
+    const outbox = await db.selectFrom('notifications').select(['dedupe_key']).where('event_type', '=', 'signoff.invalidated').execute();
+    expect(outbox).toEqual([{ dedupe_key: `signoff.invalidated:${second.id}` }]);
+    const day = await (await signedIn('vic')).get(`/day?date=${NIGHT}`);
+    expect(day.body).toContain('<strong>changed after sign-off</strong>');
   });
 
   it('slows sign-in after five failures for a user within 15 minutes, then lets them in again', async () => {
