@@ -34,7 +34,7 @@ export async function listSignoffSeals(db: Db): Promise<SignoffSealRow[]> {
   const rows = await sql<{
     id: number;
     business_date: string;
-    chain_seq: string | null;
+    seq: string | null;
     prev_hash: string | null;
     report_html: string;
     report_sha256: string;
@@ -47,7 +47,7 @@ export async function listSignoffSeals(db: Db): Promise<SignoffSealRow[]> {
     invalidation_now: string | null;
     reopen_now: string | null;
   }>`
-    select id, to_char(business_date, 'YYYY-MM-DD') as business_date, chain_seq::text as chain_seq, prev_hash, report_html, report_sha256,
+    select id, to_char(business_date, 'YYYY-MM-DD') as business_date, chain_seq::text as seq, prev_hash, report_html, report_sha256,
       seal_hash, approval_hash, invalidation_hash, reopen_hash,
       ${raw(SIGNOFF_SEAL)} as seal_now,
       case when approved_by is null and approved_at is null then null else ${raw(SIGNOFF_APPROVAL)} end as approval_now,
@@ -58,7 +58,7 @@ export async function listSignoffSeals(db: Db): Promise<SignoffSealRow[]> {
   return rows.rows.map((r) => ({
     id: r.id,
     businessDate: r.business_date,
-    chainSeq: r.chain_seq,
+    chainSeq: r.seq,
     prevHash: r.prev_hash,
     reportHtml: r.report_html,
     reportSha256: r.report_sha256,
@@ -79,12 +79,13 @@ export interface ChainRow {
 /** One page of a chained table in chain order, after chain position `afterSeq`: pages keep memory flat however long the trail grows. */
 export async function listChainPage(db: Db, table: 'case_events' | 'console_audit', afterSeq: string | null, limit: number): Promise<ChainRow[]> {
   const hash = raw(table === 'case_events' ? CASE_EVENT : AUDIT);
-  const rows = await sql<{ id: string; chain_seq: string | null; prev_hash: string | null; row_hash: string | null; now: string }>`
-    select id::text as id, chain_seq::text as chain_seq, prev_hash, row_hash, ${hash} as now
+  // Ordered by the bigint column, not its text (the alias "seq" keeps ORDER BY off the text).
+  const rows = await sql<{ id: string; seq: string | null; prev_hash: string | null; row_hash: string | null; now: string }>`
+    select id::text as id, chain_seq::text as seq, prev_hash, row_hash, ${hash} as now
     from ${sql.table(table)}
     where chain_seq is not null and chain_seq > ${afterSeq ?? '0'}::bigint
     order by chain_seq limit ${limit}`.execute(db);
-  return rows.rows.map((r) => ({ id: r.id, chainSeq: r.chain_seq, prevHash: r.prev_hash, rowHash: r.row_hash, recomputed: r.now }));
+  return rows.rows.map((r) => ({ id: r.id, chainSeq: r.seq, prevHash: r.prev_hash, rowHash: r.row_hash, recomputed: r.now }));
 }
 
 /** The rows of a chained table that carry no chain position: written past its trigger. */
