@@ -13,7 +13,7 @@ import { insertRunningRun, markRunSucceeded } from '../../src/db/snapshot-run.re
 import { ConsoleClient } from '../helpers/console-night.js';
 import { childEnvironment, collect, runCliProcess, type CliResult } from '../helpers/run-cli.js';
 import { createTestContext } from '../helpers/test-context.js';
-import { backend, createTestDatabase, serveToCommands, type TestDatabase } from '../helpers/test-database.js';
+import { backend, createTestDatabase, serveToCommands, withDatabase, type TestDatabase } from '../helpers/test-database.js';
 
 // The built CLI runs on the real clock: the signed date is the day before yesterday (UTC), whose
 // cut-off and capture window are over while its books (deadline 3 days) are still awaited.
@@ -36,7 +36,7 @@ function cliWithStdin(input: string, ...args: string[]): Promise<CliResult> {
   return collect(child);
 }
 const signoff = (step: string, user: keyof typeof PASSWORD, ...extra: string[]) => cliWithStdin(PASSWORD[user], 'signoff', step, '--date', DATE, '--as', user, '--password-stdin', ...extra);
-const storedBooks = () => t.handle.db.selectFrom('expected_balances').select(['currency', 'balance', 'import_id']).where('business_date', '=', DATE).orderBy('currency').execute();
+const storedBooks = () => withDatabase(t, (db) => db.selectFrom('expected_balances').select(['currency', 'balance', 'import_id']).where('business_date', '=', DATE).orderBy('currency').execute());
 
 beforeAll(async () => {
   t = await createTestDatabase({ onDisk: true });
@@ -68,7 +68,7 @@ describe(`the close as evidence through the built CLI (${backend})`, { timeout: 
     const awaiting = await signoff('prepare', 'anna');
     expect(awaiting.code, awaiting.stderr).toBe(2);
     expect(awaiting.stderr).toContain(`${DATE} cannot be signed yet: default is awaiting_books (its books have not been imported`);
-    expect(await t.handle.db.selectFrom('signoffs').selectAll().execute()).toEqual([]);
+    expect(await withDatabase(t, (db) => db.selectFrom('signoffs').selectAll().execute())).toEqual([]);
 
     const imported = await cli('ledger', 'import', books('books.csv', '12345678.90'));
     expect(imported.code, imported.stderr).toBe(0);
@@ -85,7 +85,7 @@ describe(`the close as evidence through the built CLI (${backend})`, { timeout: 
     expect(shown.code, shown.stderr).toBe(0);
     const json = JSON.parse(shown.stdout);
     expect(json.state).toBe('approved');
-    const run = await t.handle.db.selectFrom('snapshot_runs').select('id').where('business_date', '=', DATE).executeTakeFirstOrThrow();
+    const run = await withDatabase(t, (db) => db.selectFrom('snapshot_runs').select('id').where('business_date', '=', DATE).executeTakeFirstOrThrow());
     const importId = (await storedBooks())[0]!.import_id;
     expect(json.signoffs[0].inputs).toMatchObject({
       accountSet: ['default'],
@@ -109,7 +109,7 @@ describe(`the close as evidence through the built CLI (${backend})`, { timeout: 
     const multi = path.join(dir, 'books-multi.csv');
     writeFileSync(multi, `business_date,currency,balance\n${other},EUR,1.00\n${DATE},EUR,12345677.90\n${DATE},USD,5000.00\n`);
     expect((await cli('ledger', 'import', multi)).code).toBe(2);
-    expect(await t.handle.db.selectFrom('expected_balances').select('currency').where('business_date', '=', other).execute()).toEqual([]);
+    expect(await withDatabase(t, (db) => db.selectFrom('expected_balances').select('currency').where('business_date', '=', other).execute())).toEqual([]);
 
     const same = await cli('ledger', 'import', books('books-same.csv', '12345678.90'));
     expect(same.code, same.stderr).toBe(0);
@@ -145,10 +145,12 @@ describe(`the close as evidence through the built CLI (${backend})`, { timeout: 
     expect(clean.code, clean.stderr).toBe(0);
     expect(clean.stdout).toMatch(/^Every seal holds: 1 sign-off\(s\), 1 sealed report\(s\), \d+ case event\(s\), \d+ audit row\(s\), 0 signature\(s\)\.$/m);
 
-    await t.handle.db.transaction().execute(async (trx) => {
-      await sql`set local session_replication_role = replica`.execute(trx);
-      await sql`update signoffs set report_html = replace(report_html, '</body>', '<p>nothing to see</p></body>') where id = 1`.execute(trx);
-    });
+    await withDatabase(t, (db) =>
+      db.transaction().execute(async (trx) => {
+        await sql`set local session_replication_role = replica`.execute(trx);
+        await sql`update signoffs set report_html = replace(report_html, '</body>', '<p>nothing to see</p></body>') where id = 1`.execute(trx);
+      }),
+    );
     const broken = await cli('signoff', 'verify');
     expect(broken.code).toBe(1);
     expect(broken.stderr).toContain(`Seal broken: sign-off #1 of ${DATE}: its sealed report does not match its seal`);
@@ -157,26 +159,29 @@ describe(`the close as evidence through the built CLI (${backend})`, { timeout: 
     expect(shown.code).toBe(1);
     expect(shown.stderr).toContain('This sealed report does not match its seal: sign-off #1');
 
-    const ctx = createTestContext(t, env);
-    const app = await buildConsoleApp({ ctx });
-    try {
-      const client = new ConsoleClient(app);
-      await client.signIn('ben', PASSWORD.ben);
-      const report = await client.get('/signoffs/1/report');
-      expect(report.statusCode).toBe(409);
-      expect(report.body).toContain('This sealed report does not match its seal');
-      expect(report.body).not.toContain('nothing to see');
-    } finally {
-      await app.close();
-    }
+    await withDatabase(t, async (db) => {
+      const base = createTestContext(t, env);
+      const app = await buildConsoleApp({ ctx: { ...base, database: { ...base.database, db } } });
+      try {
+        const client = new ConsoleClient(app);
+        await client.signIn('ben', PASSWORD.ben);
+        const report = await client.get('/signoffs/1/report');
+        expect(report.statusCode).toBe(409);
+        expect(report.body).toContain('This sealed report does not match its seal');
+        expect(report.body).not.toContain('nothing to see');
+      } finally {
+        await app.close();
+      }
+    });
   });
 
   it('refuses, in the database, an insert that already carries an approval, and rewriting a chained audit row', async () => {
-    const db = t.handle.db;
-    await expect(
-      sql`insert into signoffs (account_set, business_date, prepared_by, prepared_at, approved_by, approved_at, report_sha256, report_html, inputs)
+    await withDatabase(t, async (db) => {
+      await expect(
+        sql`insert into signoffs (account_set, business_date, prepared_by, prepared_at, approved_by, approved_at, report_sha256, report_html, inputs)
           values ('{default}', ${addDays(DATE, -5)}, 'mallory', now(), 'eve', now(), ${'0'.repeat(64)}, '<html></html>', '{}')`.execute(db),
-    ).rejects.toThrow(/an insert that already carries an approval, invalidation or reopening is refused/);
-    await expect(sql`update console_audit set user_name = 'eve'`.execute(db)).rejects.toThrow(/console_audit is append-only/);
+      ).rejects.toThrow(/an insert that already carries an approval, invalidation or reopening is refused/);
+      await expect(sql`update console_audit set user_name = 'eve'`.execute(db)).rejects.toThrow(/console_audit is append-only/);
+    });
   });
 });
