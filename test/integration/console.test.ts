@@ -11,6 +11,7 @@ import { buildConsoleApp } from '../../src/console/console-app.js';
 import { addUser, disableUser } from '../../src/console/console-users.js';
 import { detectSignoffChanges } from '../../src/signoff/signoff-service.js';
 import { importBooksFile } from '../../src/books/index.js';
+import { insertRunningRun, markRunSucceeded } from '../../src/db/snapshot-run.repository.js';
 import { ConsoleClient, MORNING, NIGHT, produceNightWithBreak, writeNightBooks } from '../helpers/console-night.js';
 import { createTestContext } from '../helpers/test-context.js';
 import { backend, createTestDatabase, type TestDatabase } from '../helpers/test-database.js';
@@ -151,6 +152,26 @@ describe(`the review console (${backend})`, { timeout: 120_000 }, () => {
     expect(await t.handle.db.selectFrom('signoffs').selectAll().execute()).toEqual([]);
   });
 
+  it('needs a note to acknowledge, and never signs a date whose break was acknowledged without one', async () => {
+    const db = t.handle.db;
+    const anna = await signedIn('anna');
+    await anna.get(`/cases/${caseId}`);
+    const silent = await anna.post(`/cases/${caseId}/ack`, { note: ' ' });
+    expect(silent.statusCode).toBe(400);
+    expect(silent.body).toContain('needs a note saying what is being done about it');
+    expect((await db.selectFrom('reconciliation_cases').select('state').where('id', '=', caseId).executeTakeFirstOrThrow()).state).toBe('open');
+    // An acknowledgement without a note from before the rule (or written by hand) still blocks.
+    await db.transaction().execute(async (trx) => {
+      await sql`update reconciliation_cases set state = 'acknowledged' where id = ${caseId}`.execute(trx);
+      await sql`insert into case_events (case_id, at, actor, action, from_state, to_state) values (${caseId}, now(), 'legacy', 'acknowledged', 'open', 'acknowledged')`.execute(trx);
+    });
+    await anna.get(`/day?date=${NIGHT}`);
+    const refused = await anna.post('/signoffs/prepare', { date: NIGHT });
+    expect(refused.statusCode).toBe(403);
+    expect(refused.body).toContain(`cannot be signed while a case was acknowledged without a note: #${caseId} default EUR break`);
+    expect(await db.selectFrom('signoffs').selectAll().execute()).toEqual([]);
+  });
+
   it('applies the CLI rules: accept needs a note; with one, case_events names the signed-in preparer', async () => {
     const client = await signedIn('anna');
     const missing = await client.post(`/cases/${caseId}/accept`, { note: '  ' });
@@ -203,6 +224,9 @@ describe(`the review console (${backend})`, { timeout: 120_000 }, () => {
     );
     await expect(sql`update expected_balances set balance = balance + 1 where business_date = ${NIGHT}`.execute(db)).rejects.toThrow(/expected_balances of account "default" on 2026-11-21 are locked: sign-off #1 was approved by ben/);
     await expect(sql`delete from reconciliation_results where business_date = ${NIGHT}`.execute(db)).rejects.toThrow(/reconciliation_results of account "default" on 2026-11-21 are locked/);
+    // No capture is ever recorded for the locked date.
+    const runId = await insertRunningRun(db, { account: 'default', environment: 'sandbox', trigger: 'manual', businessDate: NIGHT, startedAt: clock.now(), timing: { cutoffAt: new Date('2026-11-22T00:00:00Z'), driftSeconds: 0, endOfDay: true } });
+    await expect(markRunSucceeded(db, runId, clock.now(), { walletsReported: 0, walletsFetched: 0, pagesFetched: 0, requests: 1 })).rejects.toThrow(/snapshots of account "default" on 2026-11-21 are locked: sign-off #1 was approved by ben/);
     expect((await db.selectFrom('signoffs').select(['approved_by', 'invalidated_at']).executeTakeFirstOrThrow()).invalidated_at).toBeNull();
   });
 
