@@ -1,0 +1,54 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AppContext } from '../../src/app-context.js';
+import { applyCaseAction } from '../../src/cases/case-actions.js';
+import { FixedClock } from '../../src/clock.js';
+import { DateNotSettledError } from '../../src/errors.js';
+import { prepareSignoff } from '../../src/signoff/signoff-service.js';
+import { MORNING, NIGHT, produceNightWithBreak } from '../helpers/console-night.js';
+import { createTestContext } from '../helpers/test-context.js';
+import { backend, createTestDatabase, type TestDatabase } from '../helpers/test-database.js';
+
+let t: TestDatabase;
+let dir: string;
+let ctx: AppContext;
+const clock = new FixedClock(MORNING);
+const anna = { name: 'anna', role: 'preparer' as const };
+
+beforeAll(async () => {
+  t = await createTestDatabase();
+  dir = mkdtempSync(path.join(tmpdir(), 'wr-settle-'));
+  ctx = createTestContext(t, { RECON_CAPTURE_WINDOW: '3h' }, { clock });
+  await produceNightWithBreak(ctx, dir);
+  const { id } = await t.handle.db.selectFrom('reconciliation_cases').select('id').executeTakeFirstOrThrow();
+  await applyCaseAction(ctx, { caseId: id, action: 'accept', actor: 'anna', note: 'timing difference' });
+}, 120_000);
+
+afterAll(async () => {
+  await t?.drop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe(`sign only what is settled (${backend})`, () => {
+  it('refuses a date whose cut-off has not passed: its capture window is open', async () => {
+    clock.set('2026-11-21T23:58:00Z');
+    const refused = prepareSignoff(ctx, anna, NIGHT, null);
+    await expect(refused).rejects.toBeInstanceOf(DateNotSettledError);
+    await expect(refused).rejects.toThrow(`${NIGHT} cannot be signed yet: default is capture_window (its cut-off (2026-11-22T00:00:00.000Z) has not passed: the day is not over). Nothing was signed.`);
+  });
+
+  it('refuses a date whose results are owed, naming the account, the state and the reason', async () => {
+    clock.set(MORNING);
+    await sql`select owe_reconciliation('default', ${NIGHT}::date, 'snapshot changed')`.execute(t.handle.db);
+    await expect(prepareSignoff(ctx, anna, NIGHT, null)).rejects.toThrow(`${NIGHT} cannot be signed yet: default is owed (results owed (snapshot changed): run "wallet-recon reconcile --date ${NIGHT}"). Nothing was signed.`);
+    const refusals = await t.handle.db.selectFrom('console_audit').select(['action', 'outcome']).where('action', '=', 'signoff.prepare').execute();
+    expect(refusals).toEqual([
+      { action: 'signoff.prepare', outcome: 'refused' },
+      { action: 'signoff.prepare', outcome: 'refused' },
+    ]);
+    expect(await t.handle.db.selectFrom('signoffs').selectAll().execute()).toEqual([]);
+  });
+});
