@@ -190,3 +190,9 @@ export function resultFingerprint(r: NewResultRow): string {
     '|',
   );
 }
+
+/** The case each stored result of an account's date names, by currency ('' for an account-level result). */
+export async function listStoredResultCases(db: Db, account: string, businessDate: string): Promise<Map<string, number>> {
+  const rows = await db.selectFrom('reconciliation_results').select(['currency', 'case_id']).where('account', '=', account).where('business_date', '=', businessDate).where('case_id', 'is not', null).execute();
+  return new Map(rows.map((r) => [r.currency ?? '', r.case_id!]));
+}

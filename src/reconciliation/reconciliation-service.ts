@@ -1,12 +1,14 @@
 import type { AppContext } from '../app-context.js';
 import { resultCaseKey, trackCases } from '../cases/track-cases.js';
+import { caseAgeDays } from '../cases/case-model.js';
+import { listCasesByIds } from '../db/reconciliation-case.repository.js';
 import type { Transaction } from 'kysely';
 import { businessCalendarOf, toleranceFor, type AccountConfig, type Config } from '../config/index.js';
 import type { Database } from '../db/database.types.js';
 import { clearOwedMarks, clearOwedWithoutSnapshot, listDatesAwaitingBooks, listOwedDates, markOwed, readOwedMarks } from '../db/reconciliation-owed.repository.js';
 import { listSnapshotRows, type SnapshotRow } from '../db/balance-snapshot.repository.js';
 import { listExpectedBalances } from '../db/expected-balance.repository.js';
-import { findDailyRun, findPreviousSnapshotDate, listStoredResultFingerprints, lockReconciliationDay, replaceResultsForDate, resultFingerprint } from '../db/reconciliation-result.repository.js';
+import { findDailyRun, findPreviousSnapshotDate, listStoredResultCases, listStoredResultFingerprints, lockReconciliationDay, replaceResultsForDate, resultFingerprint } from '../db/reconciliation-result.repository.js';
 import { DateLockedError, UsageError } from '../errors.js';
 import { findLocks, lockedDateError } from '../signoff/date-lock.js';
 import { invalidateChangedSignoffs } from '../signoff/invalidate.js';
@@ -101,6 +103,15 @@ export async function reconcileBusinessDate(
       today: todayOf(ctx).date,
       toleranceFor: (currency) => toleranceFor(ctx.config, currency, new ComparisonScales(ctx.config, undefined).of(currency) ?? 0),
     });
+    // A sealed account keeps its results, and they keep naming the cases they named.
+    for (const account of sealed) {
+      const stored = await listStoredResultCases(trx, account, businessDate);
+      const found = new Map((await listCasesByIds(trx, [...stored.values()])).map((c) => [c.id, c]));
+      for (const [currency, id] of stored) {
+        const c = found.get(id);
+        if (c !== undefined) cases.set(resultCaseKey({ account, currency: currency === '' ? null : currency }), { id: c.id, state: c.state, ageDays: caseAgeDays(c, todayOf(ctx).date), acceptedUntil: c.acceptedUntil });
+      }
+    }
     const withCases = all.map((r) => ({ ...r, case: cases.get(resultCaseKey(r)) ?? null }));
     await options.afterWrite?.(trx, withCases);
     await clearOwedMarks(trx, businessDate, owed);

@@ -11,6 +11,7 @@ import { buildConsoleApp } from '../../src/console/console-app.js';
 import { addUser, disableUser } from '../../src/console/console-users.js';
 import { detectSignoffChanges } from '../../src/signoff/signoff-service.js';
 import { importBooksFile } from '../../src/books/index.js';
+import { runReconcileJob } from '../../jobs/reconcile-job.js';
 import { insertRunningRun, markRunSucceeded } from '../../src/db/snapshot-run.repository.js';
 import { ConsoleClient, MORNING, NIGHT, produceNightWithBreak, writeNightBooks } from '../helpers/console-night.js';
 import { createTestContext } from '../helpers/test-context.js';
@@ -224,6 +225,10 @@ describe(`the review console (${backend})`, { timeout: 120_000 }, () => {
     );
     await expect(sql`update expected_balances set balance = balance + 1 where business_date = ${NIGHT}`.execute(db)).rejects.toThrow(/expected_balances of account "default" on 2026-11-21 are locked: sign-off #1 was approved by ben/);
     await expect(sql`delete from reconciliation_results where business_date = ${NIGHT}`.execute(db)).rejects.toThrow(/reconciliation_results of account "default" on 2026-11-21 are locked/);
+    // A reconcile under another tolerance would change the sealed results: refused, nothing written.
+    const tolerant = createTestContext(t, { RECON_TOLERANCE: '200', RECON_WEBHOOK_URL: 'http://127.0.0.1:9/hook', RECON_WEBHOOK_SECRET: `whsec_${Buffer.alloc(32, 7).toString('base64')}` }, { clock });
+    await expect(runReconcileJob(tolerant, { date: NIGHT })).rejects.toThrow(/^2026-11-21 of account "default" is signed off and locked \(sign-off #1, approved by ben at [^)]+\): reconciling it again would change its sealed results\./);
+    expect(await runReconcileJob(ctx, { date: NIGHT })).toMatchObject({ exitCode: 0 });
     // No capture is ever recorded for the locked date.
     const runId = await insertRunningRun(db, { account: 'default', environment: 'sandbox', trigger: 'manual', businessDate: NIGHT, startedAt: clock.now(), timing: { cutoffAt: new Date('2026-11-22T00:00:00Z'), driftSeconds: 0, endOfDay: true } });
     await expect(markRunSucceeded(db, runId, clock.now(), { walletsReported: 0, walletsFetched: 0, pagesFetched: 0, requests: 1 })).rejects.toThrow(/snapshots of account "default" on 2026-11-21 are locked: sign-off #1 was approved by ben/);

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
@@ -111,6 +111,15 @@ describe(`the close as evidence through the built CLI (${backend})`, { timeout: 
     expect((await cli('ledger', 'import', multi)).code).toBe(2);
     expect(await withDatabase(t, (db) => db.selectFrom('expected_balances').select('currency').where('business_date', '=', other).execute())).toEqual([]);
 
+    // One whose rows for the locked date are identical goes in for its other dates.
+    const mixed = path.join(dir, 'books-mixed.csv');
+    writeFileSync(mixed, `business_date,currency,balance\n${other},EUR,1.00\n${DATE},EUR,12345678.90\n${DATE},USD,5000.00\n`);
+    const mixedImport = await cli('ledger', 'import', mixed);
+    expect(mixedImport.code, mixedImport.stderr).toBe(0);
+    expect(mixedImport.stdout).toContain('1 new, 0 changed, 2 unchanged, 0 removed');
+    expect(await withDatabase(t, (db) => db.selectFrom('expected_balances').select('currency').where('business_date', '=', other).execute())).toEqual([{ currency: 'EUR' }]);
+    expect(await storedBooks()).toEqual(before);
+
     const same = await cli('ledger', 'import', books('books-same.csv', '12345678.90'));
     expect(same.code, same.stderr).toBe(0);
     expect(same.stdout).toContain('0 new, 0 changed, 2 unchanged, 0 removed');
@@ -144,6 +153,12 @@ describe(`the close as evidence through the built CLI (${backend})`, { timeout: 
     const clean = await cli('signoff', 'verify');
     expect(clean.code, clean.stderr).toBe(0);
     expect(clean.stdout).toMatch(/^Every seal holds: 1 sign-off\(s\), 1 sealed report\(s\), \d+ case event\(s\), \d+ audit row\(s\), 0 signature\(s\)\.$/m);
+
+    const copy = path.join(dir, 'sealed.html');
+    const written = await cli('signoff', 'show', '--date', DATE, '--report', copy);
+    expect(written.code, written.stderr).toBe(0);
+    expect(written.stdout).toMatch(/Wrote the sealed report of sign-off #1 to .*sealed\.html \(SHA-256 [0-9a-f]{64}; prepared by anna at [^;]+ UTC; approved by ben at [^)]+ UTC\)\./);
+    expect(readFileSync(copy, 'utf8')).toMatch(/<tr><th>Prepared by<\/th><td>anna<\/td>/);
 
     await withDatabase(t, (db) =>
       db.transaction().execute(async (trx) => {
