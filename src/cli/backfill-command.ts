@@ -51,7 +51,7 @@ export function registerBackfillCommand(program: Command, runtime: CliRuntime): 
     .option('--dry-run', 'print the plan and write nothing')
     .addHelpText(
       'after',
-      "\nThe gateway reports only current balances: a day can be captured only while its capture window is open.\nClosed dates without an end-of-day snapshot are filled from --import, or reported as gaps; dates whose\ncut-off is still ahead are pending (not a gap, not reconciled). Each date prints matched, not matched\n(of which breaks) and gaps.\n\nExample:\n  wallet-recon backfill --from 2026-11-18 --to 2026-11-20 --import statements.csv\n\nExit codes: 0 every closed date has a snapshot and reconciles clean, 3 gaps or results that did not match remain, 1 error, 2 usage error, 130 stopped by Ctrl-C (SIGINT), 143 stopped by SIGTERM.",
+      "\nThe gateway reports only current balances: a day can be captured only while its capture window is open.\nClosed dates without an end-of-day snapshot are filled from --import, or reported as gaps; dates whose\ncut-off is still ahead are pending (not a gap, not reconciled). Each date prints matched, not matched\n(of which breaks) and gaps.\n\nExample:\n  wallet-recon backfill --from 2026-11-18 --to 2026-11-20 --import statements.csv\n\nExit codes: 0 every closed date has a snapshot and reconciles clean, 3 gaps or results that did not match remain, 1 error, 2 usage error or a capture for a signed-off date, 130 stopped by Ctrl-C (SIGINT), 143 stopped by SIGTERM.",
     )
     .action(async (opts: { from: string; to: string; account?: string; import?: string; dryRun?: boolean }) => {
       await runtime.withContext('wallet-recon backfill', { pushJob: 'backfill', exclusive: true }, async (ctx) => {

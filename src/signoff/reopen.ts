@@ -42,7 +42,7 @@ export async function reopenSignoff(ctx: AppContext, user: Pick<ConsoleUser, 'na
     };
     await enqueueEvent(trx, ctx.config, 'signoff.reopened', data, `signoff.reopened:${signoff.id}`, at);
     await insertAudit(trx, { at, userName: user.name, address, action: 'signoff.reopen', target: businessDate, outcome: 'ok', detail: { signoff: signoff.id, note: reason } });
-    ctx.logger.warn({ signoff: signoff.id, businessDate, reopenedBy: user.name }, 'a signed-off business date was reopened: it is unlocked and must be signed again');
+    ctx.logger.info({ signoff: signoff.id, businessDate, reopenedBy: user.name }, 'a signed-off business date was reopened: it is unlocked and must be signed again');
     return reopened;
   });
 }
