@@ -8,6 +8,7 @@ import type { Database } from '../src/db/database.types.js';
 import { countStagedRowsByDay, createBooksStage, findStagedDuplicates, indexBooksStage, stageBooksRows } from '../src/db/expected-balance.repository.js';
 import { ConfigError } from '../src/errors.js';
 import { gatewayScaleFor } from '../src/money/amount-scale.js';
+import { findLocks, lockedDateError } from '../src/signoff/date-lock.js';
 import { findFirstTrackedDates } from '../src/db/capture-day.repository.js';
 import { findDailyRun } from '../src/db/reconciliation-result.repository.js';
 import { insertRunningRun, markRunSucceeded } from '../src/db/snapshot-run.repository.js';
@@ -131,6 +132,7 @@ export async function runBackfillJob(ctx: AppContext, options: BackfillJobOption
   if (options.importFile === undefined) {
     planned = await plan(ctx.database.db, new Map());
     if (options.dryRun) return { dryRun: true, source, dates: planned.dates, exitCode: planned.dates.some((d) => d.gaps > 0) ? 3 : 0, unusedStatementRows: 0 };
+    await refuseLockedDays(ctx.database.db, planned.dates);
   } else {
     // The statements are streamed into the transaction's staging table, checked whole, and every
     // past date they fill is written in this one transaction: all of them or none. A dry run
@@ -141,6 +143,7 @@ export async function runBackfillJob(ctx: AppContext, options: BackfillJobOption
         await stageStatements(ctx, trx, file, options.account);
         const result = await plan(trx, await countStagedRowsByDay(trx));
         if (options.dryRun) throw new PlanOnly(result);
+        await refuseLockedDays(trx, result.dates);
         for (const date of result.dates) {
           for (const day of date.accounts) if (day.action === 'import') day.runId = await importStatementDay(ctx, trx, day.account, date.businessDate, source!);
         }
@@ -199,6 +202,18 @@ export async function runBackfillJob(ctx: AppContext, options: BackfillJobOption
   const gapDates = dates.filter((d) => d.gaps > 0).map((d) => d.businessDate);
   ctx.logger.info({ from, to, accounts, gapDates, exitCode }, `backfill of ${from} to ${to} finished`);
   return { dryRun: false, source, dates, exitCode, unusedStatementRows };
+}
+
+/**
+ * No capture or statement is ever recorded for a signed-off date: the whole backfill is refused
+ * (DateLockedError) before anything is written.
+ */
+async function refuseLockedDays(db: Kysely<Database> | Transaction<Database>, dates: readonly BackfillDate[]): Promise<void> {
+  const work = dates.flatMap((d) => d.accounts.filter((a) => a.action === 'import' || a.action === 'capture').map((a) => ({ businessDate: d.businessDate, account: a.account, action: a.action })));
+  const [lock] = await findLocks(db, work);
+  if (lock === undefined) return;
+  const action = work.find((w) => w.businessDate === lock.businessDate && w.account === lock.account)!.action;
+  throw lockedDateError(lock, `the backfill would record a ${action === 'import' ? 'statement' : 'capture'} as its snapshot`);
 }
 
 /** Ends a dry run's transaction (rolling back what it staged) with its plan. */

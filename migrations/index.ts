@@ -10,6 +10,7 @@ import * as amountScale from './2026-11-26T0003_amount-scale.js';
 import * as booksSources from './2026-11-26T0004_books-sources.js';
 import * as console_ from './2026-11-26T0005_console.js';
 import * as lockFencing from './2026-11-26T0006_lock-fencing.js';
+import * as signoffClose from './2026-11-27T2701_signoff-close.js';
 import * as consoleSignInAndSsoBinding from './2026-11-27T2801_console-sign-in-and-sso-binding.js';
 import * as dayScopedQueries from './2026-11-27T2901_day-scoped-queries.js';
 import * as bankStatements from './2026-11-27T3001_bank-statements.js';
@@ -36,6 +37,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '2026-11-26T0004_books-sources': booksSources,
   '2026-11-26T0005_console': console_,
   '2026-11-26T0006_lock-fencing': lockFencing,
+  '2026-11-27T2701_signoff-close': signoffClose,
   '2026-11-27T2801_console-sign-in-and-sso-binding': consoleSignInAndSsoBinding,
   '2026-11-27T2901_day-scoped-queries': dayScopedQueries,
   '2026-11-27T3001_bank-statements': bankStatements,

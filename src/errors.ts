@@ -128,3 +128,20 @@ export class NotificationError extends ReconError {
     super(message, options);
   }
 }
+
+/** A sign-off step refused because a date is not settled yet (owed, awaiting books, still capturable): nothing changed. */
+export class DateNotSettledError extends ReconError {
+  override readonly code = 'E_NOT_SETTLED';
+  override readonly exitCode = 2;
+}
+
+/** A write refused because an approved sign-off locks the date: nothing was written. */
+export class DateLockedError extends ReconError {
+  override readonly code = 'E_DATE_LOCKED';
+  override readonly exitCode = 2;
+}
+
+/** A sealed report whose bytes no longer hash to its seal: it is not served. */
+export class SealMismatchError extends ReconError {
+  override readonly code = 'E_SEAL_MISMATCH';
+}

@@ -10,7 +10,9 @@ import {
   applyBooksStage,
   createBooksStage,
   findStagedDuplicates,
+  dropStagedDays,
   indexBooksStage,
+  listStagedChangedDays,
   listStagedRemovals,
   lockBooksOfAccounts,
   previewBooksStage,
@@ -23,6 +25,8 @@ import { reconcileOwedDates, resolveAccountNames } from '../reconciliation/recon
 import { duplicateProblem, noRows, openBalanceFile, ProblemList, type BalanceFileRow } from './books-file.js';
 import { loadImportProfile, mergeProfile, resolveBooksFormat, storeImportProfile, type ImportProfile } from './import-profile.js';
 import type { SkippedRow } from './table.js';
+import { listLiveSignoffs } from '../db/signoff.repository.js';
+import { findLocks, lockedDateError } from '../signoff/date-lock.js';
 
 export interface BooksImportOptions extends ImportProfile {
   /** `--account`: the account of rows without an account column; its saved profile and books settings apply. */
@@ -196,15 +200,26 @@ async function storeBookBatches(
         removalsNeedConsent: false,
         reReconciledDates: 0,
       };
+      // A change to a closed day is refused, dry run or not.
+      if (dryRun) await daysLeftAsSigned(trx, staged.days);
       if (dryRun) {
         const listed = preview.changes;
         const total = preview.inserted + preview.changed + preview.removed;
         throw new DryRunEnded({ ...summary, changes: listed, changesNotListed: total - listed.length, importId: null, removalsNeedConsent: how.refuseRemovals === true && preview.removed > 0 });
       }
       if (how.refuseRemovals === true && preview.removed > 0) throw removalRefused(source, await listStagedRemovals(trx, 10), preview.removed);
+      const signed = await daysLeftAsSigned(trx, staged.days);
+      if (signed.length === staged.days.length) {
+        // Every day of the books is signed off and identical: nothing to write, nothing invalidated.
+        await how.alsoInTransaction?.(trx);
+        ctx.logger.info({ source, rows: staged.rows }, 'books imported: identical to the signed-off books, nothing written');
+        return { result: { ...summary, changes: [], changesNotListed: 0, importId: null }, days: [] };
+      }
+      await dropStagedDays(trx, signed);
       const { importId } = await applyBooksStage(trx, source, importedAt, { rows: staged.rows, format, amounts });
       await how.alsoInTransaction?.(trx);
-      return { result: { ...summary, changes: [], changesNotListed: 0, importId }, days: staged.days };
+      const written = new Set(signed.map((d) => `${d.account}|${d.businessDate}`));
+      return { result: { ...summary, changes: [], changesNotListed: 0, importId }, days: staged.days.filter((d) => !written.has(`${d.account}|${d.businessDate}`)) };
     });
   } catch (error) {
     if (error instanceof DryRunEnded) return error.result;
@@ -253,4 +268,20 @@ function checkComparisonSettings(config: Config, pairs: ReadonlyArray<{ account:
     const decimals = referenceScaleFor(config, config.accounts.find((a) => a.name === account), currency);
     if (decimals !== null) toleranceFor(config, currency, decimals);
   }
+}
+
+/**
+ * The staged days that a sign-off covers and the books leave as they are: such a day is not
+ * written at all (taken out of the stage), so an identical re-import neither rewrites a locked day
+ * nor invalidates a prepared one. A change to a day an approved sign-off locks refuses the whole
+ * import before anything is written (DateLockedError), whatever its other days hold.
+ */
+async function daysLeftAsSigned(trx: Transaction<Database>, days: ReadonlyArray<{ account: string; businessDate: string }>): Promise<Array<{ account: string; businessDate: string }>> {
+  const changed = await listStagedChangedDays(trx);
+  const changes = new Map(changed.map((d) => [`${d.account}|${d.businessDate}`, d.changes]));
+  for (const lock of await findLocks(trx, changed)) {
+    throw lockedDateError(lock, `this import would change ${changes.get(`${lock.account}|${lock.businessDate}`)} of its expected balances`);
+  }
+  const live = await listLiveSignoffs(trx, [...new Set(days.map((p) => p.businessDate))]);
+  return days.filter((p) => !changes.has(`${p.account}|${p.businessDate}`) && live.some((s) => s.businessDate === p.businessDate && s.accountSet.includes(p.account)));
 }

@@ -48,6 +48,8 @@ export interface CaseActionOutcome {
 }
 
 const NOTE_REQUIRED: Readonly<Partial<Record<ManualCaseAction, string>>> = {
+  // An acknowledged case lets its date be signed off: the note is what the sign-off rests on.
+  ack: 'what is being done about it',
   note: 'the text of the note',
   resolve: 'how it was fixed (the booking)',
   accept: 'why the difference is accepted',

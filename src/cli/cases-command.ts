@@ -196,7 +196,7 @@ Exit codes: 0 done, 1 error, 2 usage error (also a transition the case's state d
         });
       },
     );
-  action('ack', 'acknowledge: someone is looking into it', (c) => c.option('--note <text>', 'optional note'));
+  action('ack', 'acknowledge: someone is looking into it (a note saying what is being done is required)', (c) => c.option('--note <text>', 'what is being done about it (required)'));
   action('assign', 'give the case to someone, optionally with a due date', (c) => c.option('--to <name>', 'assignee').option('--due <date>', 'due date YYYY-MM-DD').option('--note <text>', 'optional note'));
   action('note', 'add a note to the history', (c) => c.option('--note <text>', 'the note'));
   action('resolve', 'resolved: fixed by a booking (say which in the note)', (c) => c.option('--note <text>', 'how it was fixed'));

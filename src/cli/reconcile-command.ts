@@ -17,7 +17,7 @@ export function registerReconcileCommand(program: Command, runtime: CliRuntime):
     .option('--account <name>', 'only this account (default: every configured account)')
     .addHelpText(
       'after',
-      '\nExample:\n  wallet-recon reconcile --date 2026-11-20 --account eu-main\n\nExit codes: 0 everything matched, 3 a break, a missing side, an endpoint mismatch, a disappeared wallet, a wallet of unknown decimals or no snapshot, 1 error, 2 usage or configuration error (also a date after the current business date), 130 stopped by Ctrl-C (SIGINT), 143 stopped by SIGTERM.',
+      '\nExample:\n  wallet-recon reconcile --date 2026-11-20 --account eu-main\n\nExit codes: 0 everything matched, 3 a break, a missing side, an endpoint mismatch, a disappeared wallet, a wallet of unknown decimals or no snapshot, 1 error, 2 usage or configuration error (also a date after the current business date, or a signed-off date whose results would change), 130 stopped by Ctrl-C (SIGINT), 143 stopped by SIGTERM.',
     )
     .action(async (opts: { date?: string; account?: string }) => {
       // Not a real date: refused before the database is opened; after today: refused on the context's clock.

@@ -128,6 +128,8 @@ export interface Config {
   readonly amounts: AmountUnitSettings;
   /** Who manual case actions are recorded as when --by is not given (RECON_ACTOR); else the OS user. */
   readonly actor: string | undefined;
+  /** RECON_SIGNING_KEY_FILE as an absolute path: the Ed25519 private key (PEM) that signs each sign-off step; undefined: steps are not signed. */
+  readonly signingKeyFile: string | undefined;
   readonly notifications: NotificationSettings;
   readonly metrics: MetricsSettings;
   readonly books: BooksSourceSettings;

@@ -125,6 +125,7 @@ export const envSchema = z.object({
     .refine((v) => /^\d{1,30}(\.\d{1,18})?$/.test(v), 'must be an amount in major units, 0 or more, such as 0.01 or 1'),
   RECON_TOLERANCE_BPS: wholeNumber('basis points (1 bps = 0.01% of the balance)', 0, 10_000).default(0),
   RECON_ACTOR: z.string().trim().min(1).max(200).optional(),
+  RECON_SIGNING_KEY_FILE: z.string().min(1).optional(),
   ...notificationVariables,
   ...metricsVariables,
   ...booksVariables,

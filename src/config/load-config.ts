@@ -118,6 +118,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     tolerance: { default: v.RECON_TOLERANCE, byCurrency: toleranceByCurrency, bps: v.RECON_TOLERANCE_BPS },
     amounts: { unit: v.GATEWAY_AMOUNT_UNIT, decimalsByCurrency: amountDecimals },
     actor: v.RECON_ACTOR,
+    signingKeyFile: v.RECON_SIGNING_KEY_FILE === undefined ? undefined : path.resolve(cwd, v.RECON_SIGNING_KEY_FILE),
     notifications: notificationSettingsOf(v),
     metrics: metricsSettingsOf(v),
     books: books!,

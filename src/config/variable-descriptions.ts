@@ -53,6 +53,10 @@ export const VARIABLE_DESCRIPTIONS: Readonly<Record<SchemaVariable, { readonly m
   RECON_SHUTDOWN_GRACE_MS: { meaning: 'On SIGTERM, how long a running run may finish before it is interrupted, in milliseconds.' },
   RECON_TOLERANCE: { meaning: 'Reconciliation tolerance in **major** units of each currency (`0.01` is one cent of EUR, not `1`; per currency: `RECON_TOLERANCE_<CUR>`, below). A result matches when the absolute difference is within the larger of this and `RECON_TOLERANCE_BPS`. For a currency with fewer decimals it is rounded down to that currency\'s minor unit (`0.01` is an exact match for JPY, `1.5` is 1 yen), and reports say so.' },
   RECON_TOLERANCE_BPS: { meaning: 'Relative tolerance in basis points of the balance (1 bps = 0.01 %); 0 turns it off.' },
+  RECON_SIGNING_KEY_FILE: {
+    meaning:
+      'An Ed25519 private key in PEM (`openssl genpkey -algorithm ed25519`), kept outside the database: every sign-off prepare, approve and reopen is signed with it, and `wallet-recon signoff verify` checks the signatures with the public key it derives. Unset: steps are hash-chained but not signed.',
+  },
   RECON_ACTOR: { meaning: 'Who manual case actions are recorded as when `--by` is not given (else the operating-system user).' },
   RECON_WEBHOOK_URL: { meaning: 'secret. Receiver of signed webhooks (https, or http for loopback hosts only); needs `RECON_WEBHOOK_SECRET`.' },
   RECON_WEBHOOK_SECRET: { meaning: 'secret. Standard Webhooks signing secret: `whsec_` + base64 of 24–64 random bytes (`echo "whsec_$(openssl rand -base64 32)"`).' },

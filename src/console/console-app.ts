@@ -9,8 +9,10 @@ import { AGE_BUCKETS, ageBucketOf, caseAgeDays, CASE_KINDS, CASE_STATES } from '
 import { listBooksOfDate, listCapturesOfDate } from '../db/console-views.repository.js';
 import { deleteExpiredSessions, deleteSignInAttemptsBefore, insertAudit, listUsers } from '../db/console.repository.js';
 import { findCase, listCaseEvidence, listCases, listCasesByIds, listEvents, listOccurrences } from '../db/reconciliation-case.repository.js';
-import { readSignoffReport } from '../db/signoff.repository.js';
-import { ReconError, UsageError } from '../errors.js';
+import { findSignoff } from '../db/signoff.repository.js';
+import { reopenSignoff } from '../signoff/reopen.js';
+import { readSealedReport, SEAL_MISMATCH } from '../signoff/seal.js';
+import { DateNotSettledError, ReconError, SealMismatchError, UsageError } from '../errors.js';
 import { latestClosedDateOf, todayOf } from '../reconciliation/business-dates.js';
 import { addDays } from '../business-date/zoned-time.js';
 import { previousDate } from '../clock.js';
@@ -240,7 +242,7 @@ export async function buildConsoleApp(options: ConsoleAppOptions): Promise<Fasti
 
   app.setErrorHandler(async (error, request, reply) => {
     if (error instanceof ConsoleRefusal) {
-      const title = error.status === 403 ? 'Refused' : error.status === 400 ? 'Bad request' : 'Not found';
+      const title = error.status === 404 ? 'Not found' : error.status === 400 ? 'Bad request' : 'Refused';
       return reply.code(error.status).type('text/html; charset=utf-8').send(messagePage(title, error.message, pageOf(request), { href: '/day', text: 'Back to the day view' }));
     }
     // A client's bad input (an impossible or out-of-range date…): said on the page, logged at info at most.
@@ -512,32 +514,53 @@ export async function buildConsoleApp(options: ConsoleAppOptions): Promise<Fasti
   );
 
   const dateBody = { type: 'object', properties: { date: { type: 'string', pattern: DATE }, _csrf: { type: 'string' } }, required: ['date'] } as const;
-  const signoffStep = (step: 'prepare' | 'approve') => async (request: FastifyRequest<{ Body: { date: string } }>, reply: FastifyReply) => {
+  const signoffStep = (step: 'prepare' | 'approve' | 'reopen') => async (request: FastifyRequest<{ Body: { date: string; note?: string } }>, reply: FastifyReply) => {
     const date = consoleDate(request.body.date, 'date');
     const user = request.session!.user;
     try {
-      const signoff = step === 'prepare' ? await prepareSignoff(ctx, user, date, request.ip) : await approveSignoff(ctx, user, date, request.ip);
-      const text = step === 'prepare' ? `Sign-off #${signoff.id} prepared by ${user.name}: it now needs an approver's "Approve sign-off".` : `Sign-off #${signoff.id} approved by ${user.name}.`;
+      const signoff =
+        step === 'prepare' ? await prepareSignoff(ctx, user, date, request.ip) : step === 'approve' ? await approveSignoff(ctx, user, date, request.ip) : await reopenSignoff(ctx, user, date, request.body.note, request.ip);
+      const text =
+        step === 'prepare'
+          ? `Sign-off #${signoff.id} prepared by ${user.name}: it now needs an approver's "Approve sign-off".`
+          : step === 'approve'
+            ? `Sign-off #${signoff.id} approved by ${user.name}: ${date} is locked.`
+            : `Sign-off #${signoff.id} reopened by ${user.name}: ${date} is unlocked and must be signed again.`;
       setFlashNotice(reply, { kind: 'ok', text }, secureCookies(request));
     } catch (error) {
+      // A date not settled yet is a conflict with the date's state (409), a rule refusing the person 403.
+      if (error instanceof DateNotSettledError) return reply.code(409).type('text/html; charset=utf-8').send(await renderDay(request, date, { kind: 'error', text: `Refused: ${error.message}` }));
       if (!(error instanceof SignoffRefusedError)) throw error;
-      setFlashNotice(reply, { kind: 'error', text: `Refused: ${error.message}` }, secureCookies(request));
+      setFlashNotice(reply, { kind: 'error', text: `Refused: ${error.message.replace(' (--note TEXT)', '')}` }, secureCookies(request));
     }
     // Post-redirect-get: the day view shows the outcome; a refresh reloads it, never posts again.
     return reply.redirect(`/day?date=${date}`, 303);
   };
+  const noteBody = { type: 'object', properties: { date: { type: 'string', pattern: DATE }, note: { type: 'string', maxLength: 4000 }, _csrf: { type: 'string' } }, required: ['date'] } as const;
   app.post('/signoffs/prepare', { schema: { body: dateBody } }, signoffStep('prepare'));
   app.post('/signoffs/approve', { schema: { body: dateBody } }, signoffStep('approve'));
+  app.post('/signoffs/reopen', { schema: { body: noteBody } }, signoffStep('reopen'));
 
   app.get<{ Params: { id: number } }>('/signoffs/:id/report', { schema: { params: idParams } }, async (request, reply) => {
-    const report = await readSignoffReport(db, request.params.id);
+    let report: Awaited<ReturnType<typeof readSealedReport>>;
+    try {
+      report = await readSealedReport(db, request.params.id);
+    } catch (error) {
+      if (!(error instanceof SealMismatchError)) throw error;
+      await audit(request, 'signoff.report', 'refused', `sign-off #${request.params.id}`, { reason: error.message });
+      throw new ConsoleRefusal(409, `${SEAL_MISMATCH}: sign-off #${request.params.id} is not served. Run "wallet-recon signoff verify" and restore the database from a backup.`);
+    }
     if (report === undefined) throw new ConsoleRefusal(404, `There is no sign-off #${request.params.id}.`);
+    const signoff = (await findSignoff(db, request.params.id))!;
     await audit(request, 'signoff.report', 'ok', `sign-off #${request.params.id}`);
-    // The stored bytes as they were signed: the hash in `signoffs` is the hash of this body.
+    // The stored bytes as they were signed (their hash checked just now); the approval, made after
+    // sealing, travels beside them in headers, as on the day page.
     return reply
       .header('Content-Security-Policy', REPORT_CSP)
       .header('Content-Disposition', `inline; filename="reconciliation-${report.businessDate}-signoff-${request.params.id}.html"`)
       .header('X-Report-SHA256', report.sha256)
+      .header('X-Signoff-Prepared', `${signoff.preparedBy} ${signoff.preparedAt.toISOString()}`)
+      .header('X-Signoff-Approved', signoff.approvedBy === null ? 'not approved' : `${signoff.approvedBy} ${signoff.approvedAt!.toISOString()}`)
       .type('text/html; charset=utf-8')
       .send(Buffer.from(report.html, 'utf8'));
   });

@@ -120,13 +120,17 @@ function signoffSection(view: DayView, page: PageContext): string {
   if (state === 'changed after sign-off' && current !== undefined) {
     lines.push(`<div class="changed"><p><strong>changed after sign-off</strong>: sign-off #${current.id} (prepared by ${e(current.preparedBy)}${current.approvedBy === null ? '' : `, approved by ${e(current.approvedBy)}`}) no longer matches its inputs; it must be signed again.</p><ul>${((current.invalidation ?? []) as string[]).map((c) => `<li>${e(c)}</li>`).join('')}</ul></div>`);
   }
+  if (state === 'reopened' && current !== undefined) {
+    lines.push(`<div class="changed"><p><strong>reopened</strong>: sign-off #${current.id} (prepared by ${e(current.preparedBy)}, approved by ${e(current.approvedBy ?? '')}) was reopened by <strong>${e(current.reopenedBy ?? '')}</strong> at ${e(current.reopenedAt?.toISOString() ?? '')}: ${e(current.reopenNote ?? '')}. The date is unlocked and must be signed again.</p></div>`);
+  }
+  if (state === 'approved') lines.push('<p class="locked">This date is locked: its books, results and captures cannot change until an approver reopens it.</p>');
   if (state === 'prepared' || state === 'approved') {
     lines.push(`<p>Prepared by <strong>${e(current!.preparedBy)}</strong> at ${e(localTime(current!.preparedAt, page))}${current!.approvedBy === null ? ', waiting for approval' : `; approved by <strong>${e(current!.approvedBy)}</strong> at ${e(localTime(current!.approvedAt!, page))}`}.</p>`);
   }
   const form = (action: string, text: string) => `<form method="post" action="${action}" class="inline">${csrfField(page)}<input type="hidden" name="date" value="${e(view.date)}"><button type="submit">${text}</button></form>`;
   // Only the buttons this user may press: the server refuses the others all the same.
   const user = page.user;
-  if (state === 'not signed' || state === 'changed after sign-off') {
+  if (state === 'not signed' || state === 'changed after sign-off' || state === 'reopened') {
     if (user !== undefined && mayPrepare(user.role)) lines.push(form('/signoffs/prepare', 'Prepare sign-off'));
     else lines.push('<p class="hint">Waiting for a preparer to prepare the sign-off.</p>');
   }
@@ -134,13 +138,19 @@ function signoffSection(view: DayView, page: PageContext): string {
     if (user !== undefined && mayApprove(user.role) && current!.preparedBy !== user.name) lines.push(form('/signoffs/approve', 'Approve sign-off'));
     else lines.push(`<p class="hint">Waiting for an approver other than ${e(current!.preparedBy)} to approve it.</p>`);
   }
+  if (state === 'approved' && page.user !== undefined && mayApprove(page.user.role)) {
+    // A note is required: the reason is the evidence of why a closed day was opened again.
+    lines.push(
+      `<form method="post" action="/signoffs/reopen" class="inline">${csrfField(page)}<input type="hidden" name="date" value="${e(view.date)}"><label>Why <input type="text" name="note" required maxlength="4000"></label> <button type="submit">Reopen sign-off</button></form>`,
+    );
+  }
   if (history.length > 0) {
     lines.push(
       `<table id="signoffs"><thead><tr><th>sign-off</th><th>prepared by</th><th>prepared at</th><th>approved by</th><th>approved at</th><th>report SHA-256</th><th>state</th></tr></thead><tbody>${history
         .map(
           (s) =>
             `<tr><td>#${s.id}</td><td>${e(s.preparedBy)}</td><td class="nowrap">${e(localTime(s.preparedAt, page))}</td><td>${e(s.approvedBy ?? '')}</td><td class="nowrap">${e(s.approvedAt === null ? '' : localTime(s.approvedAt, page))}</td>` +
-            `<td><a href="/signoffs/${s.id}/report"><code>${e(s.reportSha256)}</code></a></td><td>${s.invalidatedAt === null ? (s.approvedBy === null ? 'prepared' : 'approved') : 'changed after sign-off'}</td></tr>`,
+            `<td><a href="/signoffs/${s.id}/report"><code>${e(s.reportSha256)}</code></a></td><td>${s.reopenedAt !== null ? 'reopened' : s.invalidatedAt === null ? (s.approvedBy === null ? 'prepared' : 'approved') : 'changed after sign-off'}</td></tr>`,
         )
         .join('')}</tbody></table>`,
     );

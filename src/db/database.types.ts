@@ -481,11 +481,40 @@ export interface SignoffsTable {
   approved_at: Date | null;
   report_sha256: string;
   report_html: string;
-  /** jsonb: the inputs the date was signed on (see src/console/signoff-inputs.ts). */
+  /** jsonb: the inputs the date was signed on (see src/signoff/sealed-inputs.ts). */
   inputs: ColumnType<unknown, string, never>;
   invalidated_at: Date | null;
   /** jsonb: what changed after sign-off, as sentences. */
   invalidation: ColumnType<unknown, string | null, string | null>;
+  reopened_at: Date | null;
+  reopened_by: string | null;
+  reopen_note: string | null;
+  /** Hash chain (migration 2026-11-27T2701): written by the database's trigger, never by the code. */
+  chain_seq: ColumnType<string | null, never, never>;
+  prev_hash: ColumnType<string | null, never, never>;
+  seal_hash: ColumnType<string | null, never, never>;
+  approval_hash: ColumnType<string | null, never, never>;
+  invalidation_hash: ColumnType<string | null, never, never>;
+  reopen_hash: ColumnType<string | null, never, never>;
+}
+
+/** An Ed25519 signature of one sign-off step's hash (RECON_SIGNING_KEY_FILE). */
+export interface SignoffSignaturesTable {
+  id: Generated<number>;
+  signoff_id: number;
+  step: 'prepare' | 'approve' | 'reopen';
+  signed_hash: string;
+  public_key: string;
+  signature: string;
+}
+
+/** The (account, business date) pairs an approved, standing sign-off locks. */
+export interface LockedDatesView {
+  signoff_id: number;
+  account: string;
+  business_date: DateString;
+  approved_by: string;
+  approved_at: Date;
 }
 
 /** The account lock's fencing value, bumped at every acquisition (migration 2026-11-26T0006). */
@@ -504,6 +533,8 @@ export interface Database {
   console_sign_in_attempts: ConsoleSignInAttemptsTable;
   console_audit: ConsoleAuditTable;
   signoffs: SignoffsTable;
+  signoff_signatures: SignoffSignaturesTable;
+  locked_dates: LockedDatesView;
   snapshot_runs: SnapshotRunsTable;
   balance_snapshots: BalanceSnapshotsTable;
   expected_balances: ExpectedBalancesTable;

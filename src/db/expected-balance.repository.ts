@@ -342,3 +342,26 @@ export async function applyBooksStage(
   }
   return { importId, removed: Number(removed.numAffectedRows ?? 0n) };
 }
+
+/** The staged (account, business date) days whose rows differ from the stored books (a key new, changed or removed), with how many keys differ. */
+export async function listStagedChangedDays(trx: Transaction<Database>): Promise<Array<{ account: string; businessDate: string; changes: number }>> {
+  const rows = await sql<{ account: string; business_date: string; changes: string }>`
+    with staged_days as (select distinct account, business_date from books_stage)
+    select account, business_date::text as business_date, count(*) as changes from (
+      select s.account, s.business_date from books_stage s left join expected_balances e
+        on e.account = s.account and e.business_date = s.business_date and e.currency = s.currency
+      where e.balance is null or e.balance <> s.balance
+      union all
+      select e.account, e.business_date from expected_balances e join staged_days d on d.account = e.account and d.business_date = e.business_date
+      where not exists (select 1 from books_stage s where s.account = e.account and s.business_date = e.business_date and s.currency = e.currency)
+    ) c group by account, business_date order by account, business_date`.execute(trx);
+  return rows.rows.map((r) => ({ account: r.account, businessDate: r.business_date, changes: Number(r.changes) }));
+}
+
+/** Takes these (account, business date) days out of the stage: applyBooksStage then leaves them as stored. */
+export async function dropStagedDays(trx: Transaction<Database>, days: ReadonlyArray<{ account: string; businessDate: string }>): Promise<void> {
+  if (days.length === 0) return;
+  await sql`
+    delete from books_stage s using unnest(${days.map((d) => d.account)}::text[], ${days.map((d) => d.businessDate)}::date[]) as d(account, business_date)
+    where s.account = d.account and s.business_date = d.business_date`.execute(trx);
+}

@@ -197,3 +197,33 @@ function majorTextToScale(text: string, decimals: number): bigint {
   const value = BigInt(whole!) * 10n ** BigInt(decimals) + BigInt(fraction.replace(/0+$/, '').padEnd(decimals, '0') || '0');
   return negative ? -value : value;
 }
+
+/**
+ * What the stored results of an account's date say, one line per result in currency order: the
+ * fields a reconcile computes (not when, nor the case they joined). Two reconciles agree when
+ * their lines agree; see resultFingerprint for the same line built from a new result.
+ */
+export async function listStoredResultFingerprints(db: Db, account: string, businessDate: string): Promise<string[]> {
+  const rows = await sql<{ line: string }>`
+    select concat_ws('|', coalesce(currency, '~'), status, coalesce(gateway_balance::text, '~'), coalesce(single_balance::text, '~'), coalesce(expected_balance::text, '~'),
+      coalesce(previous_balance::text, '~'), coalesce(movement::text, '~'), coalesce(difference::text, '~'), coalesce(scale::text, '~'), coalesce(run_id::text, '~'),
+      coalesce(books_import_id::text, '~')) as line
+    from reconciliation_results
+    where account = ${account} and business_date = ${businessDate}
+    order by coalesce(currency, '')`.execute(db);
+  return rows.rows.map((r) => r.line);
+}
+
+/** The line listStoredResultFingerprints reads, for a result about to be written. */
+export function resultFingerprint(r: NewResultRow): string {
+  const text = (v: unknown) => (v === null || v === undefined ? '~' : String(v));
+  return [r.currency ?? '~', r.status, text(r.gateway_balance), text(r.single_balance), text(r.expected_balance), text(r.previous_balance), text(r.movement), text(r.difference), text(r.scale), text(r.run_id), text(r.books_import_id)].join(
+    '|',
+  );
+}
+
+/** The case each stored result of an account's date names, by currency ('' for an account-level result). */
+export async function listStoredResultCases(db: Db, account: string, businessDate: string): Promise<Map<string, number>> {
+  const rows = await db.selectFrom('reconciliation_results').select(['currency', 'case_id']).where('account', '=', account).where('business_date', '=', businessDate).where('case_id', 'is not', null).execute();
+  return new Map(rows.map((r) => [r.currency ?? '', r.case_id!]));
+}

@@ -1,16 +1,30 @@
-import type { Kysely, Transaction } from 'kysely';
+import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from './database.types.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
-/** What a business date was signed on, per account: the day's snapshot, its books and its cases. */
+/**
+ * What a business date was signed on: the account set and tolerance settings, and per account
+ * the run its results were computed from, the books imports, the previous date's run (movement),
+ * a digest of the sealed results and the states of the date's cases. Fields marked optional are
+ * missing from sign-offs made before they were recorded; a comparison skips what it cannot know.
+ */
 export interface SignoffInputs {
+  accountSet?: string[];
+  /** RECON_TOLERANCE, RECON_TOLERANCE_BPS and RECON_TOLERANCE_<CUR> as configured at preparation. */
+  tolerance?: unknown;
   accounts: Array<{
     account: string;
-    /** The authoritative run of the date (null: nothing captured). */
+    /** The run the date's results were computed from (null: nothing captured). */
     runId: number | null;
-    /** The latest books import among the date's expected balances (null: no books). */
+    /** The newest books import among the date's expected balances (null: no books). */
     booksImportId: number | null;
+    /** Every books import the date's expected balances come from. */
+    booksImportIds?: number[];
+    /** The run of the previous captured date, which the movement is measured from. */
+    previousRunId?: number | null;
+    /** SHA-256 over the date's stored results (statuses and amounts), in a fixed order. */
+    resultsDigest?: string;
     /** The date's discrepancy cases and their state, by case id. */
     cases: Record<string, string>;
   }>;
@@ -29,11 +43,52 @@ export interface Signoff {
   invalidatedAt: Date | null;
   /** What changed after sign-off, one sentence each. */
   invalidation: string[] | null;
+  reopenedAt: Date | null;
+  reopenedBy: string | null;
+  reopenNote: string | null;
+  /** The chain hashes the database wrote for each step (null for a step not taken). */
+  hashes: { seal: string | null; approval: string | null; reopen: string | null };
 }
 
-const columns = ['id', 'account_set', 'business_date', 'prepared_by', 'prepared_at', 'approved_by', 'approved_at', 'report_sha256', 'inputs', 'invalidated_at', 'invalidation'] as const;
+const columns = [
+  'id',
+  'account_set',
+  'business_date',
+  'prepared_by',
+  'prepared_at',
+  'approved_by',
+  'approved_at',
+  'report_sha256',
+  'inputs',
+  'invalidated_at',
+  'invalidation',
+  'reopened_at',
+  'reopened_by',
+  'reopen_note',
+  'seal_hash',
+  'approval_hash',
+  'reopen_hash',
+] as const;
 
-type Row = { id: number; account_set: string[]; business_date: string; prepared_by: string; prepared_at: Date; approved_by: string | null; approved_at: Date | null; report_sha256: string; inputs: unknown; invalidated_at: Date | null; invalidation: unknown };
+type Row = {
+  id: number;
+  account_set: string[];
+  business_date: string;
+  prepared_by: string;
+  prepared_at: Date;
+  approved_by: string | null;
+  approved_at: Date | null;
+  report_sha256: string;
+  inputs: unknown;
+  invalidated_at: Date | null;
+  invalidation: unknown;
+  reopened_at: Date | null;
+  reopened_by: string | null;
+  reopen_note: string | null;
+  seal_hash: string | null;
+  approval_hash: string | null;
+  reopen_hash: string | null;
+};
 
 function signoffFromRow(r: Row): Signoff {
   return {
@@ -48,6 +103,10 @@ function signoffFromRow(r: Row): Signoff {
     inputs: r.inputs as SignoffInputs,
     invalidatedAt: r.invalidated_at,
     invalidation: r.invalidation as string[] | null,
+    reopenedAt: r.reopened_at,
+    reopenedBy: r.reopened_by,
+    reopenNote: r.reopen_note,
+    hashes: { seal: r.seal_hash, approval: r.approval_hash, reopen: r.reopen_hash },
   };
 }
 
@@ -89,9 +148,12 @@ export async function readSignoffReport(db: Db, id: number): Promise<{ html: str
   return row === undefined ? undefined : { html: row.report_html, sha256: row.report_sha256, businessDate: row.business_date };
 }
 
-/** Sign-offs still standing (not invalidated), oldest first. */
-export async function listLiveSignoffs(db: Db): Promise<Signoff[]> {
-  return (await db.selectFrom('signoffs').select(columns).where('invalidated_at', 'is', null).orderBy('id').execute()).map(signoffFromRow);
+/** Sign-offs still standing (neither invalidated nor reopened), oldest first; with `dates`, of those dates only. */
+export async function listLiveSignoffs(db: Db, dates?: readonly string[]): Promise<Signoff[]> {
+  if (dates !== undefined && dates.length === 0) return [];
+  let query = db.selectFrom('signoffs').select(columns).where('invalidated_at', 'is', null).where('reopened_at', 'is', null);
+  if (dates !== undefined) query = query.where('business_date', 'in', [...dates]);
+  return (await query.orderBy('id').execute()).map(signoffFromRow);
 }
 
 /** Writes the approval once; false when it was already approved (or invalidated) meanwhile. */
@@ -117,31 +179,134 @@ export async function markSignoffInvalidated(db: Db, id: number, changes: readon
   return result.numUpdatedRows === 1n;
 }
 
+/** Writes the reopening once, on a standing approved sign-off; false when it changed meanwhile. */
+export async function markSignoffReopened(db: Db, id: number, by: string, at: Date, note: string): Promise<boolean> {
+  const result = await db
+    .updateTable('signoffs')
+    .set({ reopened_by: by, reopened_at: at, reopen_note: note })
+    .where('id', '=', id)
+    .where('approved_by', 'is not', null)
+    .where('invalidated_at', 'is', null)
+    .where('reopened_at', 'is', null)
+    .executeTakeFirst();
+  return result.numUpdatedRows === 1n;
+}
+
+/** A lock on one (account, business date): the approved sign-off that holds it. */
+export interface DateLock {
+  signoffId: number;
+  account: string;
+  businessDate: string;
+  approvedBy: string;
+  approvedAt: Date;
+}
+
+/** The locks among these (account, business date) pairs, one per locked pair. */
+export async function findDateLocks(db: Db, pairs: ReadonlyArray<{ account: string; businessDate: string }>): Promise<DateLock[]> {
+  if (pairs.length === 0) return [];
+  const rows = await sql<{ signoff_id: number; account: string; business_date: string; approved_by: string; approved_at: Date }>`
+    select l.signoff_id, l.account, to_char(l.business_date, 'YYYY-MM-DD') as business_date, l.approved_by, l.approved_at
+    from locked_dates l
+    where (l.account, l.business_date) in (select * from unnest(${pairs.map((p) => p.account)}::text[], ${pairs.map((p) => p.businessDate)}::date[]))
+    order by l.business_date, l.account`.execute(db);
+  return rows.rows.map((r) => ({ signoffId: r.signoff_id, account: r.account, businessDate: r.business_date, approvedBy: r.approved_by, approvedAt: r.approved_at }));
+}
+
+/** Stores the signature of one sign-off step. */
+export async function insertSignoffSignature(db: Db, s: { signoffId: number; step: 'prepare' | 'approve' | 'reopen'; signedHash: string; publicKey: string; signature: string }): Promise<void> {
+  await db.insertInto('signoff_signatures').values({ signoff_id: s.signoffId, step: s.step, signed_hash: s.signedHash, public_key: s.publicKey, signature: s.signature }).execute();
+}
+
+export interface StoredSignature {
+  signoffId: number;
+  step: 'prepare' | 'approve' | 'reopen';
+  signedHash: string;
+  publicKey: string;
+  signature: string;
+}
+
+export async function listSignoffSignatures(db: Db): Promise<StoredSignature[]> {
+  const rows = await db.selectFrom('signoff_signatures').select(['signoff_id', 'step', 'signed_hash', 'public_key', 'signature']).orderBy('id').execute();
+  return rows.map((r) => ({ signoffId: r.signoff_id, step: r.step, signedHash: r.signed_hash, publicKey: r.public_key, signature: r.signature }));
+}
+
 /** The current inputs of a business date for the given accounts (see SignoffInputs). */
-export async function loadSignoffInputs(db: Db, accounts: readonly string[], businessDate: string): Promise<SignoffInputs> {
-  if (accounts.length === 0) return { accounts: [] };
-  const runs = await db.selectFrom('authoritative_runs').select(['account', 'run_id']).where('business_date', '=', businessDate).where('account', 'in', [...accounts]).execute();
+export async function loadSignoffInputs(db: Db, accounts: readonly string[], businessDate: string, tolerance: unknown): Promise<SignoffInputs> {
+  if (accounts.length === 0) return { accountSet: [], tolerance, accounts: [] };
+  const list = [...accounts];
   const books = await db
     .selectFrom('expected_balances')
-    .select(['account', (eb) => eb.fn.max('import_id').as('import_id')])
+    .select(['account', 'import_id'])
+    .distinct()
     .where('business_date', '=', businessDate)
-    .where('account', 'in', [...accounts])
-    .groupBy('account')
+    .where('account', 'in', list)
     .execute();
+  // The results as sealed: their own run and books import, and a digest of what they say.
+  const results = await sql<{ account: string; run_id: number | null; digest: string }>`
+    select account, max(run_id) as run_id,
+      encode(sha256(convert_to(string_agg(concat_ws('|', coalesce(currency, '-'), status, gateway_balance, single_balance, expected_balance,
+        previous_balance, movement, difference, scale), ';' order by coalesce(currency, '')), 'UTF8')), 'hex') as digest
+    from reconciliation_results
+    where business_date = ${businessDate} and account in (select unnest(${list}::text[]))
+    group by account`.execute(db);
+  const previous = await sql<{ account: string; run_id: number }>`
+    select a.account, a.run_id from authoritative_runs a
+    where a.account in (select unnest(${list}::text[]))
+      and a.business_date = (select max(r.business_date) from snapshot_runs r where r.account = a.account and r.business_date < ${businessDate} and r.status = 'succeeded')`.execute(db);
   const cases = await db
     .selectFrom('case_occurrences as o')
     .innerJoin('reconciliation_cases as c', 'c.id', 'o.case_id')
     .select(['c.id', 'c.account', 'c.state'])
     .where('o.business_date', '=', businessDate)
-    .where('c.account', 'in', [...accounts])
+    .where('c.account', 'in', list)
     .orderBy('c.id')
     .execute();
   return {
-    accounts: [...accounts].sort().map((account) => ({
-      account,
-      runId: runs.find((r) => r.account === account)?.run_id ?? null,
-      booksImportId: books.find((b) => b.account === account)?.import_id ?? null,
-      cases: Object.fromEntries(cases.filter((c) => c.account === account).map((c) => [String(c.id), c.state])),
-    })),
+    accountSet: [...list].sort(),
+    tolerance,
+    accounts: [...list].sort().map((account) => {
+      const ids = books.filter((b) => b.account === account && b.import_id !== null).map((b) => b.import_id as number).sort((a, b) => a - b);
+      const result = results.rows.find((r) => r.account === account);
+      return {
+        account,
+        runId: result?.run_id ?? null,
+        booksImportId: ids.at(-1) ?? null,
+        booksImportIds: ids,
+        previousRunId: previous.rows.find((r) => r.account === account)?.run_id ?? null,
+        resultsDigest: result?.digest ?? '',
+        cases: Object.fromEntries(cases.filter((c) => c.account === account).map((c) => [String(c.id), c.state])),
+      };
+    }),
   };
+}
+
+/** Whether the date's closing balance is final: an end-of-day capture that finished by the cut-off. */
+export async function findAuthoritativeRunTiming(db: Db, account: string, businessDate: string): Promise<{ endOfDay: boolean; finishedByCutoff: boolean } | undefined> {
+  const row = await db
+    .selectFrom('authoritative_runs')
+    .select(['end_of_day', 'after_cutoff'])
+    .where('account', '=', account)
+    .where('business_date', '=', businessDate)
+    .executeTakeFirst();
+  return row === undefined ? undefined : { endOfDay: row.end_of_day, finishedByCutoff: !row.after_cutoff };
+}
+
+/** Cases of a date that block its sign-off: open ones, and acknowledged ones whose acknowledgement carries no note. */
+export async function listBlockingCases(
+  db: Db,
+  accounts: readonly string[],
+  businessDate: string,
+): Promise<Array<{ id: number; account: string; currency: string | null; kind: string; state: string; why: 'open' | 'acknowledged without a note' }>> {
+  if (accounts.length === 0) return [];
+  const rows = await sql<{ id: number; account: string; currency: string | null; kind: string; state: string; noted: boolean }>`
+    select c.id, c.account, c.currency, c.kind, c.state,
+      coalesce((select btrim(coalesce(e.note, '')) <> '' from case_events e where e.case_id = c.id and e.action = 'acknowledged' order by e.id desc limit 1), false) as noted
+    from case_occurrences o
+    join reconciliation_cases c on c.id = o.case_id
+    where o.business_date = ${businessDate} and c.account in (select unnest(${[...accounts]}::text[]))
+      and (c.state = 'open' or c.state = 'acknowledged')
+    order by c.id`.execute(db);
+  return rows.rows
+    .filter((r) => r.state === 'open' || !r.noted)
+    .map((r) => ({ id: r.id, account: r.account, currency: r.currency, kind: r.kind, state: r.state, why: r.state === 'open' ? 'open' : 'acknowledged without a note' }));
 }

@@ -8,7 +8,16 @@ import type { StatusCounts } from '../reconciliation/reconciliation-result.js';
  */
 export const EVENT_VERSION = 1;
 
-export type EventType = 'night.completed' | 'date.missed' | 'date.at_risk' | 'date.recovered' | 'books.missing' | 'reconciliation.failed' | 'notification.test' | 'signoff.invalidated';
+export type EventType =
+  | 'night.completed'
+  | 'date.missed'
+  | 'date.at_risk'
+  | 'date.recovered'
+  | 'books.missing'
+  | 'reconciliation.failed'
+  | 'notification.test'
+  | 'signoff.invalidated'
+  | 'signoff.reopened';
 
 export interface NotificationEvent<D = EventData> {
   /** `evt_…`, the same for every channel: a webhook receiver deduplicates on it (webhook-id). */
@@ -20,7 +29,16 @@ export interface NotificationEvent<D = EventData> {
   data: D;
 }
 
-export type EventData = NightCompletedData | DateMissedData | DateAtRiskData | DateRecoveredData | BooksMissingData | ReconciliationFailedData | TestEventData | SignoffInvalidatedData;
+export type EventData =
+  | NightCompletedData
+  | DateMissedData
+  | DateAtRiskData
+  | DateRecoveredData
+  | BooksMissingData
+  | ReconciliationFailedData
+  | TestEventData
+  | SignoffInvalidatedData
+  | SignoffReopenedData;
 
 /** An exact amount in minor units, as a string of digits, with its currency. */
 export interface Money {
@@ -142,6 +160,18 @@ export interface SignoffInvalidatedData {
   changes: string[];
 }
 
+/** An approved business date unlocked by an approver or admin, with the reason: it must be signed again. */
+export interface SignoffReopenedData {
+  signoffId: number;
+  businessDate: string;
+  accounts: string[];
+  preparedBy: string;
+  approvedBy: string;
+  reopenedBy: string;
+  reopenedAt: string;
+  note: string;
+}
+
 export interface TestEventData {
   message: string;
 }
@@ -192,6 +222,10 @@ export function headlineOf(event: NotificationEvent): string {
   if (event.type === 'signoff.invalidated') {
     const d = event.data as SignoffInvalidatedData;
     return `Business date ${d.businessDate} changed after sign-off: it must be signed again`;
+  }
+  if (event.type === 'signoff.reopened') {
+    const d = event.data as SignoffReopenedData;
+    return `Business date ${d.businessDate} was reopened by ${d.reopenedBy}: it is no longer signed off`;
   }
   return 'wallet-recon test notification';
 }

@@ -14,6 +14,7 @@ import {
   type NotificationEvent,
   type ReconciliationFailedData,
   type SignoffInvalidatedData,
+  type SignoffReopenedData,
   type TestEventData,
 } from './events.js';
 
@@ -143,6 +144,13 @@ export function renderEventText(event: NotificationEvent, options: RenderOptions
       `Sign-off #${d.signoffId} of ${d.businessDate} (accounts ${d.accounts.join(', ')}; prepared by ${d.preparedBy}${d.approvedBy === null ? ', not approved yet' : `, approved by ${d.approvedBy}`}) no longer matches its inputs:`,
       ...d.changes.map((c) => `  ${c}`),
       'The sealed report stays as it was signed; the date must be signed again in the console or with "wallet-recon signoff prepare".',
+    );
+  } else if (event.type === 'signoff.reopened') {
+    const d = event.data as SignoffReopenedData;
+    lines.push(
+      `Sign-off #${d.signoffId} of ${d.businessDate} (accounts ${d.accounts.join(', ')}; prepared by ${d.preparedBy}, approved by ${d.approvedBy}) was reopened by ${d.reopenedBy} at ${d.reopenedAt}.`,
+      `Reason: ${d.note}`,
+      'The date is unlocked: its books and results may change again, and it must be prepared and approved again. The reopened sign-off stays in its history.',
     );
   } else {
     lines.push((event.data as TestEventData).message);

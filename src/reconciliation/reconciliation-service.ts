@@ -1,5 +1,7 @@
 import type { AppContext } from '../app-context.js';
 import { resultCaseKey, trackCases } from '../cases/track-cases.js';
+import { caseAgeDays } from '../cases/case-model.js';
+import { listCasesByIds } from '../db/reconciliation-case.repository.js';
 import type { Transaction } from 'kysely';
 import { allAccountNames, bankAccountNamed, businessCalendarOf, toleranceFor, type AccountConfig, type Config } from '../config/index.js';
 import { oweBankDatesByTime, reconcileBankLeg } from './bank-leg.js';
@@ -7,8 +9,10 @@ import type { Database } from '../db/database.types.js';
 import { clearOwedMarks, clearOwedWithoutSnapshot, listDatesAwaitingBooks, listOwedDates, markOwed, readOwedMarks } from '../db/reconciliation-owed.repository.js';
 import { listSnapshotRows, type SnapshotRow } from '../db/balance-snapshot.repository.js';
 import { listExpectedBalances } from '../db/expected-balance.repository.js';
-import { findDailyRun, findPreviousSnapshotDate, lockReconciliationDay, replaceResultsForDate } from '../db/reconciliation-result.repository.js';
-import { UsageError } from '../errors.js';
+import { findDailyRun, findPreviousSnapshotDate, listStoredResultCases, listStoredResultFingerprints, lockReconciliationDay, replaceResultsForDate, resultFingerprint } from '../db/reconciliation-result.repository.js';
+import { DateLockedError, UsageError } from '../errors.js';
+import { findLocks, lockedDateError } from '../signoff/date-lock.js';
+import { invalidateChangedSignoffs } from '../signoff/invalidate.js';
 import { latestClosedDateOf, todayOf } from './business-dates.js';
 import { referenceScaleFor, unknownDecimalsAdvice } from '../money/amount-scale.js';
 import { rescaleAmount } from '../money/format-amount.js';
@@ -93,24 +97,46 @@ export async function reconcileBusinessDate(
     }
     // Kept with the awaited date, so the status view says no_books once it passed, whoever runs next.
     const booksDeadlineAt = new Date(businessCalendarOf(ctx.config).cutoffOf(businessDate).getTime() + ctx.config.booksDeadlineMs);
+    // A date an approved sign-off locks keeps its sealed results: the same results are left as they
+    // are (and its cases untouched); different ones refuse the whole reconcile before any write.
+    const sealed = new Set<string>();
+    for (const lock of await findLocks(trx, accounts.map((account) => ({ account, businessDate })))) {
+      const fresh = all.filter((r) => r.account === lock.account).map((r) => resultFingerprint({ ...resultColumns(r), computed_at: computedAt })).sort();
+      const stored = (await listStoredResultFingerprints(trx, lock.account, businessDate)).sort();
+      if (fresh.join('\n') !== stored.join('\n')) throw lockedDateError(lock, 'reconciling it again would change its sealed results');
+      sealed.add(lock.account);
+    }
+    const writable = accounts.filter((a) => !sealed.has(a));
+    const written = all.filter((r) => !sealed.has(r.account));
     await replaceResultsForDate(
       trx,
-      accounts,
+      writable,
       businessDate,
-      all.map((r) => ({ ...resultColumns(r), computed_at: computedAt, books_deadline_at: r.status === 'awaiting_books' ? booksDeadlineAt : null })),
+      written.map((r) => ({ ...resultColumns(r), computed_at: computedAt, books_deadline_at: r.status === 'awaiting_books' ? booksDeadlineAt : null })),
     );
     // Discrepancy cases: each result that did not match joins (or opens) its case, in the same transaction.
     const cases = await trackCases(trx, {
-      accounts,
+      accounts: writable,
       businessDate,
-      results: all,
+      results: written,
       at: computedAt,
       today: todayOf(ctx).date,
       toleranceFor: (currency, scale) => toleranceFor(ctx.config, currency, scale ?? referenceScaleFor(ctx.config, undefined, currency) ?? 0),
     });
+    // A sealed account keeps its results, and they keep naming the cases they named.
+    for (const account of sealed) {
+      const stored = await listStoredResultCases(trx, account, businessDate);
+      const found = new Map((await listCasesByIds(trx, [...stored.values()])).map((c) => [c.id, c]));
+      for (const [currency, id] of stored) {
+        const c = found.get(id);
+        if (c !== undefined) cases.set(resultCaseKey({ account, currency: currency === '' ? null : currency }), { id: c.id, state: c.state, ageDays: caseAgeDays(c, todayOf(ctx).date), acceptedUntil: c.acceptedUntil });
+      }
+    }
     const withCases = all.map((r) => ({ ...r, case: cases.get(resultCaseKey(r)) ?? null }));
     await options.afterWrite?.(trx, withCases);
     await clearOwedMarks(trx, businessDate, owed);
+    // A prepared sign-off of this date whose sealed results just changed is void, in this transaction.
+    if (written.length > 0) await invalidateChangedSignoffs(ctx, trx, [businessDate]);
     return withCases;
   });
 }
@@ -230,6 +256,12 @@ export async function reconcileOwedDates(
       await reconcileBusinessDate(ctx, [account], businessDate, { afterWrite: options.afterWrite });
       reconciled.push({ account, businessDate });
     } catch (error) {
+      // A closed date whose results would change stays as sealed (and owed) until it is reopened;
+      // the other account-dates are settled all the same. Not a failure: the lock is doing its job.
+      if (error instanceof DateLockedError) {
+        ctx.logger.warn({ businessDate, account, reason: error.message }, 'a signed-off date was not reconciled again: it is locked');
+        continue;
+      }
       const reason = error instanceof Error ? error.message : String(error);
       // Kept owed, with why: the next round tries again, `runs` and the status view show it.
       await markOwed(ctx.database.db, account, businessDate, `reconciliation failed: ${reason}`.slice(0, 1000));

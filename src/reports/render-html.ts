@@ -359,8 +359,12 @@ ${charts}
 <h2>Sign-off</h2>
 <table>
 <tbody>
-<tr><th>Prepared by</th><td></td><th>Date</th><td></td></tr>
-<tr><th>Reviewed by</th><td></td><th>Date</th><td></td></tr>
+${
+  facts.preparer === undefined
+    ? '<tr><th>Prepared by</th><td></td><th>Date</th><td></td></tr>\n<tr><th>Reviewed by</th><td></td><th>Date</th><td></td></tr>'
+    : `<tr><th>Prepared by</th><td>${escapeHtml(facts.preparer.name)}</td><th>Date</th><td>${escapeHtml(localTime(facts.preparer.at, facts.timezone))} (${escapeHtml(facts.preparer.at.toISOString())})</td></tr>
+<tr><th>Approved by</th><td colspan="3">Sealed before approval: the approval (approver and time) is recorded with the sign-off and shown beside this report wherever it is downloaded.</td></tr>`
+}
 </tbody>
 </table>
 </section>

@@ -41,6 +41,8 @@ export interface ReportFacts {
   tolerance: ToleranceSettings;
   captures: CaptureFact[];
   books: BooksFact[];
+  /** A sealed report's preparer and preparation time (a sign-off); absent on an ordinary report. */
+  preparer?: { name: string; at: Date };
 }
 
 /** Reads the runs and books imports the results name, for the report's header. */

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AppContext } from '../../src/app-context.js';
 import { FixedClock } from '../../src/clock.js';
@@ -108,6 +109,29 @@ describe.skipIf(!existsSync(CHROMIUM))(`the review console in Chromium (${backen
     await expect(ben.locator('.signoff-state').textContent()).resolves.toBe('approved');
     const row = await t.handle.db.selectFrom('signoffs').selectAll().executeTakeFirstOrThrow();
     expect(row).toMatchObject({ prepared_by: 'anna', approved_by: 'ben' });
+  });
+
+  it('reopens the approved date with "Reopen sign-off" and a note, and refuses (409) a sealed report altered past the triggers', async () => {
+    const ben = await signIn('ben');
+    await ben.goto(`${base}/day?date=${NIGHT}`);
+    const reopen = ben.locator('form[action="/signoffs/reopen"]');
+    await reopen.locator('input[name="note"]').fill('EUR fee booked on the wrong day');
+    await reopen.getByRole('button', { name: 'Reopen sign-off' }).click();
+    await expect(ben.locator('.signoff-state').textContent()).resolves.toBe('reopened');
+    await expect(ben.locator('#sign-off').textContent()).resolves.toContain('EUR fee booked on the wrong day');
+    await expect(ben.getByRole('button', { name: 'Reopen sign-off' }).count()).resolves.toBe(0);
+    expect(await overflows(ben)).toBe(false);
+
+    const { id } = await t.handle.db.selectFrom('signoffs').select('id').executeTakeFirstOrThrow();
+    const intact = await ben.goto(`${base}/signoffs/${id}/report`);
+    expect(intact!.status()).toBe(200);
+    await t.handle.db.transaction().execute(async (trx) => {
+      await sql`set local session_replication_role = replica`.execute(trx);
+      await sql`update signoffs set report_html = replace(report_html, '123.45', '1.00') where id = ${id}`.execute(trx);
+    });
+    const altered = await ben.goto(`${base}/signoffs/${id}/report`);
+    expect(altered!.status()).toBe(409);
+    await expect(ben.locator('.message').textContent()).resolves.toContain('This sealed report does not match its seal');
   });
 
   it('shows a viewer no action button at 1280 px, and the server still refuses a viewer\'s accept with 403', async () => {

@@ -141,6 +141,9 @@ describe(`wallet-recon cases, the whole story from the command line (${backend})
     const empty = await cli('cases', 'note', id, '--note', '');
     expect(empty.code).toBe(2);
     expect(empty.stderr).toMatch(/cases note needs --note TEXT/);
+    const silentAck = await cli('cases', 'ack', id);
+    expect(silentAck.code).toBe(2);
+    expect(silentAck.stderr).toBe('cases ack needs --note TEXT saying what is being done about it; an empty note is not accepted.');
 
     // The audit trail cannot be rewritten, not even with SQL.
     await withDb(async (db) => {

@@ -204,11 +204,13 @@ describe(`discrepancy cases on ${backend}`, () => {
     await expect(act({ caseId: id, action: 'accept' })).rejects.toThrow(/cases accept needs --note TEXT saying why the difference is accepted/);
     await expect(act({ caseId: id, action: 'accept', note: 'x', until: '2026-11-29' })).rejects.toThrow(/--until 2026-11-29 is already past/);
     await expect(act({ caseId: id, action: 'assign' })).rejects.toThrow(/needs --to NAME/);
-    await expect(act({ caseId: 999_999, action: 'ack' })).rejects.toThrow(/There is no case #999999/);
+    await expect(act({ caseId: 999_999, action: 'ack', note: 'x' })).rejects.toThrow(/There is no case #999999/);
     const before = await events();
 
-    await act({ caseId: id, action: 'ack' });
-    await expect(act({ caseId: id, action: 'ack' })).rejects.toThrow(/is acknowledged: "ack" is allowed only from open\. From acknowledged you can: assign, note, resolve, accept\./);
+    // An acknowledgement lets a date be signed off: it needs a note, from every actor.
+    await expect(act({ caseId: id, action: 'ack', note: '  ' })).rejects.toThrow('cases ack needs --note TEXT saying what is being done about it; an empty note is not accepted.');
+    await act({ caseId: id, action: 'ack', note: 'asking the bank' });
+    await expect(act({ caseId: id, action: 'ack', note: 'again' })).rejects.toThrow(/is acknowledged: "ack" is allowed only from open\. From acknowledged you can: assign, note, resolve, accept\./);
     await act({ caseId: id, action: 'resolve', note: 'booked as 2026-11-21/118' });
     await expect(act({ caseId: id, action: 'accept', note: 'fine' })).rejects.toThrow(/is resolved \(fixed\): "accept" is allowed only from open or acknowledged\. From resolved you can: note, reopen\./);
     await expect(act({ caseId: id, action: 'assign', to: 'bob' })).rejects.toBeInstanceOf(UsageError);

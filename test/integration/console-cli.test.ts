@@ -69,7 +69,7 @@ describe(`wallet-recon users and signoff (${backend})`, { timeout: 180_000 }, ()
     ]);
   });
 
-  it('signs a date off from the command line: open case refused, the preparer cannot approve, the approver can; new books void it', async () => {
+  it('signs a date off from the command line: open case refused, the preparer cannot approve, the approver can; identical books leave it approved', async () => {
     const open = await cliWithStdin('anna-password-123', 'signoff', 'prepare', '--date', NIGHT, '--as', 'anna', '--password-stdin');
     expect(open.code).toBe(1);
     expect(open.stderr).toContain('cannot be signed while a case is open');
@@ -91,11 +91,10 @@ describe(`wallet-recon users and signoff (${backend})`, { timeout: 180_000 }, ()
     expect((await cli('signoff', 'show', '--date', NIGHT)).stdout).toMatch(/^2026-11-21: approved/);
     const reimported = await cli('ledger', 'import', writeNightBooks(dir, 'books-again.csv'));
     expect(reimported.code).toBe(0);
-    expect(reimported.stderr).toContain('2026-11-21 was signed off (#1) and changed after sign-off: it must be signed again.');
+    expect(reimported.stdout).toContain('0 new, 0 changed, 2 unchanged, 0 removed');
     const shown = JSON.parse((await cli('signoff', 'show', '--date', NIGHT, '--json')).stdout);
-    expect(shown.state).toBe('changed after sign-off');
-    expect(shown.signoffs[0]).toMatchObject({ prepared_by: 'anna', approved_by: 'ben' });
-    expect(shown.signoffs[0].changes).toEqual(['default: the books were re-imported (import 1 → import 2)']);
+    expect(shown.state).toBe('approved');
+    expect(shown.signoffs[0]).toMatchObject({ prepared_by: 'anna', approved_by: 'ben', changes: null, report_matches_seal: true });
   });
 
   it('refuses a sign-off without --password-stdin and a date that does not exist', async () => {

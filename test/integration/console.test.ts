@@ -11,6 +11,8 @@ import { buildConsoleApp } from '../../src/console/console-app.js';
 import { addUser, disableUser } from '../../src/console/console-users.js';
 import { detectSignoffChanges } from '../../src/signoff/signoff-service.js';
 import { importBooksFile } from '../../src/books/index.js';
+import { runReconcileJob } from '../../jobs/reconcile-job.js';
+import { insertRunningRun, markRunSucceeded } from '../../src/db/snapshot-run.repository.js';
 import { ConsoleClient, MORNING, NIGHT, produceNightWithBreak, writeNightBooks } from '../helpers/console-night.js';
 import { createTestContext } from '../helpers/test-context.js';
 import { backend, createTestDatabase, type TestDatabase } from '../helpers/test-database.js';
@@ -160,6 +162,26 @@ describe(`the review console (${backend})`, { timeout: 120_000 }, () => {
     expect(await t.handle.db.selectFrom('signoffs').selectAll().execute()).toEqual([]);
   });
 
+  it('needs a note to acknowledge, and never signs a date whose break was acknowledged without one', async () => {
+    const db = t.handle.db;
+    const anna = await signedIn('anna');
+    await anna.get(`/cases/${caseId}`);
+    const silent = await anna.post(`/cases/${caseId}/ack`, { note: ' ' });
+    expect(silent.statusCode).toBe(400);
+    expect(silent.body).toContain('needs a note saying what is being done about it');
+    expect((await db.selectFrom('reconciliation_cases').select('state').where('id', '=', caseId).executeTakeFirstOrThrow()).state).toBe('open');
+    // An acknowledgement without a note from before the rule (or written by hand) still blocks.
+    await db.transaction().execute(async (trx) => {
+      await sql`update reconciliation_cases set state = 'acknowledged' where id = ${caseId}`.execute(trx);
+      await sql`insert into case_events (case_id, at, actor, action, from_state, to_state) values (${caseId}, now(), 'legacy', 'acknowledged', 'open', 'acknowledged')`.execute(trx);
+    });
+    await anna.get(`/day?date=${NIGHT}`);
+    const refused = await anna.post('/signoffs/prepare', { date: NIGHT });
+    expect(refused.statusCode).toBe(403);
+    expect(refused.body).toContain(`cannot be signed while a case was acknowledged without a note: #${caseId} default EUR break`);
+    expect(await db.selectFrom('signoffs').selectAll().execute()).toEqual([]);
+  });
+
   it('applies the CLI rules: accept needs a note; with one, case_events names the signed-in preparer', async () => {
     const client = await signedIn('anna');
     const missing = await client.post(`/cases/${caseId}/accept`, { note: '  ' });
@@ -211,27 +233,73 @@ describe(`the review console (${backend})`, { timeout: 120_000 }, () => {
     await expect(sql`delete from signoffs`.execute(db)).rejects.toThrow(/append-only/);
   });
 
-  it('marks the date "changed after sign-off" when its books are re-imported, queues one signoff.invalidated, and the sealed report stays', async () => {
+  it('locks the approved date: identical books change nothing, changed books and SQL by hand are refused naming the sign-off', async () => {
+    const db = t.handle.db;
+    clock.advance(60_000);
+    const same = await importBooksFile(ctx, writeNightBooks(dir, 'books-again.csv'));
+    expect(same).toMatchObject({ inserted: 0, changed: 0, unchanged: 2, removed: 0, importId: null });
+    expect(await detectSignoffChanges(ctx)).toEqual([]);
+    await expect(importBooksFile(ctx, writeNightBooks(dir, 'books-fixed.csv', { fixed: true }))).rejects.toThrow(
+      /^2026-11-21 of account "default" is signed off and locked \(sign-off #1, approved by ben at [^)]+\): this import would change 1 of its expected balances\. Nothing was written\..*wallet-recon signoff reopen --date 2026-11-21/,
+    );
+    await expect(sql`update expected_balances set balance = balance + 1 where business_date = ${NIGHT}`.execute(db)).rejects.toThrow(/expected_balances of account "default" on 2026-11-21 are locked: sign-off #1 was approved by ben/);
+    await expect(sql`delete from reconciliation_results where business_date = ${NIGHT}`.execute(db)).rejects.toThrow(/reconciliation_results of account "default" on 2026-11-21 are locked/);
+    // A reconcile under another tolerance would change the sealed results: refused, nothing written.
+    const tolerant = createTestContext(t, { RECON_TOLERANCE: '200', RECON_WEBHOOK_URL: 'http://127.0.0.1:9/hook', RECON_WEBHOOK_SECRET: `whsec_${Buffer.alloc(32, 7).toString('base64')}` }, { clock });
+    await expect(runReconcileJob(tolerant, { date: NIGHT })).rejects.toThrow(/^2026-11-21 of account "default" is signed off and locked \(sign-off #1, approved by ben at [^)]+\): reconciling it again would change its sealed results\./);
+    expect(await runReconcileJob(ctx, { date: NIGHT })).toMatchObject({ exitCode: 0 });
+    // No capture is ever recorded for the locked date.
+    const runId = await insertRunningRun(db, { account: 'default', environment: 'sandbox', trigger: 'manual', businessDate: NIGHT, startedAt: clock.now(), timing: { cutoffAt: new Date('2026-11-22T00:00:00Z'), driftSeconds: 0, endOfDay: true } });
+    await expect(markRunSucceeded(db, runId, clock.now(), { walletsReported: 0, walletsFetched: 0, pagesFetched: 0, requests: 1 })).rejects.toThrow(/snapshots of account "default" on 2026-11-21 are locked: sign-off #1 was approved by ben/);
+    expect((await db.selectFrom('signoffs').select(['approved_by', 'invalidated_at']).executeTakeFirstOrThrow()).invalidated_at).toBeNull();
+  });
+
+  it('"Reopen sign-off": only an approver or admin, only with a note; one signoff.reopened, the history kept, the date unlocked', async () => {
     const db = t.handle.db;
     const before = await db.selectFrom('signoffs').select(['id', 'report_sha256']).executeTakeFirstOrThrow();
-    clock.advance(60_000);
-    await importBooksFile(ctx, writeNightBooks(dir, 'books-again.csv'));
-    const found = await detectSignoffChanges(ctx);
-    expect(found).toHaveLength(1);
-    expect(found[0]!.changes.join('\n')).toMatch(/default: the books were re-imported \(import 1 → import 2\)/);
-    expect(await detectSignoffChanges(ctx)).toEqual([]);
-    const outbox = await db.selectFrom('notifications').select(['event_type', 'dedupe_key', 'payload']).where('event_type', '=', 'signoff.invalidated').execute();
-    expect(outbox).toHaveLength(1);
-    expect(outbox[0]!.dedupe_key).toBe(`signoff.invalidated:${before.id}`);
-    const client = await signedIn('vic');
-    const day = await client.get(`/day?date=${NIGHT}`);
-    expect(day.body).toContain('<strong>changed after sign-off</strong>');
-    expect(day.body).toContain('the books were re-imported');
-    // A viewer is told the date must be signed again, without a button it could not use.
-    expect(day.body).not.toContain('Prepare sign-off</button>');
-    expect(day.body).toContain('Waiting for a preparer to prepare the sign-off.');
-    const download = await client.get(`/signoffs/${before.id}/report`);
+    const vic = await signedIn('vic');
+    expect((await vic.get(`/day?date=${NIGHT}`)).body).not.toContain('Reopen sign-off');
+    expect((await vic.post('/signoffs/reopen', { date: NIGHT, note: 'wrong' })).statusCode).toBe(403);
+    const ben = await signedIn('ben');
+    expect((await ben.get(`/day?date=${NIGHT}`)).body).toContain('Reopen sign-off');
+    const noNote = await ben.post('/signoffs/reopen', { date: NIGHT, note: '  ' });
+    expect(noNote.statusCode).toBe(403);
+    expect(noNote.body).toContain('needs a note saying why the closed day must change');
+    const reopened = await ben.post('/signoffs/reopen', { date: NIGHT, note: 'EUR fee booked on the wrong day' });
+    expect(reopened.statusCode, reopened.body).toBe(200);
+    expect(reopened.body).toContain('Sign-off state: <strong class="signoff-state">reopened</strong>');
+    expect(reopened.body).toContain('EUR fee booked on the wrong day');
+    expect(reopened.body).toContain('Prepare sign-off');
+    const outbox = await db.selectFrom('notifications').select(['dedupe_key']).where('event_type', '=', 'signoff.reopened').execute();
+    expect(outbox).toEqual([{ dedupe_key: `signoff.reopened:${before.id}` }]);
+    expect(await db.selectFrom('signoffs').select(['reopened_by', 'reopen_note']).execute()).toEqual([{ reopened_by: 'ben', reopen_note: 'EUR fee booked on the wrong day' }]);
+    const fixed = await importBooksFile(ctx, writeNightBooks(dir, 'books-fixed.csv', { fixed: true }));
+    expect(fixed.changed).toBe(1);
+    const download = await ben.get(`/signoffs/${before.id}/report`);
+    expect(download.statusCode).toBe(200);
     expect(createHash('sha256').update(download.rawPayload).digest('hex')).toBe(before.report_sha256);
+    expect(download.headers['x-signoff-approved']).toMatch(/^ben 2026-11-22T/);
+  });
+
+  it('voids a prepared sign-off once when its books change (one signoff.invalidated, in the import itself), never on an identical import', async () => {
+    const db = t.handle.db;
+    const anna = await signedIn('anna');
+    await anna.get(`/day?date=${NIGHT}`);
+    const prepared = await anna.post('/signoffs/prepare', { date: NIGHT });
+    expect(prepared.statusCode, prepared.body).toBe(200);
+    const second = await db.selectFrom('signoffs').select(['id']).where('invalidated_at', 'is', null).where('reopened_at', 'is', null).executeTakeFirstOrThrow();
+    clock.advance(60_000);
+    await importBooksFile(ctx, writeNightBooks(dir, 'books-fixed-again.csv', { fixed: true }));
+    expect(await db.selectFrom('signoffs').select('invalidated_at').where('id', '=', second.id).executeTakeFirstOrThrow()).toEqual({ invalidated_at: null });
+    await importBooksFile(ctx, writeNightBooks(dir, 'books-broken.csv'));
+    const invalidated = await db.selectFrom('signoffs').select(['invalidated_at', 'invalidation']).where('id', '=', second.id).executeTakeFirstOrThrow();
+    expect(invalidated.invalidated_at).not.toBeNull();
+    expect((invalidated.invalidation as string[]).join('\n')).toMatch(/default: the books were re-imported/);
+    expect(await detectSignoffChanges(ctx)).toEqual([]);
+    const outbox = await db.selectFrom('notifications').select(['dedupe_key']).where('event_type', '=', 'signoff.invalidated').execute();
+    expect(outbox).toEqual([{ dedupe_key: `signoff.invalidated:${second.id}` }]);
+    const day = await (await signedIn('vic')).get(`/day?date=${NIGHT}`);
+    expect(day.body).toContain('<strong>changed after sign-off</strong>');
   });
 
   it('slows sign-in after five failures for a user within 15 minutes, then lets them in again', async () => {

@@ -30,12 +30,18 @@ describe('module boundaries', () => {
   });
 
   it('keeps the database layer below everything that uses it', () => {
-    expect(crossings('db', /^(cases|cli|reconciliation|snapshot|scheduler|notifications|metrics|gateway|sandbox)\//)).toEqual([]);
+    expect(crossings('db', /^(cases|cli|reconciliation|snapshot|scheduler|notifications|metrics|gateway|sandbox|signoff)\//)).toEqual([]);
   });
 
   it('keeps reconciliation and cases free of the command line', () => {
     expect(crossings('reconciliation', /^cli\//)).toEqual([]);
     expect(crossings('cases', /^cli\//)).toEqual([]);
+  });
+
+  it('keeps the sign-off domain (lock, seals, verification) free of the shells that use it', () => {
+    expect(crossings('signoff', /^cli\//)).toEqual([]);
+    // Roles are the one thing it reads from the console: who may prepare, approve, reopen.
+    expect(crossings('signoff', /^console\/(?!roles\.ts$)/)).toEqual([]);
   });
 
   it('puts the lossless JSON helper where neither the gateway nor the books own it', () => {
