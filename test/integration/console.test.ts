@@ -167,8 +167,9 @@ describe(`the review console (${backend})`, { timeout: 120_000 }, () => {
     const anna = await signedIn('anna');
     await anna.get(`/cases/${caseId}`);
     const silent = await anna.post(`/cases/${caseId}/ack`, { note: ' ' });
-    expect(silent.statusCode).toBe(400);
-    expect(silent.body).toContain('needs a note saying what is being done about it');
+    // Post-redirect-get: the refusal is shown on the case page it redirects to.
+    expect(silent.statusCode).toBe(303);
+    expect((await anna.get(silent.headers.location as string)).body).toContain('needs a note saying what is being done about it');
     expect((await db.selectFrom('reconciliation_cases').select('state').where('id', '=', caseId).executeTakeFirstOrThrow()).state).toBe('open');
     // An acknowledgement without a note from before the rule (or written by hand) still blocks.
     await db.transaction().execute(async (trx) => {
@@ -177,8 +178,8 @@ describe(`the review console (${backend})`, { timeout: 120_000 }, () => {
     });
     await anna.get(`/day?date=${NIGHT}`);
     const refused = await anna.post('/signoffs/prepare', { date: NIGHT });
-    expect(refused.statusCode).toBe(403);
-    expect(refused.body).toContain(`cannot be signed while a case was acknowledged without a note: #${caseId} default EUR break`);
+    expect(refused.statusCode).toBe(303);
+    expect((await anna.get(refused.headers.location as string)).body).toContain(`cannot be signed while a case was acknowledged without a note: #${caseId} default EUR break`);
     expect(await db.selectFrom('signoffs').selectAll().execute()).toEqual([]);
   });
 
@@ -259,17 +260,21 @@ describe(`the review console (${backend})`, { timeout: 120_000 }, () => {
     const before = await db.selectFrom('signoffs').select(['id', 'report_sha256']).executeTakeFirstOrThrow();
     const vic = await signedIn('vic');
     expect((await vic.get(`/day?date=${NIGHT}`)).body).not.toContain('Reopen sign-off');
-    expect((await vic.post('/signoffs/reopen', { date: NIGHT, note: 'wrong' })).statusCode).toBe(403);
+    const viewerReopen = await vic.post('/signoffs/reopen', { date: NIGHT, note: 'wrong' });
+    expect(viewerReopen.statusCode).toBe(303);
+    expect((await vic.get(viewerReopen.headers.location as string)).body).toContain('Refused:');
     const ben = await signedIn('ben');
     expect((await ben.get(`/day?date=${NIGHT}`)).body).toContain('Reopen sign-off');
     const noNote = await ben.post('/signoffs/reopen', { date: NIGHT, note: '  ' });
-    expect(noNote.statusCode).toBe(403);
-    expect(noNote.body).toContain('needs a note saying why the closed day must change');
-    const reopened = await ben.post('/signoffs/reopen', { date: NIGHT, note: 'EUR fee booked on the wrong day' });
-    expect(reopened.statusCode, reopened.body).toBe(200);
+    expect(noNote.statusCode).toBe(303);
+    expect((await ben.get(noNote.headers.location as string)).body).toContain('needs a note saying why the closed day must change');
+    const reopenedPost = await ben.post('/signoffs/reopen', { date: NIGHT, note: 'EUR fee booked on the wrong day' });
+    expect(reopenedPost.statusCode, reopenedPost.body).toBe(303);
+    const reopened = await ben.get(reopenedPost.headers.location as string);
     expect(reopened.body).toContain('Sign-off state: <strong class="signoff-state">reopened</strong>');
     expect(reopened.body).toContain('EUR fee booked on the wrong day');
-    expect(reopened.body).toContain('Prepare sign-off');
+    // The date needs a fresh prepare: an approver is told so, a preparer is offered the button.
+    expect(reopened.body).toContain('Waiting for a preparer to prepare the sign-off.');
     const outbox = await db.selectFrom('notifications').select(['dedupe_key']).where('event_type', '=', 'signoff.reopened').execute();
     expect(outbox).toEqual([{ dedupe_key: `signoff.reopened:${before.id}` }]);
     expect(await db.selectFrom('signoffs').select(['reopened_by', 'reopen_note']).execute()).toEqual([{ reopened_by: 'ben', reopen_note: 'EUR fee booked on the wrong day' }]);
@@ -286,7 +291,7 @@ describe(`the review console (${backend})`, { timeout: 120_000 }, () => {
     const anna = await signedIn('anna');
     await anna.get(`/day?date=${NIGHT}`);
     const prepared = await anna.post('/signoffs/prepare', { date: NIGHT });
-    expect(prepared.statusCode, prepared.body).toBe(200);
+    expect(prepared.statusCode, prepared.body).toBe(303);
     const second = await db.selectFrom('signoffs').select(['id']).where('invalidated_at', 'is', null).where('reopened_at', 'is', null).executeTakeFirstOrThrow();
     clock.advance(60_000);
     await importBooksFile(ctx, writeNightBooks(dir, 'books-fixed-again.csv', { fixed: true }));
