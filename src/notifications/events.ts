@@ -103,7 +103,7 @@ export interface NightCompletedData {
   acceptedDiscrepancies: number;
   caseCounts: CaseCounts;
   /** Accounts whose results cannot be final yet, and why, for people ("books for 2026-11-23 not imported yet"). */
-  pending: Array<{ account: string; state: 'awaiting_books' | 'owed'; message: string }>;
+  pending: Array<{ account: string; state: 'awaiting_books' | 'owed' | 'awaiting_statement'; message: string }>;
 }
 
 /** The gateway refused an account's credentials while its date could still be captured. */

@@ -4,7 +4,7 @@ import type { Database } from '../db/database.types.js';
 import { countCasesOfDate, listCasesByIds } from '../db/reconciliation-case.repository.js';
 import { stateOnClock } from '../db/reconciliation-owed.repository.js';
 import { listResults } from '../db/reconciliation-result.repository.js';
-import { countByStatus, type StoredReconciliationResult } from '../reconciliation/reconciliation-result.js';
+import { countByStatus, WAITING_STATUSES, type StoredReconciliationResult } from '../reconciliation/reconciliation-result.js';
 import { formatMoney } from '../money/format-amount.js';
 import type { Discrepancy, NightAccountDigest, NightCompletedData } from './events.js';
 
@@ -18,6 +18,8 @@ export interface SettledNight {
   slot: Date;
   cutoffAt: Date;
   accounts: ReadonlyArray<{ account: string; status: 'captured' | 'missed' }>;
+  /** Bank accounts: nothing captures them, but their results, cases and awaited statements are the night's too. */
+  bankAccounts?: readonly string[];
   /** When the digest is written (the context's clock): whether books are still awaited is decided on it. */
   at?: Date;
 }
@@ -28,17 +30,20 @@ export interface SettledNight {
  */
 export async function buildNightDigest(db: Db, night: SettledNight): Promise<NightCompletedData> {
   const names = night.accounts.map((a) => a.account);
-  const days = await db.selectFrom('capture_days').selectAll().where('business_date', '=', night.businessDate).where('account', 'in', names).execute();
+  // A configuration of bank accounts alone captures nothing: no capture to read.
+  const days = names.length === 0 ? [] : await db.selectFrom('capture_days').selectAll().where('business_date', '=', night.businessDate).where('account', 'in', names).execute();
   const runIds = days.map((d) => d.run_id).filter((id): id is number => id !== null);
   const runs = runIds.length === 0 ? [] : await db.selectFrom('snapshot_runs').select(['id', 'wallets_fetched', 'reads_finished_at', 'started_at']).where('id', 'in', runIds).execute();
   // Only this night's errors: its scheduled end-of-day attempts, and for a miss the miss's own.
   const nightErrors = await listNightErrors(db, night.businessDate, names);
-  const missed = await db.selectFrom('missed_dates').select(['account', 'last_error']).where('business_date', '=', night.businessDate).where('account', 'in', names).execute();
+  const missed = names.length === 0 ? [] : await db.selectFrom('missed_dates').select(['account', 'last_error']).where('business_date', '=', night.businessDate).where('account', 'in', names).execute();
   const results = await listResults(db, { from: night.businessDate, to: night.businessDate });
   // A discrepancy its case accepted is known and explained: shown as accepted, not as a break.
   const caseIds = [...new Set(results.map((r) => r.caseId).filter((id): id is number => id !== null))];
   const accepted = new Set((await listCasesByIds(db, caseIds)).filter((c) => c.state === 'accepted').map((c) => c.id));
-  const mine = results.filter((r) => names.includes(r.account));
+  const bank = night.bankAccounts ?? [];
+  const reconciled = [...names, ...bank];
+  const mine = results.filter((r) => reconciled.includes(r.account));
   const own = mine.filter((r) => r.caseId === null || !accepted.has(r.caseId));
 
   const accounts: NightAccountDigest[] = night.accounts.map(({ account, status }) => {
@@ -66,14 +71,15 @@ export async function buildNightDigest(db: Db, night: SettledNight): Promise<Nig
     .sort((a, b) => compareRelativeSize(b, a) || a.entry.account.localeCompare(b.entry.account));
 
   // Results that cannot be final yet say so instead of passing for a verdict.
-  const states = (await db.selectFrom('reconciliation_status').select(['account', 'state', 'books_deadline_at']).where('business_date', '=', night.businessDate).where('account', 'in', names).execute()).map((s) => ({
+  const states = (reconciled.length === 0 ? [] : await db.selectFrom('reconciliation_status').select(['account', 'state', 'books_deadline_at']).where('business_date', '=', night.businessDate).where('account', 'in', reconciled).execute()).map((s) => ({
     account: s.account,
     state: night.at === undefined ? s.state : stateOnClock(s, night.at),
   }));
   const pending: NightCompletedData['pending'] = [];
-  for (const account of names) {
+  for (const account of reconciled) {
     const state = states.find((s) => s.account === account)?.state;
     if (state === 'awaiting_books') pending.push({ account, state, message: `books for ${night.businessDate} not imported yet` });
+    else if (state === 'awaiting_statement') pending.push({ account, state, message: `bank statement for ${night.businessDate} not imported yet` });
     else if (state === 'owed') pending.push({ account, state, message: `results for ${night.businessDate} owed: an input changed and they are being computed again` });
   }
 
@@ -93,7 +99,7 @@ export async function buildNightDigest(db: Db, night: SettledNight): Promise<Nig
     moreDiscrepancies: Math.max(0, discrepancies.length - TOP_DISCREPANCIES),
     consecutiveFailures,
     acceptedDiscrepancies: mine.length - own.length,
-    caseCounts: await countCasesOfDate(db, names, night.businessDate),
+    caseCounts: await countCasesOfDate(db, reconciled, night.businessDate),
     pending,
   };
 }
@@ -126,7 +132,8 @@ export function compareRelativeSize(a: Pick<RankedDiscrepancy, 'size' | 'balance
 
 /** A result that is not matched and has a currency, with its amount: gateway minus books (a missing side as zero), or list minus single-wallet balance for an endpoint mismatch without books. */
 function toDiscrepancy(r: StoredReconciliationResult): RankedDiscrepancy | undefined {
-  if (r.status === 'matched' || r.status === 'awaiting_books' || r.currency === null) return undefined;
+  // A result still waiting (books or a bank statement) has no verdict: not a discrepancy yet.
+  if (r.status === 'matched' || WAITING_STATUSES.includes(r.status) || r.currency === null) return undefined;
   const difference =
     r.difference ??
     (r.status === 'endpoint_mismatch' && r.gatewayBalance !== null && r.singleBalance !== null

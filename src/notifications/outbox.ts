@@ -113,6 +113,7 @@ export async function enqueueNightCompleted(ctx: AppContext, night: NightEnd, wi
         cutoffAt: window.cutoffAt,
         at: ctx.clock.now(),
         accounts: night.accounts.map((a) => ({ account: a.account, status: a.status === 'missed' ? 'missed' : 'captured' })),
+        bankAccounts: ctx.config.bankAccounts.map((b) => b.name),
       });
       return enqueueEvent(trx, ctx.config, 'night.completed', data, `night.completed:${night.businessDate}:${night.accounts.map((a) => a.account).sort().join(',')}`, ctx.clock.now());
     });

@@ -51,4 +51,19 @@ describe(`the night digest (${backend})`, () => {
     const digest = await buildNightDigest(db, { businessDate: date, slot: cutoffAt, cutoffAt, accounts: [{ account: 'retried', status: 'captured' }] });
     expect(digest.accounts[0]).toMatchObject({ attempts: 2, lastError: 'GET /v1/data/wallets answered 503 on every one of 4 attempts', cutoffDriftSeconds: -600 });
   });
+
+  it('tells of a bank account whose statement is awaited, and counts its breaks with the night', async () => {
+    const db = t.handle.db;
+    const date = '2026-11-26';
+    const cutoffAt = new Date('2026-11-26T23:00:00Z');
+    const computedAt = new Date('2026-11-26T23:05:00Z');
+    await db.insertInto('reconciliation_results').values([
+      { account: 'eu-bank', business_date: date, currency: 'EUR', status: 'awaiting_statement', computed_at: computedAt, source: 'bank', expected_balance: '1000', scale: 2 },
+      { account: 'us-bank', business_date: date, currency: 'USD', status: 'break', computed_at: computedAt, source: 'bank', gateway_balance: '1100', expected_balance: '1000', difference: '100', scale: 2 },
+    ]).execute();
+    const digest = await buildNightDigest(db, { businessDate: date, slot: cutoffAt, cutoffAt, accounts: [], bankAccounts: ['eu-bank', 'us-bank'] });
+    expect(digest.pending).toEqual([{ account: 'eu-bank', state: 'awaiting_statement', message: `bank statement for ${date} not imported yet` }]);
+    expect(digest.reconciliation.break).toBe(1);
+    expect(digest.topDiscrepancies).toEqual([expect.objectContaining({ account: 'us-bank', status: 'break', differenceFormatted: 'USD 1.00' })]);
+  });
 });
