@@ -132,7 +132,7 @@ export async function runBackfillJob(ctx: AppContext, options: BackfillJobOption
   if (options.importFile === undefined) {
     planned = await plan(ctx.database.db, new Map());
     if (options.dryRun) return { dryRun: true, source, dates: planned.dates, exitCode: planned.dates.some((d) => d.gaps > 0) ? 3 : 0, unusedStatementRows: 0 };
-    await refuseLockedDays(ctx.database.db, planned.dates);
+    await refuseLockedDays(ctx.database.db, planned.dates, ctx.config.timezone);
   } else {
     // The statements are streamed into the transaction's staging table, checked whole, and every
     // past date they fill is written in this one transaction: all of them or none. A dry run
@@ -143,7 +143,7 @@ export async function runBackfillJob(ctx: AppContext, options: BackfillJobOption
         await stageStatements(ctx, trx, file, options.account);
         const result = await plan(trx, await countStagedRowsByDay(trx));
         if (options.dryRun) throw new PlanOnly(result);
-        await refuseLockedDays(trx, result.dates);
+        await refuseLockedDays(trx, result.dates, ctx.config.timezone);
         for (const date of result.dates) {
           for (const day of date.accounts) if (day.action === 'import') day.runId = await importStatementDay(ctx, trx, day.account, date.businessDate, source!);
         }
@@ -208,12 +208,12 @@ export async function runBackfillJob(ctx: AppContext, options: BackfillJobOption
  * No capture or statement is ever recorded for a signed-off date: the whole backfill is refused
  * (DateLockedError) before anything is written.
  */
-async function refuseLockedDays(db: Kysely<Database> | Transaction<Database>, dates: readonly BackfillDate[]): Promise<void> {
+async function refuseLockedDays(db: Kysely<Database> | Transaction<Database>, dates: readonly BackfillDate[], timezone: string): Promise<void> {
   const work = dates.flatMap((d) => d.accounts.filter((a) => a.action === 'import' || a.action === 'capture').map((a) => ({ businessDate: d.businessDate, account: a.account, action: a.action })));
   const [lock] = await findLocks(db, work);
   if (lock === undefined) return;
   const action = work.find((w) => w.businessDate === lock.businessDate && w.account === lock.account)!.action;
-  throw lockedDateError(lock, `the backfill would record a ${action === 'import' ? 'statement' : 'capture'} as its snapshot`);
+  throw lockedDateError(lock, `the backfill would record a ${action === 'import' ? 'statement' : 'capture'} as its snapshot`, timezone);
 }
 
 /** Ends a dry run's transaction (rolling back what it staged) with its plan. */

@@ -201,14 +201,14 @@ async function storeBookBatches(
         reReconciledDates: 0,
       };
       // A change to a closed day is refused, dry run or not.
-      if (dryRun) await daysLeftAsSigned(trx, staged.days);
+      if (dryRun) await daysLeftAsSigned(trx, staged.days, ctx.config.timezone);
       if (dryRun) {
         const listed = preview.changes;
         const total = preview.inserted + preview.changed + preview.removed;
         throw new DryRunEnded({ ...summary, changes: listed, changesNotListed: total - listed.length, importId: null, removalsNeedConsent: how.refuseRemovals === true && preview.removed > 0 });
       }
       if (how.refuseRemovals === true && preview.removed > 0) throw removalRefused(source, await listStagedRemovals(trx, 10), preview.removed);
-      const signed = await daysLeftAsSigned(trx, staged.days);
+      const signed = await daysLeftAsSigned(trx, staged.days, ctx.config.timezone);
       if (signed.length === staged.days.length) {
         // Every day of the books is signed off and identical: nothing to write, nothing invalidated.
         await how.alsoInTransaction?.(trx);
@@ -276,11 +276,11 @@ function checkComparisonSettings(config: Config, pairs: ReadonlyArray<{ account:
  * nor invalidates a prepared one. A change to a day an approved sign-off locks refuses the whole
  * import before anything is written (DateLockedError), whatever its other days hold.
  */
-async function daysLeftAsSigned(trx: Transaction<Database>, days: ReadonlyArray<{ account: string; businessDate: string }>): Promise<Array<{ account: string; businessDate: string }>> {
+async function daysLeftAsSigned(trx: Transaction<Database>, days: ReadonlyArray<{ account: string; businessDate: string }>, timezone: string): Promise<Array<{ account: string; businessDate: string }>> {
   const changed = await listStagedChangedDays(trx);
   const changes = new Map(changed.map((d) => [`${d.account}|${d.businessDate}`, d.changes]));
   for (const lock of await findLocks(trx, changed)) {
-    throw lockedDateError(lock, `this import would change ${changes.get(`${lock.account}|${lock.businessDate}`)} of its expected balances`);
+    throw lockedDateError(lock, `this import would change ${changes.get(`${lock.account}|${lock.businessDate}`)} of its expected balances`, timezone);
   }
   const live = await listLiveSignoffs(trx, [...new Set(days.map((p) => p.businessDate))]);
   return days.filter((p) => !changes.has(`${p.account}|${p.businessDate}`) && live.some((s) => s.businessDate === p.businessDate && s.accountSet.includes(p.account)));

@@ -7,6 +7,7 @@ import type { AppContext } from '../app-context.js';
 import { formatTable } from '../text-table.js';
 import type { CliRuntime } from './runtime.js';
 import { summaryOf } from './command-catalog.js';
+import { formatLocalTime } from '../business-date/local-time.js';
 
 // The queues a night is made of, each with its dead-letter queue where it has one.
 const NIGHT_QUEUES = [
@@ -50,7 +51,7 @@ export function registerQueueCommand(program: Command, runtime: CliRuntime): voi
           runtime.output.out(JSON.stringify(counts, null, 2));
           return 0;
         }
-        runtime.output.out(`Jobs created since ${since.toISOString()} (the current and previous night), schema "${ctx.config.queue.schema}":`);
+        runtime.output.out(`Jobs created since ${formatLocalTime(since, ctx.config.timezone)} (the current and previous night), schema "${ctx.config.queue.schema}":`);
         runtime.output.out(formatTable(['queue', 'created', 'active', 'retry', 'completed', 'failed', 'dead letter', 'oldest waiting'], counts.map(rowOf)));
         return 0;
       });
@@ -72,7 +73,7 @@ export function registerQueueCommand(program: Command, runtime: CliRuntime): voi
         const window = businessCalendarOf(ctx.config).windowOf(data.businessDate);
         if (ctx.clock.now() >= window.closesAt) {
           throw new UsageError(
-            `The capture window of ${data.businessDate} closed at ${window.closesAt.toISOString()}: a capture now would not be its end-of-day balance, so job ${id} is not re-queued. The date stays missed.`,
+            `The capture window of ${data.businessDate} closed at ${formatLocalTime(window.closesAt, ctx.config.timezone)}: a capture now would not be its end-of-day balance, so job ${id} is not re-queued. The date stays missed.`,
           );
         }
         const { openJobQueue, closeJobQueue, QUEUES } = await import('../queue/job-queue.js');

@@ -121,7 +121,7 @@ function signoffSection(view: DayView, page: PageContext): string {
     lines.push(`<div class="changed"><p><strong>changed after sign-off</strong>: sign-off #${current.id} (prepared by ${e(current.preparedBy)}${current.approvedBy === null ? '' : `, approved by ${e(current.approvedBy)}`}) no longer matches its inputs; it must be signed again.</p><ul>${((current.invalidation ?? []) as string[]).map((c) => `<li>${e(c)}</li>`).join('')}</ul></div>`);
   }
   if (state === 'reopened' && current !== undefined) {
-    lines.push(`<div class="changed"><p><strong>reopened</strong>: sign-off #${current.id} (prepared by ${e(current.preparedBy)}, approved by ${e(current.approvedBy ?? '')}) was reopened by <strong>${e(current.reopenedBy ?? '')}</strong> at ${e(current.reopenedAt?.toISOString() ?? '')}: ${e(current.reopenNote ?? '')}. The date is unlocked and must be signed again.</p></div>`);
+    lines.push(`<div class="changed"><p><strong>reopened</strong>: sign-off #${current.id} (prepared by ${e(current.preparedBy)}, approved by ${e(current.approvedBy ?? '')}) was reopened by <strong>${e(current.reopenedBy ?? '')}</strong> at ${e(current.reopenedAt === null ? '' : localTime(current.reopenedAt, page))}: ${e(current.reopenNote ?? '')}. The date is unlocked and must be signed again.</p></div>`);
   }
   if (state === 'approved') lines.push('<p class="locked">This date is locked: its books, results and captures cannot change until an approver reopens it.</p>');
   if (state === 'prepared' || state === 'approved') {

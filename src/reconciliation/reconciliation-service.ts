@@ -103,7 +103,7 @@ export async function reconcileBusinessDate(
     for (const lock of await findLocks(trx, accounts.map((account) => ({ account, businessDate })))) {
       const fresh = all.filter((r) => r.account === lock.account).map((r) => resultFingerprint({ ...resultColumns(r), computed_at: computedAt })).sort();
       const stored = (await listStoredResultFingerprints(trx, lock.account, businessDate)).sort();
-      if (fresh.join('\n') !== stored.join('\n')) throw lockedDateError(lock, 'reconciling it again would change its sealed results');
+      if (fresh.join('\n') !== stored.join('\n')) throw lockedDateError(lock, 'reconciling it again would change its sealed results', ctx.config.timezone);
       sealed.add(lock.account);
     }
     const writable = accounts.filter((a) => !sealed.has(a));

@@ -2,16 +2,17 @@ import { findDateLocks, type DateLock } from '../db/signoff.repository.js';
 import type { Database } from '../db/database.types.js';
 import type { Kysely, Transaction } from 'kysely';
 import { DateLockedError } from '../errors.js';
+import { formatLocalTime } from '../business-date/local-time.js';
 
 export type { DateLock };
 
 /**
  * The refusal of a write to a closed date: which date and account, which sign-off holds the lock,
- * who approved it, and the way out. `what` says what would have changed ("the books would change").
+ * who approved it (the time in RECON_TIMEZONE), and the way out. `what` says what would have changed ("the books would change").
  */
-export function lockedDateError(lock: DateLock, what: string): DateLockedError {
+export function lockedDateError(lock: DateLock, what: string, timezone: string): DateLockedError {
   return new DateLockedError(
-    `${lock.businessDate} of account "${lock.account}" is signed off and locked (sign-off #${lock.signoffId}, approved by ${lock.approvedBy} at ${lock.approvedAt.toISOString()}): ${what}. ` +
+    `${lock.businessDate} of account "${lock.account}" is signed off and locked (sign-off #${lock.signoffId}, approved by ${lock.approvedBy} at ${formatLocalTime(lock.approvedAt, timezone)}): ${what}. ` +
       `Nothing was written. If the closed day must change, an approver reopens it first: wallet-recon signoff reopen --date ${lock.businessDate} --as NAME --password-stdin --note TEXT`,
   );
 }

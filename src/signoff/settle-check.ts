@@ -3,6 +3,7 @@ import { businessCalendarOf } from '../config/index.js';
 import { listReconciliationStatus } from '../db/reconciliation-owed.repository.js';
 import { findAuthoritativeRunTiming } from '../db/signoff.repository.js';
 import { booksAwaitedOn } from '../reconciliation/reconciliation-service.js';
+import { formatLocalTime } from '../business-date/local-time.js';
 
 /** One account of a date that cannot be signed yet, and why. */
 export interface UnsettledAccount {
@@ -26,12 +27,12 @@ export async function findUnsettledAccounts(ctx: AppContext, accounts: readonly 
   const unsettled: UnsettledAccount[] = [];
   for (const account of accounts) {
     if (now < window.cutoffAt) {
-      unsettled.push({ account, state: 'capture_window', detail: `its cut-off (${window.cutoffAt.toISOString()}) has not passed: the day is not over` });
+      unsettled.push({ account, state: 'capture_window', detail: `its cut-off (${formatLocalTime(window.cutoffAt, ctx.config.timezone)}) has not passed: the day is not over` });
       continue;
     }
     const timing = await findAuthoritativeRunTiming(ctx.database.db, account, businessDate);
     if (now < window.closesAt && !(timing?.endOfDay === true && timing.finishedByCutoff)) {
-      unsettled.push({ account, state: 'capture_window', detail: `inside its capture window until ${window.closesAt.toISOString()}: a capture may still set its closing balance` });
+      unsettled.push({ account, state: 'capture_window', detail: `inside its capture window until ${formatLocalTime(window.closesAt, ctx.config.timezone)}: a capture may still set its closing balance` });
       continue;
     }
     const status = statuses.find((s) => s.account === account);

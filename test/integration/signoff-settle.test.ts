@@ -39,7 +39,7 @@ describe(`sign only what is settled (${backend})`, () => {
     clock.set('2026-11-21T23:58:00Z');
     const refused = prepareSignoff(ctx, anna, NIGHT, null);
     await expect(refused).rejects.toBeInstanceOf(DateNotSettledError);
-    await expect(refused).rejects.toThrow(`${NIGHT} cannot be signed yet: default is capture_window (its cut-off (2026-11-22T00:00:00.000Z) has not passed: the day is not over). Nothing was signed.`);
+    await expect(refused).rejects.toThrow(`${NIGHT} cannot be signed yet: default is capture_window (its cut-off (2026-11-22 00:00 UTC) has not passed: the day is not over). Nothing was signed.`);
   });
 
   it('answers "Prepare sign-off" on an unsettled date with 409 and the same message on the page', async () => {
