@@ -11,6 +11,12 @@ export function sealOf(html: string): string {
 
 export const SEAL_MISMATCH = 'This sealed report does not match its seal';
 
+/** Whether sign-off `id`'s stored report still hashes to its seal (false when there is no such sign-off). */
+export async function sealHolds(db: Kysely<Database>, id: number): Promise<boolean> {
+  const report = await readSignoffReport(db, id);
+  return report !== undefined && sealOf(report.html) === report.sha256;
+}
+
 /**
  * A sealed report as stored, after checking its bytes still hash to its seal; an altered one is
  * never served (SealMismatchError) — whoever could change the row could not also change what a
