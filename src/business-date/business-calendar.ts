@@ -9,7 +9,8 @@ import { addDays, instantOfWall, localDateOf, wallOfDate } from './zoned-time.js
  * - period of D: from the cut-off of D-1 (inclusive) to the cut-off of D (exclusive).
  * - capture window of D: RECON_CAPTURE_WINDOW either side of D's cut-off (inclusive); a capture that
  *   starts inside it is D's end-of-day snapshot, one that starts outside every window is intraday.
- * - drift: capture start minus cut-off, in seconds (negative: before the cut-off).
+ * - drift: when a capture's reads finished minus the cut-off of its date as configured now, in
+ *   seconds (negative: before the cut-off); see capture-drift.ts.
  */
 export interface BusinessCalendarSettings {
   readonly timezone: string;

@@ -71,7 +71,11 @@ export function daysBetween(from: string, to: string): number {
   return Math.round((Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / 86_400_000);
 }
 
-/** A case's age in days: to today while it is active or accepted, to its resolution date once resolved. */
+/**
+ * A case's age in days: to today while it is active or accepted, to its resolution date once
+ * resolved. `today` is the current business date from the context's clock (`todayOf(ctx).date`):
+ * the one rule of docs/cases-and-signoff.md#case-ages, which open_cases.age_days follows in SQL.
+ */
 export function caseAgeDays(c: Pick<ReconciliationCase, 'state' | 'openedOn' | 'resolvedOn'>, today: string): number {
   const end = c.state === 'resolved' && c.resolvedOn !== null ? c.resolvedOn : today;
   return Math.max(0, daysBetween(c.openedOn, end));

@@ -1,6 +1,8 @@
 import { formatLocalTime } from '../business-date/local-time.js';
 import { InvalidArgumentError, type Command } from 'commander';
 import { describeCaptureTiming } from '../business-date/business-calendar.js';
+import { currentDriftSeconds } from '../business-date/capture-drift.js';
+import { businessCalendarOf } from '../config/index.js';
 import { listSnapshotRows } from '../db/balance-snapshot.repository.js';
 import { hasRunsOfAccount, listAuthorityOfRuns, listRecentRuns, listRunsByIds } from '../db/snapshot-run.repository.js';
 import type { AppContext } from '../app-context.js';
@@ -80,12 +82,23 @@ export function registerRunsCommand(program: Command, runtime: CliRuntime): void
           if (chosen === undefined) return '';
           return chosen.runId === r.id ? 'yes' : `no (run ${chosen.runId})`;
         };
+        // Cut-off and drift as RECON_CUTOFF is now; the ledger's own figures stay in the JSON as `…_at_capture`.
+        const calendar = businessCalendarOf(ctx.config);
+        const driftOf = (r: (typeof runs)[number]) => currentDriftSeconds(calendar, r.business_date, { readsFinishedAt: r.reads_finished_at, startedAt: r.started_at, source: r.source });
         if (opts.json) {
           runtime.output.out(
             JSON.stringify(
               runs.map((r) => {
                 const chosen = authority.get(`${r.account}|${r.business_date}`);
-                return { ...r, authoritative: r.status === 'succeeded' && chosen?.runId === r.id, authoritative_reason: chosen?.runId === r.id ? chosen.reason : null };
+                return {
+                  ...r,
+                  cutoff_at: calendar.cutoffOf(r.business_date),
+                  cutoff_drift_seconds: driftOf(r),
+                  cutoff_at_capture: r.cutoff_at,
+                  cutoff_drift_seconds_at_capture: r.cutoff_drift_seconds,
+                  authoritative: r.status === 'succeeded' && chosen?.runId === r.id,
+                  authoritative_reason: chosen?.runId === r.id ? chosen.reason : null,
+                };
               }),
               null,
               2,
@@ -102,7 +115,7 @@ export function registerRunsCommand(program: Command, runtime: CliRuntime): void
         const rows = runs.map((r) => [
           String(r.id),
           r.account,
-          describeCaptureTiming(r.business_date, r.end_of_day, r.cutoff_drift_seconds),
+          describeCaptureTiming(r.business_date, r.end_of_day, driftOf(r)),
           r.trigger,
           r.status,
           formatLocalTime(r.started_at, ctx.config.timezone),

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import type { Command } from 'commander';
+import { sql } from 'kysely';
 import type { AppContext } from '../app-context.js';
 import { embeddedSocketConfig } from '../db/open-database.js';
 import { ReconError } from '../errors.js';
@@ -9,9 +10,10 @@ import { summaryOf } from './command-catalog.js';
 /** libpq environment for a connection: psql reads it, and nothing of it shows in `ps`. */
 export function psqlEnvironment(ctx: Pick<AppContext, 'config'>): Record<string, string> {
   const url = ctx.config.databaseUrl?.reveal();
+  const options = { PGOPTIONS: businessCalendarOptions(ctx.config) };
   if (url === undefined) {
     const socket = embeddedSocketConfig(ctx.config.dataDir);
-    return { PGHOST: socket.host, PGPORT: String(socket.port), PGUSER: socket.user, PGDATABASE: socket.database };
+    return { PGHOST: socket.host, PGPORT: String(socket.port), PGUSER: socket.user, PGDATABASE: socket.database, ...options };
   }
   const parsed = new URL(url);
   const env: Record<string, string> = {
@@ -21,7 +23,17 @@ export function psqlEnvironment(ctx: Pick<AppContext, 'config'>): Record<string,
   };
   if (parsed.username) env.PGUSER = decodeURIComponent(parsed.username);
   if (parsed.password) env.PGPASSWORD = decodeURIComponent(parsed.password);
-  return env;
+  return { ...env, ...options };
+}
+
+/**
+ * The session settings that give SQL the tool's business calendar (`wallet_recon.timezone`,
+ * `wallet_recon.cutoff`): `open_cases.age_days` counts to the current business date with them,
+ * as every page and report of the tool does. In libpq's PGOPTIONS syntax (spaces escaped).
+ */
+export function businessCalendarOptions(config: Pick<AppContext['config'], 'timezone' | 'cutoff'>): string {
+  const escape = (value: string) => value.replace(/[\\ ]/g, (c) => `\\${c}`);
+  return `-c wallet_recon.timezone=${escape(config.timezone)} -c wallet_recon.cutoff=${escape(config.cutoff)}`;
 }
 
 /** A connection string to print: never the password (it stays where it was configured). */
@@ -36,8 +48,11 @@ function runPsql(env: Record<string, string>, signal: AbortSignal): Promise<numb
   return new Promise((resolve, reject) => {
     // psql gets the user's own environment (PATH, PAGER, locale; the secret variables were removed
     // from it when the configuration was read) plus the connection, never on its command line.
+    // The user's own PGOPTIONS are kept, the business calendar's added after them.
     // eslint-disable-next-line no-restricted-properties
-    const child = spawn('psql', [], { stdio: 'inherit', env: { ...process.env, ...env } });
+    const inherited: NodeJS.ProcessEnv = process.env;
+    const options = [inherited.PGOPTIONS, env.PGOPTIONS].filter((o) => o !== undefined && o.trim() !== '').join(' ');
+    const child = spawn('psql', [], { stdio: 'inherit', env: { ...inherited, ...env, ...(options === '' ? {} : { PGOPTIONS: options }) } });
     const stop = () => child.kill('SIGTERM');
     signal.addEventListener('abort', stop, { once: true });
     child.on('error', (error: NodeJS.ErrnoException) => (error.code === 'ENOENT' ? resolve('missing') : reject(error)));
@@ -64,6 +79,11 @@ export function registerSqlCommand(program: Command, runtime: CliRuntime): void 
       runtime.exitOnSignal = false;
       await runtime.withContext('wallet-recon sql', { serve: true }, async (ctx) => {
         const env = psqlEnvironment(ctx);
+        // The embedded database is one session that every client of its socket shares, and it
+        // ignores PGOPTIONS: the business calendar is set on that session instead.
+        if (ctx.database.kind === 'embedded') {
+          await sql`select set_config('wallet_recon.timezone', ${ctx.config.timezone}, false), set_config('wallet_recon.cutoff', ${ctx.config.cutoff}, false)`.execute(ctx.database.db);
+        }
         const connection = describeConnection(env);
         const servedHere = ctx.database.socketPath !== undefined;
         if (opts.print) {

@@ -15,6 +15,7 @@ import { readSealedReport, SEAL_MISMATCH } from '../signoff/seal.js';
 import { DateNotSettledError, ReconError, SealMismatchError, UsageError } from '../errors.js';
 import { latestClosedDateOf, todayOf } from '../reconciliation/business-dates.js';
 import { addDays } from '../business-date/zoned-time.js';
+import { businessCalendarOf } from '../config/index.js';
 import { previousDate } from '../clock.js';
 import { numberStyleOf } from '../money/number-style.js';
 import { loadReport } from '../reports/report-data.js';
@@ -375,7 +376,7 @@ export async function buildConsoleApp(options: ConsoleAppOptions): Promise<Fasti
         previous: previousDate(date),
         next: date < latest ? addDays(date, 1) : undefined,
         accounts,
-        captures: await listCapturesOfDate(db, date),
+        captures: await listCapturesOfDate(db, date, businessCalendarOf(ctx.config).cutoffOf(date)),
         books: await listBooksOfDate(db, date),
         results,
         cases,

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { driftFromCutoff } from '../business-date/capture-drift.js';
 import type { CaptureDayStatus, Database } from './database.types.js';
 
 /** How one account's business date was captured (capture_days), if anything was attempted. */
@@ -12,9 +13,23 @@ export interface CaptureOfDate {
   lastError: string | null;
 }
 
-export async function listCapturesOfDate(db: Kysely<Database>, businessDate: string): Promise<CaptureOfDate[]> {
-  const rows = await db.selectFrom('capture_days').selectAll().where('business_date', '=', businessDate).execute();
-  return rows.map((r) => ({ account: r.account, status: r.status, runId: r.run_id, attempts: r.attempts, cutoffDriftSeconds: r.cutoff_drift_seconds, endOfDay: r.end_of_day, lastError: r.last_error }));
+/** The captures of a date, each one's drift measured from `cutoffAt`: the date's cut-off as configured now. */
+export async function listCapturesOfDate(db: Kysely<Database>, businessDate: string, cutoffAt: Date): Promise<CaptureOfDate[]> {
+  const rows = await db
+    .selectFrom('capture_days as d')
+    .leftJoin('snapshot_runs as r', 'r.id', 'd.run_id')
+    .select(['d.account', 'd.status', 'd.run_id', 'd.attempts', 'd.end_of_day', 'd.last_error', 'r.reads_finished_at', 'r.started_at', 'r.source'])
+    .where('d.business_date', '=', businessDate)
+    .execute();
+  return rows.map((r) => ({
+    account: r.account,
+    status: r.status,
+    runId: r.run_id,
+    attempts: r.attempts,
+    cutoffDriftSeconds: r.started_at === null ? null : driftFromCutoff(cutoffAt, { readsFinishedAt: r.reads_finished_at, startedAt: r.started_at, source: r.source }),
+    endOfDay: r.end_of_day,
+    lastError: r.last_error,
+  }));
 }
 
 /** Whether the books of an account's business date arrived: how many currencies, from which import. */

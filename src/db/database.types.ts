@@ -44,9 +44,9 @@ export interface SnapshotRunsTable {
   /** The worker that made the run (host:pid); `holder` before 2026-11-27. */
   worker: string | null;
   source: string | null;
-  /** The cut-off instant of the run's business date. */
+  /** The cut-off instant of the run's business date, as configured when it ran. */
   cutoff_at: Date | null;
-  /** Capture start minus cut-off, in seconds (negative: before the cut-off). */
+  /** Reads finished (start while running) minus `cutoff_at`, in seconds, negative before it: the drift at capture time. What is shown is measured from the current cut-off (business-date/capture-drift.ts). */
   cutoff_drift_seconds: number | null;
   /** Started inside the date's capture window (or imported from statements): an end-of-day snapshot. */
   end_of_day: ColumnType<boolean, boolean | undefined, boolean>;
@@ -384,6 +384,7 @@ export interface OpenCasesView {
   latest_difference: Amount | null;
   assignee: string | null;
   due_on: DateString | null;
+  /** Days from opened_on to wallet_recon_business_date(now()): the tool's age once the session sets wallet_recon.timezone and wallet_recon.cutoff. */
   age_days: number;
   /** Decimals of latest_difference (those of the case's latest result). */
   scale: number | null;

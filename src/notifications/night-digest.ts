@@ -1,4 +1,5 @@
 import type { Kysely, Transaction } from 'kysely';
+import { driftFromCutoff } from '../business-date/capture-drift.js';
 import { countConsecutiveMissedDates, listNightErrors } from '../db/capture-day.repository.js';
 import type { Database } from '../db/database.types.js';
 import { countCasesOfDate, listCasesByIds } from '../db/reconciliation-case.repository.js';
@@ -33,7 +34,7 @@ export async function buildNightDigest(db: Db, night: SettledNight): Promise<Nig
   // A configuration of bank accounts alone captures nothing: no capture to read.
   const days = names.length === 0 ? [] : await db.selectFrom('capture_days').selectAll().where('business_date', '=', night.businessDate).where('account', 'in', names).execute();
   const runIds = days.map((d) => d.run_id).filter((id): id is number => id !== null);
-  const runs = runIds.length === 0 ? [] : await db.selectFrom('snapshot_runs').select(['id', 'wallets_fetched', 'reads_finished_at', 'started_at']).where('id', 'in', runIds).execute();
+  const runs = runIds.length === 0 ? [] : await db.selectFrom('snapshot_runs').select(['id', 'wallets_fetched', 'reads_finished_at', 'started_at', 'source']).where('id', 'in', runIds).execute();
   // Only this night's errors: its scheduled end-of-day attempts, and for a miss the miss's own.
   const nightErrors = await listNightErrors(db, night.businessDate, names);
   const missed = names.length === 0 ? [] : await db.selectFrom('missed_dates').select(['account', 'last_error']).where('business_date', '=', night.businessDate).where('account', 'in', names).execute();
@@ -52,12 +53,11 @@ export async function buildNightDigest(db: Db, night: SettledNight): Promise<Nig
     const run = runs.find((r) => r.id === runId);
     // Drift from the cut-off as configured now (the night's), not as stored when the run was made:
     // after RECON_CUTOFF moved, the stored figure describes a cut-off that no longer exists.
-    const readsAt = run?.reads_finished_at ?? run?.started_at;
     return {
       account,
       status,
       runId,
-      cutoffDriftSeconds: runId === null ? null : readsAt === undefined ? (day?.cutoff_drift_seconds ?? null) : Math.round((readsAt.getTime() - night.cutoffAt.getTime()) / 1000),
+      cutoffDriftSeconds: run === undefined ? null : driftFromCutoff(night.cutoffAt, { readsFinishedAt: run.reads_finished_at, startedAt: run.started_at, source: run.source }),
       wallets: run?.wallets_fetched ?? null,
       attempts: day?.attempts ?? 0,
       lastError: status === 'missed' ? (missed.find((m) => m.account === account)?.last_error ?? nightErrors.get(account) ?? null) : (nightErrors.get(account) ?? null),

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
-import { toleranceAtDecimals, type Config, type ToleranceSettings } from '../config/index.js';
+import { currentDriftSeconds } from '../business-date/capture-drift.js';
+import { businessCalendarOf, toleranceAtDecimals, type Config, type ToleranceSettings } from '../config/index.js';
 import { currencyDecimals } from '../money/format-amount.js';
 import type { Database } from '../db/database.types.js';
 import { listBooksImportsByIds } from '../db/expected-balance.repository.js';
@@ -15,7 +16,7 @@ export interface CaptureFact {
   trigger: string;
   /** Started inside the date's capture window (null: recorded before capture windows existed). */
   endOfDay: boolean | null;
-  /** Start minus cut-off in seconds, negative before it. */
+  /** Reads finished minus the date's cut-off as configured now, in seconds, negative before it. */
   driftSeconds: number | null;
   /** The statement file a backfill imported the day from (null: captured from the gateway). */
   source: string | null;
@@ -49,7 +50,7 @@ export interface ReportFacts {
 export async function loadReportFacts(
   db: Kysely<Database>,
   results: readonly ReconciliationResult[],
-  config: Pick<Config, 'timezone' | 'cutoff' | 'tolerance'>,
+  config: Pick<Config, 'timezone' | 'cutoff' | 'captureWindowMs' | 'tolerance'>,
   generatedAt: Date,
 ): Promise<ReportFacts> {
   const runIds = [...new Set(results.flatMap((r) => (r.runId === null ? [] : [r.runId])))];
@@ -60,6 +61,7 @@ export async function loadReportFacts(
     }
   }
   const runs = await listRunsByIds(db, runIds);
+  const calendar = businessCalendarOf(config);
   const imports = new Map((await listBooksImportsByIds(db, [...new Set([...importKeys.values()].map((k) => k.importId))])).map((i) => [i.id, i]));
   const captures = runs
     .map((run) => ({
@@ -69,7 +71,7 @@ export async function loadReportFacts(
       capturedAt: run.started_at,
       trigger: run.trigger,
       endOfDay: run.end_of_day,
-      driftSeconds: run.cutoff_drift_seconds,
+      driftSeconds: currentDriftSeconds(calendar, run.business_date, { readsFinishedAt: run.reads_finished_at, startedAt: run.started_at, source: run.source }),
       source: run.source,
     }))
     .sort((a, b) => a.businessDate.localeCompare(b.businessDate) || a.account.localeCompare(b.account));
