@@ -378,11 +378,11 @@ if (process.argv[1] === import.meta.filename) {
       };
       const judged = await ratioAt(defaultConcurrency);
       const verdict = judged <= FLEET_RATIO_TARGET ? 'met' : 'MISSED';
-      const judgedLine = `3-worker / 1-worker time at the default ${defaultConcurrency} capture(s) per worker (latency-bound): ${judged.toFixed(2)} (target at most ${FLEET_RATIO_TARGET}: ${verdict})`;
+      const judgedLine = `3-worker / 1-worker time at the default ${defaultConcurrency} capture(s) per worker (latency-bound): ${judged.toFixed(3)} (target at most ${FLEET_RATIO_TARGET}: ${verdict})`;
       console.log(judgedLine);
       if (!options.includes('--only-default')) {
         const busy = await ratioAt(s.busyConcurrency);
-        console.log(`3-worker / 1-worker time at ${s.busyConcurrency} per worker (one worker is CPU-bound on this machine already; not judged): ${busy.toFixed(2)}`);
+        console.log(`3-worker / 1-worker time at ${s.busyConcurrency} per worker (one worker is CPU-bound on this machine already; not judged): ${busy.toFixed(3)}`);
       }
       if (judged > FLEET_RATIO_TARGET) process.exitCode = 1;
     } finally {
