@@ -13,8 +13,11 @@ import { tryAcquireAccountLock } from '../src/snapshot/account-lock.js';
 import { planNight } from '../src/queue/night-plan.js';
 import { runSnapshotJob, type SnapshotJobOptions } from './snapshot-job.js';
 
-/** Pays what some accounts owe (the worker passes the reconcile job's settleOwedReconciliations). */
-export type ReconcileHook = (ctx: AppContext, accounts: readonly string[]) => Promise<unknown>;
+/**
+ * Pays what some accounts owe (the worker passes the reconcile job's settleOwedReconciliations);
+ * stops between account-dates once `signal` is aborted, leaving the rest owed.
+ */
+export type ReconcileHook = (ctx: AppContext, accounts: readonly string[], signal?: AbortSignal) => Promise<unknown>;
 
 export interface NightOptions {
   serve: SlotService;
@@ -153,6 +156,10 @@ export async function settleNight(
   const interrupted = (): NightResult => ({ businessDate: date, slot: options.serve.slot, accounts: outcomes, interrupted: true });
   for (const outcome of outcomes) {
     if (outcome.status === 'captured') continue;
+    // A stop request is honoured between accounts: those settled stay settled (each is recorded
+    // once, in its own transaction), the rest are settled when the date is settled again (the
+    // settle job is retried, the minute's round settles dates left unsettled).
+    if (signal.aborted) return interrupted();
     // A database down through the window: the miss is recorded as soon as it is back.
     const settled = await whileDatabaseAway(ctx, signal, undefined, () => settleAccountDate(ctx, outcome.account, window));
     if (settled === undefined) return interrupted();
@@ -163,7 +170,9 @@ export async function settleNight(
   const untilCutoff = window.cutoffAt.getTime() - ctx.clock.now().getTime();
   if (untilCutoff > 0) await sleepQuietly(ctx, untilCutoff, signal);
   if (signal.aborted) return interrupted();
-  await reconcileQuietly(ctx, options.reconcile, names);
+  await reconcileQuietly(ctx, options.reconcile, names, signal);
+  // Reconciling stopped part-way leaves the rest owed: no digest over results still owed.
+  if (signal.aborted) return interrupted();
   ctx.logger.info(
     {
       businessDate: date,
@@ -242,7 +251,7 @@ const SETTLE_LOOK_BACK_DAYS = 62;
  * Never for dates before the worker first served an account: manual snapshots and backfills
  * before that make no missed past. The worker calls this at start and every minute.
  */
-export async function settleClosedDates(ctx: AppContext, schedule: SlotSchedule, reconcile?: ReconcileHook): Promise<number> {
+export async function settleClosedDates(ctx: AppContext, schedule: SlotSchedule, reconcile?: ReconcileHook, signal?: AbortSignal): Promise<number> {
   const calendar = businessCalendarOf(ctx.config);
   const now = ctx.clock.now();
   const names = selectAccounts(ctx.config).map((a) => a.name);
@@ -260,6 +269,8 @@ export async function settleClosedDates(ctx: AppContext, schedule: SlotSchedule,
   let missed = 0;
   const touched = new Map<string, { window: CaptureWindow; slot: Date }>();
   for (const account of names) {
+    // Stopped between accounts: the rest are settled at the next round (a worker's or the next start's).
+    if (signal?.aborted) return missed;
     const first = firstDates.get(account);
     if (first === undefined) continue;
     for (const served of windows.values()) {
@@ -270,8 +281,8 @@ export async function settleClosedDates(ctx: AppContext, schedule: SlotSchedule,
     }
   }
   if (touched.size === 0) return missed;
-  await reconcileQuietly(ctx, reconcile, names);
-  if (configuredChannels(ctx.config).length === 0) return missed;
+  await reconcileQuietly(ctx, reconcile, names, signal);
+  if (signal?.aborted || configuredChannels(ctx.config).length === 0) return missed;
   // The digest of each date this settled, if every account of it is settled now.
   for (const { window, slot } of [...touched.values()].sort((a, b) => a.window.businessDate.localeCompare(b.window.businessDate))) {
     const days = await ctx.database.db.selectFrom('capture_days').select(['account', 'status']).where('business_date', '=', window.businessDate).where('account', 'in', names).execute();
@@ -333,10 +344,10 @@ async function sleepQuietly(ctx: AppContext, ms: number, signal: AbortSignal): P
   await ctx.clock.sleep(ms, signal).catch(() => undefined);
 }
 
-async function reconcileQuietly(ctx: AppContext, reconcile: ReconcileHook | undefined, accounts: readonly string[]): Promise<void> {
+async function reconcileQuietly(ctx: AppContext, reconcile: ReconcileHook | undefined, accounts: readonly string[], signal?: AbortSignal): Promise<void> {
   if (!reconcile) return;
   try {
-    await reconcile(ctx, accounts);
+    await reconcile(ctx, accounts, signal);
   } catch (error) {
     // What stays owed is paid on the worker's next round.
     ctx.logger.error({ err: error, accounts }, 'reconciling what the accounts owe failed; it is tried again within a minute');

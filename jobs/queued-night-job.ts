@@ -1,7 +1,8 @@
 import type { AppContext } from '../src/app-context.js';
 import { businessCalendarOf, selectAccounts } from '../src/config/index.js';
 import { exhaustJobRetries } from '../src/db/job-queue.repository.js';
-import { accountsWithoutEndOfDay, findEndOfDayCaptures } from '../src/db/snapshot-run.repository.js';
+import { findEndOfDayCaptures } from '../src/db/snapshot-run.repository.js';
+import { someAccountWithoutEndOfDay } from '../src/queue/night-progress.js';
 import { QUEUES, settleKey, type PgBoss } from '../src/queue/job-queue.js';
 import { captureJobOptions, type CaptureJobData, type SettleJobData } from '../src/queue/night-jobs.js';
 import type { SlotService } from '../src/scheduler/slot-schedule.js';
@@ -96,8 +97,7 @@ async function giveUp(ctx: AppContext, job: PgBoss.Job<CaptureJobData>, log: App
  */
 async function settleIfComplete(ctx: AppContext, boss: PgBoss, serve: SlotService): Promise<void> {
   const names = selectAccounts(ctx.config).map((a) => a.name);
-  const pending = await accountsWithoutEndOfDay(ctx.database.db, names, serve.window.businessDate, serve.slot);
-  if (pending.length > 0) return;
+  if (await someAccountWithoutEndOfDay(ctx.database.db, names, serve.window.businessDate, serve.slot)) return;
   const data: SettleJobData = { businessDate: serve.window.businessDate, slot: serve.slot.toISOString() };
   const startAfter = new Date(Math.max(ctx.clock.now().getTime(), serve.window.cutoffAt.getTime()));
   await boss.send(QUEUES.settle, { ...data }, { singletonKey: settleKey(data.businessDate, 'captured'), startAfter });

@@ -106,7 +106,7 @@ export async function settleOwedReconciliations(ctx: AppContext, options: { acco
   return settled;
 }
 
-/** Adapter for the nightly job's `reconcile` hook: pays what the night's accounts owe. */
-export async function reconcileAfterSnapshot(ctx: AppContext, accounts: readonly string[]): Promise<void> {
-  await settleOwedReconciliations(ctx, { accounts });
+/** Adapter for the nightly job's `reconcile` hook: pays what the night's accounts owe, until `signal` stops it. */
+export async function reconcileAfterSnapshot(ctx: AppContext, accounts: readonly string[], signal?: AbortSignal): Promise<void> {
+  await settleOwedReconciliations(ctx, { accounts, signal });
 }

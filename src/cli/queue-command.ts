@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { addDays } from '../business-date/zoned-time.js';
 import { businessCalendarOf } from '../config/index.js';
-import { countQueueJobs, findQueueJob, type QueueCounts } from '../db/job-queue.repository.js';
+import { countQueueJobs, type QueueCounts } from '../db/job-queue.repository.js';
 import { UsageError } from '../errors.js';
 import type { AppContext } from '../app-context.js';
 import { formatTable } from '../text-table.js';
@@ -9,12 +9,8 @@ import type { CliRuntime } from './runtime.js';
 import { summaryOf } from './command-catalog.js';
 import { formatLocalTime } from '../business-date/local-time.js';
 
-// The queues a night is made of, each with its dead-letter queue where it has one.
-const NIGHT_QUEUES = [
-  { name: 'capture', deadLetter: 'capture-dead' },
-  { name: 'settle-date' },
-  { name: 'maintain' },
-] as const;
+// The queues a night is made of, in the order printed; which dead-letter queue each has is pg-boss's to say.
+const NIGHT_QUEUES = ['capture', 'settle-date', 'maintain'] as const;
 
 function assertServer(ctx: AppContext): void {
   if (ctx.database.kind !== 'postgres') {
@@ -46,7 +42,18 @@ export function registerQueueCommand(program: Command, runtime: CliRuntime): voi
       await runtime.withContext('wallet-recon queue', {}, async (ctx) => {
         assertServer(ctx);
         const since = nightsStart(ctx);
-        const counts = await countQueueJobs(ctx.database.db, ctx.config.queue.schema, NIGHT_QUEUES, since, ctx.clock.now());
+        const { openJobQueue, closeJobQueue } = await import('../queue/job-queue.js');
+        const boss = await openJobQueue(ctx.config, ctx.logger, 'command');
+        let counts: QueueCounts[];
+        try {
+          // The queues and their dead-letter queues through pg-boss's API; the counts per state of
+          // a period have no API in pg-boss 10 (getQueueSize counts what waits, of all time).
+          const known = new Map((await boss.getQueues()).map((q) => [q.name, q]));
+          const queues = NIGHT_QUEUES.map((name) => ({ name, ...(known.get(name)?.deadLetter ? { deadLetter: known.get(name)!.deadLetter! } : {}) }));
+          counts = await countQueueJobs(ctx.database.db, ctx.config.queue.schema, queues, since, ctx.clock.now());
+        } finally {
+          await closeJobQueue(boss, 0);
+        }
         if (opts.json) {
           runtime.output.out(JSON.stringify(counts, null, 2));
           return 0;
@@ -63,23 +70,26 @@ export function registerQueueCommand(program: Command, runtime: CliRuntime): voi
     .action(async (id: string) => {
       await runtime.withContext('wallet-recon queue retry', {}, async (ctx) => {
         assertServer(ctx);
-        const dead = await findQueueJob(ctx.database.db, ctx.config.queue.schema, 'capture-dead', id);
-        if (dead === undefined) throw new UsageError(`There is no dead-lettered job ${id} in the queue "capture-dead". "wallet-recon queue" counts them; their ids are in ${ctx.config.queue.schema}.job (name 'capture-dead').`);
-        if (dead.state !== 'created') throw new UsageError(`The dead-lettered job ${id} was already re-queued or removed (state ${dead.state}).`);
-        const data = dead.data as { account?: string; businessDate?: string; slot?: string };
-        if (typeof data.account !== 'string' || typeof data.businessDate !== 'string' || typeof data.slot !== 'string') {
-          throw new UsageError(`The dead-lettered job ${id} does not name an account, business date and slot: it is not a capture job of this version.`);
-        }
-        const window = businessCalendarOf(ctx.config).windowOf(data.businessDate);
-        if (ctx.clock.now() >= window.closesAt) {
-          throw new UsageError(
-            `The capture window of ${data.businessDate} closed at ${formatLocalTime(window.closesAt, ctx.config.timezone)}: a capture now would not be its end-of-day balance, so job ${id} is not re-queued. The date stays missed.`,
-          );
-        }
         const { openJobQueue, closeJobQueue, QUEUES } = await import('../queue/job-queue.js');
         const { captureJobOptions } = await import('../queue/night-jobs.js');
         const boss = await openJobQueue(ctx.config, ctx.logger, 'command');
         try {
+          const unknown = `There is no dead-lettered job ${id} in the queue "${QUEUES.captureDead}". "wallet-recon queue" counts them; their ids are in ${ctx.config.queue.schema}.job (name '${QUEUES.captureDead}').`;
+          // pg-boss's ids are UUIDs: anything else is no job (and would be a SQL error in its lookup).
+          if (!UUID.test(id)) throw new UsageError(unknown);
+          const dead = await boss.getJobById<{ account?: unknown; businessDate?: unknown; slot?: unknown }>(QUEUES.captureDead, id, { includeArchive: true });
+          if (dead === null) throw new UsageError(unknown);
+          if (dead.state !== 'created') throw new UsageError(`The dead-lettered job ${id} was already re-queued or removed (state ${dead.state}).`);
+          const data = dead.data ?? {};
+          if (typeof data.account !== 'string' || typeof data.businessDate !== 'string' || typeof data.slot !== 'string') {
+            throw new UsageError(`The dead-lettered job ${id} does not name an account, business date and slot: it is not a capture job of this version.`);
+          }
+          const window = businessCalendarOf(ctx.config).windowOf(data.businessDate);
+          if (ctx.clock.now() >= window.closesAt) {
+            throw new UsageError(
+              `The capture window of ${data.businessDate} closed at ${formatLocalTime(window.closesAt, ctx.config.timezone)}: a capture now would not be its end-of-day balance, so job ${id} is not re-queued. The date stays missed.`,
+            );
+          }
           const retry = { account: data.account, businessDate: data.businessDate, slot: data.slot, attempt: 1 };
           const newId = await boss.send(QUEUES.capture, { ...retry }, captureJobOptions(ctx, retry, ctx.clock.now()));
           if (newId === null) throw new UsageError(`A capture job of account "${data.account}" for ${data.businessDate} is already waiting or running: nothing was re-queued.`);
@@ -92,6 +102,8 @@ export function registerQueueCommand(program: Command, runtime: CliRuntime): voi
       });
     });
 }
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 function rowOf(c: QueueCounts): string[] {
   return [c.queue, String(c.created), String(c.active), String(c.retry), String(c.completed), String(c.failed), String(c.dead_letter), c.oldest_waiting_seconds === null ? '' : `${c.oldest_waiting_seconds} s`];

@@ -52,7 +52,7 @@ export function registerScheduleCommand(program: Command, runtime: CliRuntime): 
         // Every minute: dates left unsettled by another process, books due from the ledger
         // database, whatever anyone left owed, and sign-offs whose inputs changed since.
         const maintain = async (signal: AbortSignal) => {
-          await settleClosedDates(ctx, schedule, reconcileAfterSnapshot);
+          await settleClosedDates(ctx, schedule, reconcileAfterSnapshot, signal);
           await booksPuller.pullDue(ctx, signal);
           await settleOwedReconciliations(ctx, { signal });
           await detectSignoffChanges(ctx);

@@ -1,8 +1,14 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from './database.types.js';
 
-// Reads and one write on pg-boss 10's own tables (`job`, `archive`) in RECON_QUEUE_SCHEMA: what
-// its API does not offer (counts per state over a period, the age of the oldest waiting job).
+// Reads and one write on pg-boss 10's own tables (`job`, `archive`, `queue`) in RECON_QUEUE_SCHEMA,
+// only for what its public API does not give. What the API gives is taken from it, by the callers
+// that hold a started pg-boss: the queues and their dead-letter queues (getQueues), a job by id,
+// archived or not (getJobById, for `queue retry`). It has no counts per state over a period
+// (getQueueSize counts the jobs waiting, of all time, one queue per query), no age of the oldest
+// waiting job, no jobs of one business date, and no way to fail a job past its retries: those are
+// the queries below. The console and /metrics read them without starting a pg-boss (no polling,
+// no pool of its own in a web process or on every scrape).
 // Checked against pg-boss 10.4's schema; see docs/operating.md before upgrading it.
 
 /** One queue's jobs of a period, by state, as `wallet-recon queue` prints them. */
@@ -65,16 +71,6 @@ export async function countQueueJobs(
  */
 export async function exhaustJobRetries(db: Kysely<Database>, schema: string, queue: string, id: string): Promise<void> {
   await sql`update ${sql.id(schema, 'job')} set retry_limit = retry_count where name = ${queue} and id = ${id}::uuid`.execute(db);
-}
-
-/** A job of a queue by id, live or archived, with its state and data. */
-export async function findQueueJob(db: Kysely<Database>, schema: string, queue: string, id: string): Promise<{ id: string; state: string; data: unknown } | undefined> {
-  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id)) return undefined;
-  const rows = await sql<{ id: string; state: string; data: unknown }>`
-    select id::text, state::text, data from ${sql.id(schema, 'job')} where name = ${queue} and id = ${id}::uuid
-    union all
-    select id::text, state::text, data from ${sql.id(schema, 'archive')} where name = ${queue} and id = ${id}::uuid`.execute(db);
-  return rows.rows[0];
 }
 
 /** Waiting and active jobs of a queue whose data names one business date (the console's "still queued"). */

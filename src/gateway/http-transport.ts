@@ -75,26 +75,27 @@ export function authorizationValue(scheme: string, token: string): string {
 }
 
 /**
- * Sends single attempts through got with keep-alive agents. got's own retries, redirects and
- * pagination are all off: retries and pagination are ours (got's leak credentials or miss
- * RFC 8288 cases), and a redirect could carry Secret-Key to another host.
+ * The process's keep-alive agents, shared by every account's client: a fleet of accounts on one
+ * gateway reuses its connections instead of opening (and closing) a pool per account and night.
+ * Credentials travel per request (headers), never per connection. Idle sockets are unref'd by
+ * Node's agent, so they never keep a command from exiting, and are dropped when the server closes them.
  */
-export class HttpTransport {
-  readonly #got: Got;
-  readonly #agents = { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) };
-  readonly #options: HttpTransportOptions;
-  #requestCount = 0;
+const sharedAgents = { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) };
 
-  constructor(options: HttpTransportOptions) {
-    this.#options = options;
-    const scheme = options.authScheme;
-    this.#got = got.extend({
+/** got instances by Authorization scheme and timeout: extending got merges every option, too costly per account. */
+const gotInstances = new Map<string, Got>();
+
+function gotFor(scheme: string, timeoutMs: number): Got {
+  const key = `${timeoutMs}|${scheme}`;
+  let instance = gotInstances.get(key);
+  if (instance === undefined) {
+    instance = got.extend({
       retry: { limit: 0 },
       followRedirect: false,
       throwHttpErrors: false,
       responseType: 'text',
-      timeout: { request: options.timeoutMs },
-      agent: this.#agents,
+      timeout: { request: timeoutMs },
+      agent: sharedAgents,
       headers: { 'user-agent': 'wallet-recon' },
       hooks: {
         beforeRequest: [
@@ -107,6 +108,24 @@ export class HttpTransport {
         ],
       },
     });
+    gotInstances.set(key, instance);
+  }
+  return instance;
+}
+
+/**
+ * Sends single attempts through got with the process's keep-alive agents. got's own retries,
+ * redirects and pagination are all off: retries and pagination are ours (got's leak credentials
+ * or miss RFC 8288 cases), and a redirect could carry Secret-Key to another host.
+ */
+export class HttpTransport {
+  readonly #got: Got;
+  readonly #options: HttpTransportOptions;
+  #requestCount = 0;
+
+  constructor(options: HttpTransportOptions) {
+    this.#options = options;
+    this.#got = gotFor(options.authScheme, options.timeoutMs);
   }
 
   /** Requests started so far, every attempt counted. */
@@ -160,11 +179,11 @@ export class HttpTransport {
     }
   }
 
-  /** Destroys the keep-alive sockets. */
-  close(): void {
-    this.#agents.http.destroy();
-    this.#agents.https.destroy();
-  }
+  /**
+   * Nothing to free: the keep-alive sockets are the process's (requests under way stop with the
+   * signal; idle sockets never hold the process open).
+   */
+  close(): void {}
 }
 
 function collectHeaderLines(rawHeaders: readonly string[], name: string): string[] {

@@ -6,8 +6,9 @@ import { startQueueWorker, type QueueWorkerOptions } from './queue-worker.js';
 export interface RunningQueueWorker {
   readonly boss: PgBoss;
   /**
-   * Stops taking jobs, interrupts the minute's round at once, lets captures under way finish for
-   * `graceMs`, then interrupts them (their jobs go back to the queue) and closes.
+   * Stops taking jobs, interrupts settling and the minute's round at once (between accounts:
+   * the settle job is retried), lets captures under way finish for `graceMs`, then interrupts
+   * them (their jobs go back to the queue) and closes.
    */
   stop(graceMs: number): Promise<void>;
 }

@@ -10,9 +10,12 @@ export interface QueueWorkerOptions {
   maintain(signal: AbortSignal): Promise<void>;
   /** After a job that may have written notifications: send them now. */
   afterJob(): void;
-  /** Stops captures and settling (aborted once the shutdown grace is over). */
+  /** Stops captures (aborted once the shutdown grace is over: a capture under way may finish). */
   signal: AbortSignal;
-  /** Stops the minute's round (aborted as soon as the worker stops: the next minute's job does it again). */
+  /**
+   * Stops settling a date and the minute's round, between accounts, as soon as the worker stops:
+   * what they leave is done again (the settle job is retried, the next minute's job comes).
+   */
   maintainSignal: AbortSignal;
 }
 
@@ -42,7 +45,7 @@ export async function startQueueWorker(ctx: AppContext, boss: PgBoss, options: Q
   }
   await boss.work<SettleJobData>(QUEUES.settle, { batchSize: 1, pollingIntervalSeconds: POLL_SECONDS }, async ([job]) => {
     try {
-      return await runSettleJob(ctx, job!, signal, options.reconcile);
+      return await runSettleJob(ctx, job!, options.maintainSignal, options.reconcile);
     } finally {
       options.afterJob();
     }

@@ -187,24 +187,27 @@ export async function tryAcquireAccountLock(database: DatabaseHandle, account: s
   let locked = false;
   let fence = '';
   try {
-    const result = await query<{ locked: boolean }>(session, `select pg_try_advisory_lock(${LOCK_KEY}) as locked`, [account]);
-    if (result.rows[0]?.locked === true) {
-      try {
-        // Ours now: bump the fence, so a write of an earlier holder that lost the lock unnoticed fails.
-        const bumped = await query<{ fence: string }>(
-          session,
-          `insert into account_lock_fences (account, fence, acquired_at) values ($1, 1, now())
-           on conflict (account) do update set fence = account_lock_fences.fence + 1, acquired_at = now()
-           returning fence`,
-          [account],
-        );
-        fence = bumped.rows[0]!.fence;
-        locked = true;
-      } catch (error) {
-        // Not fenced, not held: unlock (or the session's end does) and let the caller see why.
-        await query(session, `select pg_advisory_unlock(${LOCK_KEY})`, [account]).catch(() => session.lost.abort(new Error('unlock failed')));
-        throw error;
-      }
+    // Taken and, once ours, fenced in one round trip: the fence is bumped only when the lock was
+    // had, so a write of an earlier holder that lost the lock unnoticed fails. A session advisory
+    // lock outlives the statement that took it, even one that fails: on an error it is released.
+    let result: pg.QueryResult<{ fence: string }>;
+    try {
+      result = await query<{ fence: string }>(
+        session,
+        `with attempt as (select pg_try_advisory_lock(${LOCK_KEY}) as locked)
+         insert into account_lock_fences (account, fence, acquired_at) select $1, 1, now() from attempt where attempt.locked
+         on conflict (account) do update set fence = account_lock_fences.fence + 1, acquired_at = now()
+         returning fence`,
+        [account],
+      );
+    } catch (error) {
+      // Not fenced, not held: unlock (or the session's end does) and let the caller see why.
+      await query(session, `select pg_advisory_unlock(${LOCK_KEY})`, [account]).catch(() => session.lost.abort(new Error('unlock failed')));
+      throw error;
+    }
+    if (result.rows.length === 1) {
+      fence = result.rows[0]!.fence;
+      locked = true;
     }
   } finally {
     if (!locked) {
@@ -220,19 +223,21 @@ export async function tryAcquireAccountLock(database: DatabaseHandle, account: s
     async assertHeld(trx) {
       if (released) throw new AccountLockLostError(account, 'it was released');
       if (session.lost.signal.aborted) throw new AccountLockLostError(account, describeError(session.lost.signal.reason));
-      const row = await trx.selectFrom('account_lock_fences').select('fence').where('account', '=', account).forUpdate().executeTakeFirst();
-      if (row?.fence !== fence) {
-        throw new AccountLockLostError(account, `another process acquired it since (fence ${row?.fence ?? 'gone'}, ours ${fence}): its session had ended unnoticed`);
-      }
-      // The fence is ours; is our session still alive and holding it? (It may have died with no one taking over yet.)
-      const held = await sql<{ held: boolean }>`
-        select exists (
+      // In one round trip: the fence row, locked until the transaction ends, and whether our
+      // session is still alive and holding the lock (it may have died with no one taking over yet).
+      const row = await sql<{ fence: string; held: boolean }>`
+        select f.fence, exists (
           select 1 from pg_locks
           where locktype = 'advisory' and granted and pid = ${session.pid} and objsubid = 1
             and classid = ((hashtextextended('wallet-recon:account:' || ${account}::text, 0) >> 32) & 4294967295)::oid
             and objid = (hashtextextended('wallet-recon:account:' || ${account}::text, 0) & 4294967295)::oid
-        ) as held`.execute(trx);
-      if (held.rows[0]?.held !== true) throw new AccountLockLostError(account, 'the database session holding it ended');
+        ) as held
+        from account_lock_fences f where f.account = ${account} for update of f`.execute(trx);
+      const found = row.rows[0];
+      if (found?.fence !== fence) {
+        throw new AccountLockLostError(account, `another process acquired it since (fence ${found?.fence ?? 'gone'}, ours ${fence}): its session had ended unnoticed`);
+      }
+      if (found.held !== true) throw new AccountLockLostError(account, 'the database session holding it ended');
     },
     async release() {
       if (released) return;

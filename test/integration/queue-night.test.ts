@@ -1,3 +1,4 @@
+import { Writable } from 'node:stream';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { CaptureWindowClosedError, runCaptureJob, runSettleJob } from '../../jobs/queued-night-job.js';
@@ -10,9 +11,10 @@ import { serviceOfSlot } from '../../src/scheduler/slot-schedule.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { buildConsoleApp } from '../../src/console/console-app.js';
 import { addUser } from '../../src/console/console-users.js';
+import { createLogger } from '../../src/logger.js';
 import { ConsoleClient } from '../helpers/console-night.js';
 import { runCliProcess } from '../helpers/run-cli.js';
-import { createTestContext, sandboxEnv } from '../helpers/test-context.js';
+import { createTestContext, sandboxEnv, writeAccountsFile } from '../helpers/test-context.js';
 import { backend, createTestDatabase, type TestDatabase } from '../helpers/test-database.js';
 
 // The night as jobs, one step at a time on the test's clock: pg-boss holds the jobs, the
@@ -120,6 +122,29 @@ describe.runIf(backend === 'postgres')('the night as jobs on the job queue', () 
     expect(await runSettleJob(ctx, settleJob, new AbortController().signal)).toEqual({ captured: 0, missed: 1, pending: 0 });
     expect(await t.handle.db.selectFrom('missed_dates').select(['account']).execute()).toEqual([{ account: 'default' }]);
     expect(await t.handle.db.selectFrom('notifications').select('event_type').where('event_type', '=', 'date.missed').execute()).toHaveLength(1);
+  });
+
+  it('stops settling a date between accounts when the worker stops, and the retried settle job settles the rest once each', async () => {
+    const names = Array.from({ length: 40 }, (_, i) => `settle-${String(i).padStart(2, '0')}`);
+    const accountsFile = writeAccountsFile(names.map((name) => ({ name, apiKeyEnv: 'K', apiSecretEnv: 'S' })));
+    clock = new FixedClock('2026-11-21T03:00:00Z');
+    // The stop request comes while the third account's miss is being logged.
+    const stop = new AbortController();
+    let logged = 0;
+    const destination = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        if (String(chunk).includes('missed business date') && ++logged === 3) stop.abort(new Error('shutdown'));
+        done();
+      },
+    });
+    const ctx = createTestContext(t, { ...t.childEnv, RECON_ACCOUNTS_FILE: accountsFile, K: 'k', S: 's' }, { clock, logger: createLogger({ level: 'info', destination }) });
+    const settleJob = { id: '00000000-0000-0000-0000-000000000001', name: QUEUES.settle, data: { businessDate: '2026-11-20', slot: SLOT }, expireInSeconds: 60 };
+    await expect(runSettleJob(ctx, settleJob, stop.signal)).rejects.toThrow('settling 2026-11-20 was interrupted: it is tried again');
+    // The accounts settled before the stop stay settled; the other 37 wait for the retry.
+    expect(await t.handle.db.selectFrom('missed_dates').select('account').execute()).toHaveLength(3);
+    expect(await runSettleJob(ctx, settleJob, new AbortController().signal)).toEqual({ captured: 0, missed: 40, pending: 0 });
+    const missed = await t.handle.db.selectFrom('missed_dates').select('account').orderBy('account').execute();
+    expect(missed.map((m) => m.account)).toEqual(names);
   });
 
   it('says in the console\'s day view how much of the night is still queued', async () => {
