@@ -86,6 +86,10 @@ describe('amounts read exactly into minor units (readMajorAmount)', () => {
     expect(read('1.234,56', 2, point)).toBe(`balance "1.234,56" ${HINT}`);
     expect(read('1.234.567,5', 2, point)).toBe('balance "1.234.567,5" has more than one decimal point');
     expect(read('12,5', 2, point)).toBe(`balance "12,5" ${HINT}`);
+    expect(read('12.345,6', 2, point)).toBe(`balance "12.345,6" ${HINT}`);
+    expect(read('x1.234,56', 2, point)).toBe(`balance "x1.234,56" ${NOT_POINT}`);
+    expect(read('1.234,56x', 2, point)).toBe(`balance "1.234,56x" ${NOT_POINT}`);
+    expect(read('1234.567,8', 2, point)).toBe(`balance "1234.567,8" ${NOT_POINT}`);
     expect(read('12,50', 2, point)).toBe(`balance "12,50" ${HINT}`);
     // Three digits after a comma are a thousands group; four or a fraction with letters are nothing.
     expect(read('12,500', 2, point)).toBe(1250000n);

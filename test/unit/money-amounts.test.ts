@@ -178,6 +178,8 @@ describe('the scale of the gateway’s integers', () => {
     expect(referenceScaleFor(config, { amounts: { decimalsByCurrency: { XAU: 0 } } }, 'XAU')).toBe(0);
     expect(referenceScaleFor(config, undefined, 'XAU')).toBe(4);
     expect(referenceScaleFor(config, {}, 'XAU')).toBe(4);
+    expect(referenceScaleFor(config, { amounts: {} }, 'XAU')).toBe(4);
+    expect(referenceScaleFor(config, { amounts: { unit: 'major' } }, 'XAU')).toBe(4);
     expect(referenceScaleFor(config, undefined, 'XAG')).toBeNull();
   });
 });

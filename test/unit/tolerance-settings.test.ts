@@ -56,7 +56,7 @@ describe('the tolerance of one currency in minor units (toleranceFor)', () => {
 describe('per-currency settings from the environment (currencySettingsOf)', () => {
   it('reads RECON_TOLERANCE_<CODE> and GATEWAY_AMOUNT_DECIMALS_<CODE>, leaving RECON_TOLERANCE_BPS alone', () => {
     const problems: string[] = [];
-    const env = { RECON_TOLERANCE_JPY: '1', RECON_TOLERANCE_BPS: '5', RECON_TOLERANCE: '0.01', GATEWAY_AMOUNT_DECIMALS_IDR: '0', RECON_TOLERANCE_XAU: '0.5', GATEWAY_AMOUNT_DECIMALS_XAU: '1', RECON_TOLERANCE_EUR: undefined };
+    const env = { OLD_RECON_TOLERANCE_USD: 'x', OLD_GATEWAY_AMOUNT_DECIMALS_USD: 'x', RECON_TOLERANCE_JPY: '1', RECON_TOLERANCE_BPS: '5', RECON_TOLERANCE: '0.01', GATEWAY_AMOUNT_DECIMALS_IDR: '0', RECON_TOLERANCE_XAU: '0.5', GATEWAY_AMOUNT_DECIMALS_XAU: '1', RECON_TOLERANCE_EUR: undefined };
     expect(currencySettingsOf(env, problems)).toEqual({ toleranceByCurrency: { JPY: '1', XAU: '0.5' }, amountDecimals: { IDR: 0, XAU: 1 } });
     expect(problems).toEqual([]);
   });
@@ -65,6 +65,7 @@ describe('per-currency settings from the environment (currencySettingsOf)', () =
     const problems: string[] = [];
     const env = {
       RECON_TOLERANCE_jpy: '1',
+      RECON_TOLERANCE_EURO: '1',
       RECON_TOLERANCE_EUR: '-1',
       RECON_TOLERANCE_USD: 'abc',
       RECON_TOLERANCE_JPY: '1.5',
@@ -78,6 +79,7 @@ describe('per-currency settings from the environment (currencySettingsOf)', () =
     const settings = currencySettingsOf(env, problems);
     expect(problems).toEqual([
       'RECON_TOLERANCE_jpy must end in a three-letter currency code such as RECON_TOLERANCE_JPY',
+      'RECON_TOLERANCE_EURO must end in a three-letter currency code such as RECON_TOLERANCE_JPY',
       'RECON_TOLERANCE_EUR must be an amount in major units of EUR, 0 or more, such as 0.01 or 1, got "-1"',
       'RECON_TOLERANCE_USD must be an amount in major units of USD, 0 or more, such as 0.01 or 1, got "abc"',
       'GATEWAY_AMOUNT_DECIMALS_EUR is more decimals than EUR has in ISO 4217 (2): such amounts could not be compared with the books without rounding, got "3"',
