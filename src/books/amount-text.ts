@@ -33,12 +33,15 @@ export function readMajorAmount(text: string, decimals: number, style: AmountSty
   const asPoint = readWithMark(text, decimals, false, currency);
   const asComma = readWithMark(text, decimals, true, currency);
   if (asPoint.ok && asComma.ok && asPoint.minor !== asComma.minor) {
+    // The reading where the separator is the decimal mark: the point reading for ".", the comma reading for ",".
+    const separator = separatorOf(text);
+    const [asMark, asGroup] = separator === '.' ? [asPoint.minor, asComma.minor] : [asComma.minor, asPoint.minor];
     return {
       ok: false,
       ambiguous: true,
       problem:
-        `balance ${JSON.stringify(text)} is ambiguous for ${currency}: ${formatMinor(asPoint.minor, decimals)} if "${separatorOf(text)}" is the decimal mark, ` +
-        `${formatMinor(asComma.minor, decimals)} if it groups thousands; say which with --decimal-point or --decimal-comma (or books.decimalMark: point|comma for the account)`,
+        `balance ${JSON.stringify(text)} is ambiguous for ${currency}: ${formatMinor(asMark, decimals)} if "${separator}" is the decimal mark, ` +
+        `${formatMinor(asGroup, decimals)} if it groups thousands; say which with --decimal-point or --decimal-comma (or books.decimalMark: point|comma for the account)`,
     };
   }
   // One reading (or none): the point reading and its messages, as before a mark was required.
@@ -59,16 +62,18 @@ function readWithMark(text: string, decimals: number, decimalComma: boolean, cur
   }
   const point = decimalComma ? ',' : '.';
   const groupChars = decimalComma ? ['.', ' ', '\u00a0', '\u202f'] : [','];
+  // The examples are written with the mark the amount was read with.
+  const notAnAmount = `is not an amount such as ${decimalComma ? '1234,56, -1.234,56 or (1.234,56)' : '1234.56, -1234.56, 1,234.56 or (1,234.56)'}`;
   const [whole = '', fraction, extra] = body.split(point);
   if (extra !== undefined) return fail(text, `has more than one decimal ${decimalComma ? 'comma' : 'point'}`);
   if (fraction !== undefined && !/^\d+$/.test(fraction)) {
     if (!decimalComma && /^\d{1,3}(\.\d{3})*,\d+$/.test(body)) return fail(text, DECIMAL_COMMA_HINT);
-    return fail(text, 'is not an amount such as 1234.56, -1234.56, 1,234.56 or (1,234.56)');
+    return fail(text, notAnAmount);
   }
   const wholeDigits = readGroupedDigits(whole, groupChars);
   if (wholeDigits === undefined) {
     if (!decimalComma && fraction === undefined && /^\d+,\d{1,2}$/.test(body)) return fail(text, DECIMAL_COMMA_HINT);
-    return fail(text, `is not an amount such as ${decimalComma ? '1234,56, -1.234,56 or (1.234,56)' : '1234.56, -1234.56, 1,234.56 or (1,234.56)'}`);
+    return fail(text, notAnAmount);
   }
   const significant = (fraction ?? '').replace(/0+$/, '');
   if (significant.length > decimals) {

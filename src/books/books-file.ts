@@ -315,8 +315,9 @@ function readCurrency(value: unknown, at: string, problems: string[]): string | 
 function readBalance(value: unknown, currency: string | undefined, options: BalanceFileOptions, at: string, problems: string[], column: string): bigint | undefined {
   if (value === undefined || value === '' || value === null) return undefined;
   if (typeof value === 'string' && value !== value.trim()) {
-    // " 100" may be a column shifted by a stray separator: refused rather than guessed.
-    if (value.trim() !== '') problems.push(`${at}: balance ${show(value)} has spaces around it; write the amount alone, e.g. ${value.trim()}`);
+    // " 100" may be a column shifted by a stray separator: refused rather than guessed. Only
+    // spaces is no balance: said so, never a row dropped without a word.
+    problems.push(value.trim() === '' ? `${at}: balance is missing` : `${at}: balance ${show(value)} has spaces around it; write the amount alone, e.g. ${value.trim()}`);
     return undefined;
   }
   if (options.amounts === 'minor') {

@@ -17,7 +17,6 @@ import {
   caseAgeDays,
   caseKindOf,
   occurrenceRecord,
-  caseAmountText,
   describeAmount,
   describeCase,
   discrepancyAmount,
@@ -29,6 +28,7 @@ import {
   type ReconciliationCase,
   type ResultCase,
 } from './case-model.js';
+import { acceptanceLapse, isCurrentFor, latestDateOf } from './case-rules.js';
 
 export interface TrackCasesInput {
   /** The accounts whose results for the date were just replaced. */
@@ -187,36 +187,15 @@ class AccountDayTracker {
     if (next !== c) await updateCase(this.#trx, c.id, next, this.#input.at);
   }
 
-  /** Why an accepted case no longer covers what the date shows, or undefined while it does. */
+  /** Why an accepted case no longer covers what the date shows, or undefined while it does (see acceptanceLapse). */
   #lapseReason(c: ReconciliationCase, amount: bigint | null, scale: number | null): string | undefined {
-    if (c.acceptedUntil !== null && this.#date > c.acceptedUntil) return `it was accepted until ${c.acceptedUntil} and ${this.#date} is after that`;
     const tolerance = c.currency === null ? 0n : this.#input.toleranceFor(c.currency, scale);
-    const accepted = c.acceptedDifference;
-    const moved = accepted === null || amount === null ? accepted !== amount : abs(amount - accepted) > tolerance;
-    const shown = (v: bigint | null) => (v === null ? 'none' : caseAmountText(v, c.currency));
-    if (moved) return `the difference moved from ${shown(accepted)} to ${shown(amount)}, beyond the tolerance of ${shown(tolerance)}`;
-    return undefined;
+    return acceptanceLapse(c, this.#date, amount, tolerance);
   }
 
   async #event(c: ReconciliationCase, action: CaseAction, from: CaseState | null, to: CaseState | null, note: string, evidence?: unknown): Promise<void> {
     await insertEvent(this.#trx, { caseId: c.id, at: this.#input.at, actor: SYSTEM_ACTOR, action, fromState: from, toState: to, note, evidence });
   }
-}
-
-const abs = (v: bigint): bigint => (v < 0n ? -v : v);
-
-/**
- * Whether a date speaks for a case's current state rather than only its history: not earlier
- * than its latest occurrence and, once resolved, not earlier than the date the resolution holds
- * from (the clean date, or the business day a fix was recorded) nor the last date seen.
- */
-function isCurrentFor(c: ReconciliationCase, date: string): boolean {
-  if (c.state === 'resolved') return date > c.lastSeenOn && (c.resolvedOn === null || date >= c.resolvedOn);
-  return date >= c.lastSeenOn;
-}
-
-function latestDateOf(c: ReconciliationCase): string {
-  return c.state === 'resolved' && c.resolvedOn !== null && c.resolvedOn > c.lastSeenOn ? c.resolvedOn : c.lastSeenOn;
 }
 
 function occurrenceOf(caseId: number, r: ResultRecord): CaseOccurrence {

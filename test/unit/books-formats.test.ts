@@ -71,7 +71,7 @@ describe('amounts whose decimal mark nobody stated', () => {
       'balance "250.000" is ambiguous for JPY: 250 if "." is the decimal mark, 250000 if it groups thousands; say which with --decimal-point or --decimal-comma (or books.decimalMark: point|comma for the account)',
     );
     expect(read('1.500', 'EUR', 2)).toMatch(/^balance "1.500" is ambiguous for EUR: 1.50 if "\." is the decimal mark, 1500.00 if it groups thousands/);
-    expect(read('1,234', 'KWD', 3)).toMatch(/^balance "1,234" is ambiguous for KWD: 1234.000 if "," is the decimal mark|^balance "1,234" is ambiguous for KWD: 1.234 /);
+    expect(read('1,234', 'KWD', 3)).toMatch(/^balance "1,234" is ambiguous for KWD: 1\.234 if "," is the decimal mark, 1234\.000 if it groups thousands/);
     expect(read('-1,500', 'KWD', 3)).toMatch(/is ambiguous for KWD/);
     expect(read('(250.000)', 'JPY', 0)).toMatch(/is ambiguous for JPY/);
   });
