@@ -6,9 +6,8 @@ import { streamJson } from '../reports/render-json.js';
 import { renderTable } from '../reports/render-table.js';
 import { latestClosedDateOf, parseBusinessDate, parseDateRange, todayOf } from '../reconciliation/business-dates.js';
 import { resolveAccountNames } from '../reconciliation/reconciliation-service.js';
-import { loadCurrencyHistories, loadReport, streamSummary, type Report, type ReportRange } from '../reports/report-data.js';
+import { loadCurrencyHistories, loadReport, streamReportResults, streamSummary, type Report, type ReportRange } from '../reports/report-data.js';
 import { loadRangeReport } from '../reports/range-report.js';
-import { streamResultBatches } from '../db/report-stream.repository.js';
 import { datesBetween } from '../clock.js';
 import { countOwedDates } from '../db/reconciliation-owed.repository.js';
 import { loadReportFacts } from '../reports/report-facts.js';
@@ -99,7 +98,7 @@ export function registerReportCommand(program: Command, runtime: CliRuntime): vo
           // The summary is tallied in a first pass, then the results are written as a second one
           // reads them: two reads of a cursor, a batch in memory, whatever the range.
           const summary = await streamSummary(db, range, summaryOptions);
-          const chunks = streamJson(summary, streamResultBatches(db, range, today.date), { tolerance: ctx.config.tolerance });
+          const chunks = streamJson(summary, streamReportResults(db, range, today.date), { tolerance: ctx.config.tolerance });
           const resultCount = summary.accounts.reduce((sum, a) => sum + a.accepted + Object.values(a.counts).reduce((x, y) => x + y, 0), 0);
           if (opts.out === undefined) {
             for await (const chunk of chunks) runtime.output.out(chunk);

@@ -1,5 +1,4 @@
 import { sql, type Kysely } from 'kysely';
-import { caseAgeDays } from '../cases/case-model.js';
 import type { CaseState, Database, ReconciliationResultRow } from './database.types.js';
 import type { StoredResultRecord } from './result-records.js';
 import type { ResultCase } from './case-records.js';
@@ -17,12 +16,12 @@ type CursorRow = ReconciliationResultRow & { c_state: CaseState | null; c_opened
  * whole result is wanted (cursor_tuple_fraction 1): a range of a year is read by one scan and
  * one sort, not by an index walk that visits the table's pages at random (the results of one
  * date lie all over the table). The cursor is closed when the consumer stops early.
- * `today` is the business date case ages count to.
+ * `ageOf` gives a case's age in days (the caller's rule, to its today).
  */
 export async function* streamResultBatches(
   db: Kysely<Database>,
   range: { from: string; to: string; account?: string },
-  today: string,
+  ageOf: (c: { state: CaseState; openedOn: string; resolvedOn: string | null }) => number,
   batchRows = 500,
 ): AsyncGenerator<StreamedResult[]> {
   const trx = await db.startTransaction().setAccessMode('read only').execute();
@@ -43,7 +42,7 @@ export async function* streamResultBatches(
         const c: ResultCase | null =
           row.case_id === null || row.c_state === null
             ? null
-            : { id: row.case_id, state: row.c_state, ageDays: caseAgeDays({ state: row.c_state, openedOn: row.c_opened_on!, resolvedOn: row.c_resolved_on }, today), acceptedUntil: row.c_accepted_until };
+            : { id: row.case_id, state: row.c_state, ageDays: ageOf({ state: row.c_state, openedOn: row.c_opened_on!, resolvedOn: row.c_resolved_on }), acceptedUntil: row.c_accepted_until };
         return { ...resultRecord(row), case: c };
       });
       if (rows.length < batchRows) break;

@@ -1,9 +1,8 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/database.types.js';
-import { streamResultBatches } from '../db/report-stream.repository.js';
 import { countByStatus, type StatusCounts, type StoredReconciliationResult } from '../reconciliation/reconciliation-result.js';
 import type { RangeTallies } from './render-html.js';
-import { loadSummaryOptions, SummaryTally, type Report, type ReportRange, type SummaryOptions } from './report-data.js';
+import { loadSummaryOptions, streamReportResults, SummaryTally, type Report, type ReportRange, type SummaryOptions } from './report-data.js';
 import { CurrencyTallies } from './report-view.js';
 
 /**
@@ -21,7 +20,7 @@ export async function loadRangeReport(
   const currencies = new CurrencyTallies();
   const perDate = new Map<string, StatusCounts>();
   const kept: StoredReconciliationResult[] = [];
-  for await (const batch of streamResultBatches(db, range, options.today)) {
+  for await (const batch of streamReportResults(db, range, options.today)) {
     for (const r of batch) {
       summary.add(r);
       currencies.add(r);

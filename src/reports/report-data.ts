@@ -7,7 +7,7 @@ import { listExpectedBalancesBetween } from '../db/expected-balance.repository.j
 import { listCasesByIds } from '../db/reconciliation-case.repository.js';
 import { listReconciliationStatus } from '../db/reconciliation-owed.repository.js';
 import { listBalanceHistory, listResults } from '../db/reconciliation-result.repository.js';
-import { streamResultBatches } from '../db/report-stream.repository.js';
+import { streamResultBatches, type StreamedResult } from '../db/report-stream.repository.js';
 import { addCounts, countByStatus, isAccepted, reconciliationExitCode, type ReconciliationResult, type StatusCounts, type StoredReconciliationResult } from '../reconciliation/reconciliation-result.js';
 
 /** The business dates (inclusive) and, optionally, the one account a report covers. */
@@ -256,7 +256,7 @@ export async function loadSummaryOptions(db: Kysely<Database>, range: ReportRang
  */
 export async function streamSummary(db: Kysely<Database>, range: ReportRange, options: SummaryOptions & { today: string }): Promise<ReportSummary> {
   const tally = new SummaryTally();
-  for await (const batch of streamResultBatches(db, range, options.today)) for (const r of batch) tally.add(r);
+  for await (const batch of streamReportResults(db, range, options.today)) for (const r of batch) tally.add(r);
   return tally.summary(range, await loadSummaryOptions(db, range, options));
 }
 
@@ -279,4 +279,9 @@ export async function loadCurrencyHistories(db: Kysely<Database>, range: ReportR
     dates,
     series: [...byCurrency.get(currency)!.values()].sort((a, b) => a.account.localeCompare(b.account) || (a.kind === b.kind ? 0 : a.kind === 'gateway' ? -1 : 1)),
   }));
+}
+
+/** The stored results of a range with their cases (ages to `today`), in batches from a cursor: see streamResultBatches. */
+export function streamReportResults(db: Kysely<Database>, range: ReportRange, today: string, batchRows?: number): AsyncGenerator<StreamedResult[]> {
+  return streamResultBatches(db, range, (c) => caseAgeDays(c, today), batchRows);
 }

@@ -3,10 +3,9 @@ import { datesBetween } from '../clock.js';
 import { addDays } from '../business-date/zoned-time.js';
 import type { Database } from '../db/database.types.js';
 import { findFirstTrackedDates } from '../db/capture-day.repository.js';
-import { streamResultBatches } from '../db/report-stream.repository.js';
 import { DEFAULT_NUMBER_STYLE, type NumberStyle } from '../money/number-style.js';
 import { CSV_COLUMNS, csvRecord, neutralizeFormula, notReconciledCells, resultCells } from './render-csv.js';
-import type { ReportRange } from './report-data.js';
+import { streamReportResults, type ReportRange } from './report-data.js';
 
 export interface StreamCsvOptions {
   accounts: readonly string[];
@@ -64,7 +63,7 @@ export async function* streamCsv(db: Kysely<Database>, range: ReportRange, optio
     return text;
   };
   let next = range.from;
-  for await (const batch of streamResultBatches(db, range, options.today)) {
+  for await (const batch of streamReportResults(db, range, options.today)) {
     let text = '';
     for (const r of batch) {
       if (r.businessDate !== date) {

@@ -1,11 +1,10 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateHistory, accountNames } from '../../bench/history.js';
-import { streamResultBatches } from '../../src/db/report-stream.repository.js';
 import { renderHtml } from '../../src/reports/render-html.js';
 import { renderJson, streamJson } from '../../src/reports/render-json.js';
 import { loadRangeReport } from '../../src/reports/range-report.js';
-import { loadReport, streamSummary } from '../../src/reports/report-data.js';
+import { loadReport, streamReportResults, streamSummary } from '../../src/reports/report-data.js';
 import { backend, createTestDatabase, type TestDatabase } from '../helpers/test-database.js';
 
 // A reconciled history longer than a cursor's batch (3 accounts × 4 currencies × 90 days, 1,080
@@ -35,7 +34,7 @@ describe(`reports read from a cursor (${backend})`, () => {
     const whole = await loadReport(t.handle.db, range, options);
     const sizes: number[] = [];
     const streamed = [];
-    for await (const batch of streamResultBatches(t.handle.db, range, options.today, 100)) {
+    for await (const batch of streamReportResults(t.handle.db, range, options.today, 100)) {
       sizes.push(batch.length);
       streamed.push(...batch);
     }
@@ -49,7 +48,7 @@ describe(`reports read from a cursor (${backend})`, () => {
     const whole = renderJson(await loadReport(t.handle.db, range, options), { tolerance });
     const summary = await streamSummary(t.handle.db, range, options);
     let streamed = '';
-    for await (const chunk of streamJson(summary, streamResultBatches(t.handle.db, range, options.today, 100), { tolerance })) streamed += chunk;
+    for await (const chunk of streamJson(summary, streamReportResults(t.handle.db, range, options.today, 100), { tolerance })) streamed += chunk;
     expect(streamed).toBe(whole);
     expect((JSON.parse(streamed) as { results: unknown[] }).results.length).toBeGreaterThan(1000);
   });
@@ -58,7 +57,7 @@ describe(`reports read from a cursor (${backend})`, () => {
     const empty = { from: '2020-01-01', to: '2020-01-05' };
     const whole = renderJson(await loadReport(t.handle.db, empty, options), { tolerance });
     let streamed = '';
-    for await (const chunk of streamJson(await streamSummary(t.handle.db, empty, options), streamResultBatches(t.handle.db, empty, options.today), { tolerance })) streamed += chunk;
+    for await (const chunk of streamJson(await streamSummary(t.handle.db, empty, options), streamReportResults(t.handle.db, empty, options.today), { tolerance })) streamed += chunk;
     expect(streamed).toBe(whole);
   });
 
