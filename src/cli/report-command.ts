@@ -2,11 +2,13 @@ import { Option, type Command } from 'commander';
 import { describeError, ReconError, UsageError } from '../errors.js';
 import { numberStyleOf } from '../money/number-style.js';
 import { LONG_RANGE_DAYS, renderHtml } from '../reports/render-html.js';
-import { renderJson } from '../reports/render-json.js';
+import { streamJson } from '../reports/render-json.js';
 import { renderTable } from '../reports/render-table.js';
 import { latestClosedDateOf, parseBusinessDate, parseDateRange, todayOf } from '../reconciliation/business-dates.js';
 import { resolveAccountNames } from '../reconciliation/reconciliation-service.js';
-import { loadCurrencyHistories, loadReport, type ReportRange } from '../reports/report-data.js';
+import { loadCurrencyHistories, loadReport, streamReportResults, streamSummary, type Report, type ReportRange } from '../reports/report-data.js';
+import { loadRangeReport } from '../reports/range-report.js';
+import { datesBetween } from '../clock.js';
 import { countOwedDates } from '../db/reconciliation-owed.repository.js';
 import { loadReportFacts } from '../reports/report-facts.js';
 import { streamCsv } from '../reports/stream-csv.js';
@@ -91,15 +93,49 @@ export function registerReportCommand(program: Command, runtime: CliRuntime): vo
           // Owed results are not the answer yet: the report is written, and its exit code says so.
           return (await countOwedDates(db, range, accounts)) > 0 ? 3 : 0;
         }
-        const report = await loadReport(db, range, { accounts, today: today.date, latestClosedDate, now: ctx.clock.now(), bankAccounts });
-        // Owed results are not the answer yet: the report is written, and its exit code says so.
-        const exitCode = report.summary.accounts.some((a) => a.owedDates.length > 0) ? 3 : 0;
-        const text =
-          opts.format === 'json'
-            ? renderJson(report, { tolerance: ctx.config.tolerance })
-            : opts.format === 'html'
+        const summaryOptions = { accounts, today: today.date, latestClosedDate, now: ctx.clock.now(), bankAccounts };
+        if (opts.format === 'json') {
+          // The summary is tallied in a first pass, then the results are written as a second one
+          // reads them: two reads of a cursor, a batch in memory, whatever the range.
+          const summary = await streamSummary(db, range, summaryOptions);
+          const chunks = streamJson(summary, streamReportResults(db, range, today.date), { tolerance: ctx.config.tolerance });
+          const resultCount = summary.accounts.reduce((sum, a) => sum + a.accepted + Object.values(a.counts).reduce((x, y) => x + y, 0), 0);
+          if (opts.out === undefined) {
+            for await (const chunk of chunks) runtime.output.out(chunk);
+          } else {
+            try {
+              await writeFileAtomically(opts.out, chunks);
+            } catch (error) {
+              throw new ReconError(`Could not write the json report: ${describeError(error)}.`, { cause: error });
+            }
+            runtime.output.err(`Wrote the json report (${resultCount} results) to ${opts.out}.`);
+          }
+          // Owed results are not the answer yet: the report is written, and its exit code says so.
+          return summary.accounts.some((a) => a.owedDates.length > 0) ? 3 : 0;
+        }
+        let report: Report;
+        let text: string;
+        let resultCount: number;
+        if (opts.format === 'html' && range.from !== range.to) {
+          // A range in one pass: tallies of every result, the results the page lists kept.
+          const long = datesBetween(range.from, range.to).length > LONG_RANGE_DAYS;
+          const loaded = await loadRangeReport(db, range, { ...summaryOptions, keepMatched: opts.allRows === true || !long });
+          report = loaded.report;
+          resultCount = loaded.tallies.resultCount;
+          text = renderHtml(report, await loadCurrencyHistories(db, range), ctx.clock.now(), await loadReportFacts(db, report.results, ctx.config, ctx.clock.now()), {
+            allRows: opts.allRows,
+            streamed: loaded.tallies,
+          });
+        } else {
+          report = await loadReport(db, range, summaryOptions);
+          resultCount = report.results.length;
+          text =
+            opts.format === 'html'
               ? renderHtml(report, await loadCurrencyHistories(db, range), ctx.clock.now(), await loadReportFacts(db, report.results, ctx.config, ctx.clock.now()), { allRows: opts.allRows })
               : renderTable(report, { tolerance: ctx.config.tolerance, style });
+        }
+        // Owed results are not the answer yet: the report is written, and its exit code says so.
+        const exitCode = report.summary.accounts.some((a) => a.owedDates.length > 0) ? 3 : 0;
         if (opts.out === undefined) {
           runtime.output.out(text);
           return exitCode;
@@ -109,7 +145,7 @@ export function registerReportCommand(program: Command, runtime: CliRuntime): vo
         } catch (error) {
           throw new ReconError(`Could not write the ${opts.format} report: ${describeError(error)}.`, { cause: error });
         }
-        runtime.output.err(`Wrote the ${opts.format} report (${report.results.length} results) to ${opts.out}.`);
+        runtime.output.err(`Wrote the ${opts.format} report (${resultCount} results) to ${opts.out}.`);
         return exitCode;
       });
     });

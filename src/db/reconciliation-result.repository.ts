@@ -79,7 +79,8 @@ export async function* pageResults(db: Db, range: { from: string; to: string; ac
   }
 }
 
-function resultRecord(r: ReconciliationResultRow): StoredResultRecord {
+/** A stored result row as the record reports and reconciliation read. */
+export function resultRecord(r: ReconciliationResultRow): StoredResultRecord {
   return {
     account: r.account,
     businessDate: r.business_date,

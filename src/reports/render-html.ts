@@ -6,7 +6,7 @@ import { escapeHtml } from '../escape-html.js';
 import type { StoredReconciliationResult } from '../reconciliation/reconciliation-result.js';
 import type { CurrencyHistory, Report } from './report-data.js';
 import { describeTolerance, type ReportFacts } from './report-facts.js';
-import { buildReportView, totalsOf, type CurrencySection } from './report-view.js';
+import { buildReportView, totalsOf, type CurrencySection, type CurrencyTally } from './report-view.js';
 import { countByStatus, type StatusCounts } from '../reconciliation/reconciliation-result.js';
 import { datesBetween } from '../clock.js';
 import { caseCells, coversBank, describeCases, describeUnreconciled, summaryColumnsOf } from './render-table.js';
@@ -101,9 +101,9 @@ function currencySection(section: CurrencySection<StoredReconciliationResult>, a
     .map((t) => `<tr class="total"><th colspan="3">${escapeHtml(statusLabel(t.status))}: ${t.count} result${t.count === 1 ? '' : 's'}</th><td class="amount"></td><td class="amount"></td><td class="amount">${escapeHtml(formatOptionalAmount(t.difference, currency))}</td><td colspan="3"></td></tr>`)
     .join('\n');
   const collapsed = !allRows
-    ? section.matched.length === 0
+    ? section.matchedCount === 0
       ? ''
-      : `\n<p class="matched-rows">${section.matched.length} matched result${section.matched.length === 1 ? '' : 's'} not listed (report --all-rows lists them; the CSV report has every row).</p>`
+      : `\n<p class="matched-rows">${section.matchedCount} matched result${section.matchedCount === 1 ? '' : 's'} not listed (report --all-rows lists them; the CSV report has every row).</p>`
     : section.collapseMatched
     ? `\n<details class="matched-rows"><summary>${section.matched.length} matched results (select to show)</summary>\n<table class="results matched">\n${RESULT_HEAD(false)}\n<tbody>\n${section.matched.map((r) => resultRow(r, false)).join('\n')}\n</tbody>\n</table>\n</details>`
     : '';
@@ -119,6 +119,17 @@ ${totals}
 </tfoot>
 </table>${collapsed}
 </section>`;
+}
+
+/**
+ * What a range report read from a cursor counted besides the results it kept (the exceptions,
+ * and the matched ones only when they are listed): see loadRangeReport.
+ */
+export interface RangeTallies {
+  currencies: ReadonlyMap<string, CurrencyTally>;
+  perDate: ReadonlyArray<{ date: string; counts: StatusCounts }>;
+  resultCount: number;
+  reconciledAccountDates: number;
 }
 
 /** Ranges longer than this are summarised: exceptions, a line per date and charts; matched rows only with --all-rows. */
@@ -146,17 +157,10 @@ ${totals}
 }
 
 /** A long range: one line per business date with its counts per status, in one pass over the results. */
-function perDateTable(results: readonly StoredReconciliationResult[], columns: ReadonlyArray<{ header: string; count: (c: StatusCounts) => number }>): string {
-  const byDate = new Map<string, StoredReconciliationResult[]>();
-  for (const r of results) {
-    const day = byDate.get(r.businessDate);
-    if (day === undefined) byDate.set(r.businessDate, [r]);
-    else day.push(r);
-  }
-  const rows = [...byDate.entries()]
-    .sort(([a], [b]) => a.localeCompare(b))
-    .map(([date, day]) => {
-      const counts = countByStatus(day);
+function perDateTable(perDate: ReadonlyArray<{ date: string; counts: StatusCounts }>, columns: ReadonlyArray<{ header: string; count: (c: StatusCounts) => number }>): string {
+  const rows = [...perDate]
+    .sort((a, b) => a.date.localeCompare(b.date))
+    .map(({ date, counts }) => {
       return `<tr><td class="date">${escapeHtml(date)}</td>${columns.map((c) => `<td class="amount">${c.count(counts)}</td>`).join('')}</tr>`;
     });
   return `<table id="per-date">
@@ -165,6 +169,20 @@ function perDateTable(results: readonly StoredReconciliationResult[], columns: R
 ${rows.join('\n')}
 </tbody>
 </table>`;
+}
+
+/** Counts per status of each business date of a set of results, in one pass. */
+export function countPerDate(results: readonly StoredReconciliationResult[]): Array<{ date: string; counts: StatusCounts }> {
+  const byDate = new Map<string, StatusCounts>();
+  for (const r of results) {
+    let counts = byDate.get(r.businessDate);
+    if (counts === undefined) {
+      counts = countByStatus([]);
+      byDate.set(r.businessDate, counts);
+    }
+    counts[r.status]++;
+  }
+  return [...byDate.entries()].map(([date, counts]) => ({ date, counts }));
 }
 
 /** Rows by business date and account, in their order. */
@@ -189,6 +207,7 @@ function sourcesTable(
   reconciled: ReadonlyArray<{ account: string; businessDate: string }>,
   unreconciled: ReadonlyArray<{ account: string; businessDate: string }>,
   only?: ReadonlySet<string>,
+  unkeptAccountDates = 0,
 ): string {
   const keys = new Map<string, { account: string; businessDate: string }>();
   for (const f of [...facts.captures, ...facts.books, ...reconciled]) keys.set(`${f.businessDate}\u0000${f.account}`, { account: f.account, businessDate: f.businessDate });
@@ -199,9 +218,9 @@ function sourcesTable(
     keys.set(key, d);
     never.add(key);
   }
-  if (keys.size === 0) return '<p>No snapshot or books file was used in this period.</p>';
+  if (keys.size === 0 && unkeptAccountDates === 0) return '<p>No snapshot or books file was used in this period.</p>';
   // A long range lists the account-dates that need attention; the others only with --all-rows.
-  const left = only === undefined ? 0 : [...keys.keys()].filter((k) => !only.has(k) && !never.has(k)).length;
+  const left = (only === undefined ? 0 : [...keys.keys()].filter((k) => !only.has(k) && !never.has(k)).length) + unkeptAccountDates;
   if (only !== undefined) for (const k of [...keys.keys()]) if (!only.has(k) && !never.has(k)) keys.delete(k);
   const leftNote = left === 0 ? '' : `\n<p>${left} other account-date${left === 1 ? '' : 's'}, all matched, ${left === 1 ? 'is' : 'are'} listed with report --all-rows.</p>`;
   // Keyed once: a filter over every capture and books row per account-date was quadratic.
@@ -247,15 +266,19 @@ export function renderHtml(
   histories: readonly CurrencyHistory[],
   generatedAt: Date,
   facts: ReportFacts = { generatedAt, timezone: 'UTC', cutoff: '00:00', tolerance: { default: '0', byCurrency: {}, bps: 0 }, captures: [], books: [] },
-  options: { allRows?: boolean } = {},
+  options: { allRows?: boolean; streamed?: RangeTallies } = {},
 ): string {
   const { summary, results } = report;
+  const streamed = options.streamed;
+  const resultCount = streamed?.resultCount ?? results.length;
   const oneDate = summary.from === summary.to;
   const long = datesBetween(summary.from, summary.to).length > LONG_RANGE_DAYS;
   const allRows = options.allRows === true || !long;
   // Account-dates with a result that is not matched: what a summarised range still details.
   const exceptional = allRows ? undefined : new Set(results.filter((r) => r.status !== 'matched').map((r) => `${r.businessDate}\u0000${r.account}`));
-  const view = buildReportView(report, histories);
+  const view = buildReportView(report, histories, streamed?.currencies);
+  // A streamed summarised range kept only its exceptions: the account-dates it did not keep are counted, not listed.
+  const unkept = streamed === undefined || exceptional === undefined ? 0 : streamed.reconciledAccountDates - exceptional.size;
   const period = summary.from === summary.to ? summary.from : `${summary.from} to ${summary.to}`;
   const accounts = summary.account === null ? summary.accounts.map((a) => a.account) : [summary.account];
   const title = `Reconciliation ${period}${summary.account === null ? '' : ` — ${summary.account}`}`;
@@ -298,12 +321,13 @@ ${sourcesTable(
   results,
   summary.accounts.flatMap((a) => a.unreconciledDates.map((businessDate) => ({ account: a.account, businessDate }))),
   exceptional,
+  unkept,
 )}
 </header>
 <section id="summary-section">
 <h2>Summary</h2>
 ${
-  results.length === 0
+  resultCount === 0
     ? '<p>No reconciliation results are stored for this period.</p>'
     : `<table id="summary">
 <thead><tr><th>account</th>${bank ? '<th>source</th>' : ''}${summaryColumns.map((c) => `<th class="amount">${escapeHtml(c.header)}</th>`).join('')}</tr></thead>
@@ -315,7 +339,7 @@ ${summaryRows}
 <h2>Breaks and missing balances</h2>
 ${
   view.breaks.length === 0
-    ? `<p class="ok">${results.length === 0 ? 'Nothing to show.' : unreconciled.length === 0 ? 'Every result matched.' : 'Every stored result matched, but not every date was reconciled.'}</p>`
+    ? `<p class="ok">${resultCount === 0 ? 'Nothing to show.' : unreconciled.length === 0 ? 'Every result matched.' : 'Every stored result matched, but not every date was reconciled.'}</p>`
     : `<p>${view.breaks.length === 1 ? '1 result needs' : `${view.breaks.length} results need`} attention, the largest absolute difference first.</p>
 <table id="breaks">
 ${RESULT_HEAD(true)}
@@ -332,10 +356,10 @@ ${
 ${results.length === 0 ? '<p>No results.</p>' : oneDateTable(results)}
 </section>`
     : `${
-        long && results.length > 0
+        long && resultCount > 0
           ? `<section id="per-date-section" class="page">
 <h2>Per business date</h2>
-${perDateTable(results, summaryColumns)}
+${perDateTable(streamed?.perDate ?? countPerDate(results), summaryColumns)}
 </section>
 `
           : ''

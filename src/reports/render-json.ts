@@ -2,9 +2,30 @@ import type { ToleranceSettings } from '../config/index.js';
 import { describeTolerance } from './report-facts.js';
 import { currencyDecimals, formatAmount } from '../money/format-amount.js';
 import { resultColumns, type StoredReconciliationResult } from '../reconciliation/reconciliation-result.js';
-import type { Report } from './report-data.js';
+import type { Report, ReportSummary } from './report-data.js';
 
 const AMOUNTS = ['gateway_balance', 'single_balance', 'expected_balance', 'previous_balance', 'movement', 'difference'] as const;
+
+/** One result as the JSON report lists it. */
+export function jsonResult(r: StoredReconciliationResult) {
+  const columns = resultColumns(r);
+  const formatted = Object.fromEntries(AMOUNTS.map((name) => [name, columns[name] === null ? null : formatAmount(BigInt(columns[name]), r.currency, r.scale)]));
+  return {
+    ...columns,
+    computed_at: r.computedAt.toISOString(),
+    case_id: r.case?.id ?? null,
+    case_state: r.case?.state ?? null,
+    case_age_days: r.case?.ageDays ?? null,
+    currency_decimals: r.scale ?? currencyDecimals(r.currency),
+    formatted,
+  };
+}
+
+function toleranceOf(tolerance: ToleranceSettings | undefined) {
+  return tolerance === undefined
+    ? {}
+    : { tolerance: { default: tolerance.default, by_currency: tolerance.byCurrency, bps: tolerance.bps, unit: 'major', description: describeTolerance(tolerance) } };
+}
 
 /**
  * `{"summary": {...}, "results": [...]}` with amounts as strings of digits in minor units, so no
@@ -13,22 +34,22 @@ const AMOUNTS = ['gateway_balance', 'single_balance', 'expected_balance', 'previ
  * know, left in minor units) and `formatted`, each amount as people read it ("2,674,944,142,140,371.99").
  */
 export function renderJson(report: Report<StoredReconciliationResult>, options: { tolerance?: ToleranceSettings } = {}): string {
-  const results = report.results.map((r) => {
-    const columns = resultColumns(r);
-    const formatted = Object.fromEntries(AMOUNTS.map((name) => [name, columns[name] === null ? null : formatAmount(BigInt(columns[name]), r.currency, r.scale)]));
-    return {
-      ...columns,
-      computed_at: r.computedAt.toISOString(),
-      case_id: r.case?.id ?? null,
-      case_state: r.case?.state ?? null,
-      case_age_days: r.case?.ageDays ?? null,
-      currency_decimals: r.scale ?? currencyDecimals(r.currency),
-      formatted,
-    };
-  });
-  const tolerance =
-    options.tolerance === undefined
-      ? {}
-      : { tolerance: { default: options.tolerance.default, by_currency: options.tolerance.byCurrency, bps: options.tolerance.bps, unit: 'major', description: describeTolerance(options.tolerance) } };
-  return `${JSON.stringify({ summary: report.summary, ...tolerance, results }, null, 2)}\n`;
+  return `${JSON.stringify({ summary: report.summary, ...toleranceOf(options.tolerance), results: report.results.map(jsonResult) }, null, 2)}\n`;
+}
+
+/**
+ * The text of renderJson written as it is read: the summary first, then the results batch by
+ * batch (each indented as JSON.stringify would), so a range of years takes the memory of a batch.
+ */
+export async function* streamJson(summary: ReportSummary, batches: AsyncIterable<readonly StoredReconciliationResult[]>, options: { tolerance?: ToleranceSettings } = {}): AsyncGenerator<string> {
+  const head = JSON.stringify({ summary, ...toleranceOf(options.tolerance), results: [] }, null, 2);
+  // The head ends in `"results": []\n}`: the results go between the brackets.
+  const open = head.slice(0, head.lastIndexOf('[]') + 1);
+  let written = 0;
+  for await (const batch of batches) {
+    let text = written === 0 && batch.length > 0 ? open : '';
+    for (const r of batch) text += `${written++ === 0 ? '' : ','}\n    ${JSON.stringify(jsonResult(r), null, 2).replaceAll('\n', '\n    ')}`;
+    if (text !== '') yield text;
+  }
+  yield written === 0 ? `${open}]\n}\n` : '\n  ]\n}\n';
 }

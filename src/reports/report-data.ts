@@ -7,6 +7,7 @@ import { listExpectedBalancesBetween } from '../db/expected-balance.repository.j
 import { listCasesByIds } from '../db/reconciliation-case.repository.js';
 import { listReconciliationStatus } from '../db/reconciliation-owed.repository.js';
 import { listBalanceHistory, listResults } from '../db/reconciliation-result.repository.js';
+import { streamResultBatches, type StreamedResult } from '../db/report-stream.repository.js';
 import { addCounts, countByStatus, isAccepted, reconciliationExitCode, type ReconciliationResult, type StatusCounts, type StoredReconciliationResult } from '../reconciliation/reconciliation-result.js';
 
 /** The business dates (inclusive) and, optionally, the one account a report covers. */
@@ -55,7 +56,7 @@ export interface CasesSummary {
 }
 
 /** Counts the distinct cases of a set of results: active ones by age, accepted ones listed by case id. */
-export function summarizeCases(results: readonly ReconciliationResult[]): CasesSummary {
+export function summarizeCases(results: ReadonlyArray<Pick<ReconciliationResult, 'account' | 'currency' | 'status' | 'case'>>): CasesSummary {
   const activeByAge = Object.fromEntries(AGE_BUCKETS.map((b) => [b, 0])) as Record<AgeBucket, number>;
   const accepted: CasesSummary['accepted'] = [];
   const seen = new Set<number>();
@@ -120,59 +121,102 @@ export interface CurrencyHistory {
  * not reconciled: an empty day must never read as a clean one.
  */
 export function summarizeResults<R extends ReconciliationResult>(range: ReportRange, results: R[], options: SummaryOptions = {}): Report<R> {
-  const expected = options.accounts ?? [];
-  const names = [...new Set([...(range.account === undefined ? [] : [range.account]), ...expected, ...results.map((r) => r.account)])].sort();
-  const last = [options.today, options.latestClosedDate].reduce<string>((end, limit) => (limit !== undefined && limit < end ? limit : end), range.to);
-  const dates = range.from <= last ? datesBetween(range.from, last) : [];
-  // Grouped once by account (one pass over the results and states): a year of 200 accounts is
-  // millions of results, and a filter per account over all of them was quadratic.
-  const byAccount = new Map<string, R[]>();
-  for (const r of results) {
-    const own = byAccount.get(r.account);
-    if (own === undefined) byAccount.set(r.account, [r]);
-    else own.push(r);
+  const tally = new SummaryTally();
+  for (const r of results) tally.add(r);
+  return { summary: tally.summary(range, options), results };
+}
+
+/** What the summary keeps of one account's results: counts and the dates it needs, never the results. */
+interface AccountTally {
+  counts: StatusCounts;
+  accepted: number;
+  reconciled: Set<string>;
+  bank: boolean;
+  awaitingBooks: Set<string>;
+  awaitingStatement: Set<string>;
+}
+
+/**
+ * A report's summary built one result at a time (`add`), in memory that grows with the accounts,
+ * dates and cases of the range, never with its results: a streamed report summarises a year of
+ * 200 accounts × 50 currencies without holding its millions of results.
+ */
+export class SummaryTally {
+  private readonly byAccount = new Map<string, AccountTally>();
+  // The first result naming each case: what the summary says of the case.
+  private readonly cases = new Map<number, { account: string; currency: string | null; status: ReconciliationResult['status']; case: NonNullable<ReconciliationResult['case']> }>();
+  /** How many results were added. */
+  count = 0;
+
+  add(r: ReconciliationResult): void {
+    this.count++;
+    let own = this.byAccount.get(r.account);
+    if (own === undefined) {
+      own = { counts: countByStatus([]), accepted: 0, reconciled: new Set(), bank: false, awaitingBooks: new Set(), awaitingStatement: new Set() };
+      this.byAccount.set(r.account, own);
+    }
+    if (isAccepted(r)) own.accepted++;
+    else own.counts[r.status]++;
+    own.reconciled.add(r.businessDate);
+    if (r.source === 'bank') own.bank = true;
+    if (r.status === 'awaiting_books') own.awaitingBooks.add(r.businessDate);
+    if (r.status === 'awaiting_statement') own.awaitingStatement.add(r.businessDate);
+    const c = r.case;
+    if (c !== undefined && c !== null && !this.cases.has(c.id)) this.cases.set(c.id, { account: r.account, currency: r.currency, status: r.status, case: c });
   }
-  const owedByAccount = new Map<string, string[]>();
-  for (const s of options.states ?? []) {
-    if (s.state !== 'owed') continue;
-    const owed = owedByAccount.get(s.account);
-    if (owed === undefined) owedByAccount.set(s.account, [s.businessDate]);
-    else owed.push(s.businessDate);
+
+  /** Account-dates with at least one result. */
+  get reconciledAccountDates(): number {
+    let n = 0;
+    for (const a of this.byAccount.values()) n += a.reconciled.size;
+    return n;
   }
-  const expectedSet = new Set(expected);
-  const bankNames = new Set([...(options.bankAccounts ?? []), ...(options.states ?? []).filter((s) => s.source === 'bank').map((s) => s.account)]);
-  const accounts = names.map((account) => {
-    const own = byAccount.get(account) ?? [];
-    const reconciled = new Set(own.map((r) => r.businessDate));
-    const first = options.firstTrackedDates?.get(account);
-    // Bank accounts (configured, or seen as such in results or states): one pass built the sets below.
-    const bank = bankNames.has(account) || own.some((r) => r.source === 'bank');
-    // A bank account has a date to reconcile only when a statement or books arrived for it (banks
-    // send no statement for days they are closed); such a date not reconciled yet is owed.
-    const unreconciledDates = expectedSet.has(account) && !bank ? dates.filter((d) => !reconciled.has(d) && (first === undefined || d >= first)) : [];
-    const counted = own.filter((r) => !isAccepted(r));
-    const awaitingBooksDates = [...new Set(own.filter((r) => r.status === 'awaiting_books').map((r) => r.businessDate))].sort();
-    const awaitingStatementDates = [...new Set(own.filter((r) => r.status === 'awaiting_statement').map((r) => r.businessDate))].sort();
-    return {
-      account,
-      counts: countByStatus(counted),
-      accepted: own.length - counted.length,
-      unreconciledDates,
-      owedDates: (owedByAccount.get(account) ?? []).sort(),
-      awaitingBooksDates,
-      source: bank ? ('bank' as const) : ('gateway' as const),
-      awaitingStatementDates,
-    };
-  });
-  const total = accounts.reduce((sum, a) => addCounts(sum, a.counts), countByStatus([]));
-  const accepted = accounts.reduce((sum, a) => sum + a.accepted, 0);
-  const unreconciled = new Set(accounts.flatMap((a) => a.unreconciledDates));
-  const unreconciledDates = dates.filter((d) => unreconciled.has(d));
-  // Owed results are not the answer yet (an input changed since): not clean, whatever they say.
-  const owed = accounts.some((a) => a.owedDates.length > 0);
-  const exitCode = unreconciledDates.length > 0 || owed ? 3 : reconciliationExitCode(total);
-  const cases = summarizeCases(results);
-  return { summary: { from: range.from, to: range.to, account: range.account ?? null, total, accepted, accounts, cases, unreconciledDates, exitCode }, results };
+
+  /** The summary of what was added (see summarizeResults). */
+  summary(range: ReportRange, options: SummaryOptions = {}): ReportSummary {
+    const expected = options.accounts ?? [];
+    const names = [...new Set([...(range.account === undefined ? [] : [range.account]), ...expected, ...this.byAccount.keys()])].sort();
+    const last = [options.today, options.latestClosedDate].reduce<string>((end, limit) => (limit !== undefined && limit < end ? limit : end), range.to);
+    const dates = range.from <= last ? datesBetween(range.from, last) : [];
+    const owedByAccount = new Map<string, string[]>();
+    for (const s of options.states ?? []) {
+      if (s.state !== 'owed') continue;
+      const owed = owedByAccount.get(s.account);
+      if (owed === undefined) owedByAccount.set(s.account, [s.businessDate]);
+      else owed.push(s.businessDate);
+    }
+    const expectedSet = new Set(expected);
+    const bankNames = new Set([...(options.bankAccounts ?? []), ...(options.states ?? []).filter((s) => s.source === 'bank').map((s) => s.account)]);
+    const accounts = names.map((account) => {
+      const own = this.byAccount.get(account);
+      const reconciled = own?.reconciled ?? new Set<string>();
+      const first = options.firstTrackedDates?.get(account);
+      // Bank accounts: configured, or seen as such in results or states.
+      const bank = bankNames.has(account) || own?.bank === true;
+      // A bank account has a date to reconcile only when a statement or books arrived for it (banks
+      // send no statement for days they are closed); such a date not reconciled yet is owed.
+      const unreconciledDates = expectedSet.has(account) && !bank ? dates.filter((d) => !reconciled.has(d) && (first === undefined || d >= first)) : [];
+      return {
+        account,
+        counts: own?.counts ?? countByStatus([]),
+        accepted: own?.accepted ?? 0,
+        unreconciledDates,
+        owedDates: (owedByAccount.get(account) ?? []).sort(),
+        awaitingBooksDates: [...(own?.awaitingBooks ?? [])].sort(),
+        source: bank ? ('bank' as const) : ('gateway' as const),
+        awaitingStatementDates: [...(own?.awaitingStatement ?? [])].sort(),
+      };
+    });
+    const total = accounts.reduce((sum, a) => addCounts(sum, a.counts), countByStatus([]));
+    const accepted = accounts.reduce((sum, a) => sum + a.accepted, 0);
+    const unreconciled = new Set(accounts.flatMap((a) => a.unreconciledDates));
+    const unreconciledDates = dates.filter((d) => unreconciled.has(d));
+    // Owed results are not the answer yet (an input changed since): not clean, whatever they say.
+    const owed = accounts.some((a) => a.owedDates.length > 0);
+    const exitCode = unreconciledDates.length > 0 || owed ? 3 : reconciliationExitCode(total);
+    const cases = summarizeCases([...this.cases.values()]);
+    return { from: range.from, to: range.to, account: range.account ?? null, total, accepted, accounts, cases, unreconciledDates, exitCode };
+  }
 }
 
 /**
@@ -182,12 +226,6 @@ export function summarizeResults<R extends ReconciliationResult>(range: ReportRa
  */
 export async function loadReport(db: Kysely<Database>, range: ReportRange, options: SummaryOptions & { today: string }): Promise<Report> {
   const results = await listResults(db, range);
-  const states = (await listReconciliationStatus(db, { from: range.from, to: range.to, accounts: range.account === undefined ? options.accounts : [range.account], now: options.now })).map((s) => ({
-    account: s.account,
-    businessDate: s.business_date,
-    state: s.state,
-    source: s.source,
-  }));
   const ids = [...new Set(results.flatMap((r) => (r.caseId === null ? [] : [r.caseId])))];
   const cases = new Map((await listCasesByIds(db, ids)).map((c) => [c.id, c]));
   // Ages count to today's business date (from the injected clock), never to the report's last
@@ -197,8 +235,29 @@ export async function loadReport(db: Kysely<Database>, range: ReportRange, optio
     const c = r.caseId === null ? undefined : cases.get(r.caseId);
     return { ...r, case: c === undefined ? null : { id: c.id, state: c.state, ageDays: caseAgeDays(c, today), acceptedUntil: c.acceptedUntil } };
   });
+  return summarizeResults(range, withCases, await loadSummaryOptions(db, range, options));
+}
+
+/** The summary's options completed from the database: where each account-date stands, each account's first tracked date. */
+export async function loadSummaryOptions(db: Kysely<Database>, range: ReportRange, options: SummaryOptions): Promise<SummaryOptions> {
+  const states = (await listReconciliationStatus(db, { from: range.from, to: range.to, accounts: range.account === undefined ? options.accounts : [range.account], now: options.now })).map((s) => ({
+    account: s.account,
+    businessDate: s.business_date,
+    state: s.state,
+    source: s.source,
+  }));
   const firstTrackedDates = options.firstTrackedDates ?? (options.accounts === undefined ? undefined : await findFirstTrackedDates(db, options.accounts));
-  return summarizeResults(range, withCases, { ...options, states, firstTrackedDates });
+  return { ...options, states, firstTrackedDates };
+}
+
+/**
+ * The summary of a range read from a cursor (streamResultBatches), one batch in memory at a
+ * time: what a streamed report writes before its results.
+ */
+export async function streamSummary(db: Kysely<Database>, range: ReportRange, options: SummaryOptions & { today: string }): Promise<ReportSummary> {
+  const tally = new SummaryTally();
+  for await (const batch of streamReportResults(db, range, options.today)) for (const r of batch) tally.add(r);
+  return tally.summary(range, await loadSummaryOptions(db, range, options));
 }
 
 /** Per currency, each account's gateway balances (`balance_history`) and books over the range. */
@@ -220,4 +279,9 @@ export async function loadCurrencyHistories(db: Kysely<Database>, range: ReportR
     dates,
     series: [...byCurrency.get(currency)!.values()].sort((a, b) => a.account.localeCompare(b.account) || (a.kind === b.kind ? 0 : a.kind === 'gateway' ? -1 : 1)),
   }));
+}
+
+/** The stored results of a range with their cases (ages to `today`), in batches from a cursor: see streamResultBatches. */
+export function streamReportResults(db: Kysely<Database>, range: ReportRange, today: string, batchRows?: number): AsyncGenerator<StreamedResult[]> {
+  return streamResultBatches(db, range, (c) => caseAgeDays(c, today), batchRows);
 }

@@ -16,8 +16,10 @@ export interface CurrencySection<R extends ReconciliationResult> {
   currency: string;
   /** Results that need attention, by date and account. */
   exceptions: R[];
-  /** Matched results, by date and account. */
+  /** Matched results, by date and account (none when a summarised range did not keep them). */
   matched: R[];
+  /** How many results matched (kept or not). */
+  matchedCount: number;
   /** Whether the matched rows are collapsed by default (many of them). */
   collapseMatched: boolean;
   totals: StatusTotal[];
@@ -54,19 +56,75 @@ function compareByDate(a: ReconciliationResult, b: ReconciliationResult): number
   return a.businessDate.localeCompare(b.businessDate) || a.account.localeCompare(b.account) || (a.currency ?? '').localeCompare(b.currency ?? '');
 }
 
+/** Per status of a set of results: how many, and the sum of their differences; one pass. */
 export function totalsOf(results: readonly ReconciliationResult[]): StatusTotal[] {
+  const byStatus = new Map<ReconciliationStatus, { count: number; difference: bigint | null }>();
+  for (const r of results) {
+    const total = byStatus.get(r.status);
+    if (total === undefined) byStatus.set(r.status, { count: 1, difference: r.difference });
+    else {
+      total.count++;
+      if (r.difference !== null) total.difference = (total.difference ?? 0n) + r.difference;
+    }
+  }
   return RECONCILIATION_STATUSES.flatMap((status) => {
-    const own = results.filter((r) => r.status === status);
-    if (own.length === 0) return [];
-    const differences = own.flatMap((r) => (r.difference === null ? [] : [r.difference]));
-    return [{ status, count: own.length, difference: differences.length === 0 ? null : differences.reduce((a, b) => a + b, 0n) }];
+    const t = byStatus.get(status);
+    return t === undefined ? [] : [{ status, count: t.count, difference: t.difference }];
   });
 }
 
-/** Builds the view every human-facing report renders: exceptions first, sections per currency, charts that tell something. */
-export function buildReportView<R extends ReconciliationResult>(report: Report<R>, histories: readonly CurrencyHistory[]): ReportView<R> {
+/**
+ * What a streamed range report counted while it read the results it did not keep (the matched
+ * ones of a summarised range): per currency its totals, its matched count and whether it moved.
+ */
+export interface CurrencyTally {
+  totals: StatusTotal[];
+  matchedCount: number;
+  moved: boolean;
+}
+
+/** Tallies results one at a time per currency (totals, matched count, movement) without keeping them. */
+export class CurrencyTallies {
+  private readonly byCurrency = new Map<string, { counts: Map<ReconciliationStatus, { count: number; difference: bigint | null }>; moved: boolean }>();
+
+  add(r: ReconciliationResult): void {
+    if (r.currency === null) return;
+    let own = this.byCurrency.get(r.currency);
+    if (own === undefined) {
+      own = { counts: new Map(), moved: false };
+      this.byCurrency.set(r.currency, own);
+    }
+    const total = own.counts.get(r.status);
+    if (total === undefined) own.counts.set(r.status, { count: 1, difference: r.difference });
+    else {
+      total.count++;
+      if (r.difference !== null) total.difference = (total.difference ?? 0n) + r.difference;
+    }
+    if (r.status !== 'matched' || (r.movement !== null && r.movement !== 0n)) own.moved = true;
+  }
+
+  /** Per currency, totals in the order of totalsOf. */
+  result(): Map<string, CurrencyTally> {
+    const out = new Map<string, CurrencyTally>();
+    for (const [currency, own] of this.byCurrency) {
+      const totals = RECONCILIATION_STATUSES.flatMap((status) => {
+        const t = own.counts.get(status);
+        return t === undefined ? [] : [{ status, count: t.count, difference: t.difference }];
+      });
+      out.set(currency, { totals, matchedCount: own.counts.get('matched')?.count ?? 0, moved: own.moved });
+    }
+    return out;
+  }
+}
+
+/**
+ * Builds the view every human-facing report renders: exceptions first, sections per currency,
+ * charts that tell something. With `tallies` (a streamed range), the sections' totals, matched
+ * counts and movement come from them, and the report's results are the ones it kept.
+ */
+export function buildReportView<R extends ReconciliationResult>(report: Report<R>, histories: readonly CurrencyHistory[], tallies?: ReadonlyMap<string, CurrencyTally>): ReportView<R> {
   const breaks = report.results.filter((r) => r.status !== 'matched' && !WAITING_STATUSES.includes(r.status)).sort(compareByAbsoluteDifference);
-  const currencies = [...new Set(report.results.flatMap((r) => (r.currency === null ? [] : [r.currency])))].sort();
+  const currencies = [...new Set([...report.results.flatMap((r) => (r.currency === null ? [] : [r.currency])), ...(tallies?.keys() ?? [])])].sort();
   // Grouped once by currency: a filter per currency over all results multiplied the two.
   const byCurrency = new Map<string, R[]>();
   for (const r of report.results) {
@@ -76,16 +134,19 @@ export function buildReportView<R extends ReconciliationResult>(report: Report<R
     else own.push(r);
   }
   const sections = currencies.map((currency) => {
-    const own = byCurrency.get(currency)!;
+    const own = byCurrency.get(currency) ?? [];
     const matched = own.filter((r) => r.status === 'matched');
+    const tally = tallies?.get(currency);
+    const matchedCount = tally?.matchedCount ?? matched.length;
     return {
       currency,
       // In date order, as the matched rows: a range's table reads down the dates.
       exceptions: own.filter((r) => r.status !== 'matched').sort(compareByDate),
       matched,
-      collapseMatched: matched.length > MATCHED_ROWS_SHOWN,
-      totals: totalsOf(own),
-      moved: own.some((r) => r.status !== 'matched' || (r.movement !== null && r.movement !== 0n)),
+      matchedCount,
+      collapseMatched: matchedCount > MATCHED_ROWS_SHOWN,
+      totals: tally?.totals ?? totalsOf(own),
+      moved: tally?.moved ?? own.some((r) => r.status !== 'matched' || (r.movement !== null && r.movement !== 0n)),
     };
   });
   const chartable = new Set(sections.filter((s) => s.moved).map((s) => s.currency));

@@ -1,0 +1,74 @@
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generateHistory, accountNames } from '../../bench/history.js';
+import { renderHtml } from '../../src/reports/render-html.js';
+import { renderJson, streamJson } from '../../src/reports/render-json.js';
+import { loadRangeReport } from '../../src/reports/range-report.js';
+import { loadReport, streamReportResults, streamSummary } from '../../src/reports/report-data.js';
+import { backend, createTestDatabase, type TestDatabase } from '../helpers/test-database.js';
+
+// A reconciled history longer than a cursor's batch (3 accounts × 4 currencies × 90 days, 1,080
+// results), with a break accepted by its case, a gap and a date without any result.
+const SHAPE = { accounts: 3, currencies: 4, days: 90, lastDate: '2026-11-25' };
+const accounts = accountNames(SHAPE);
+const range = { from: '2026-08-20', to: '2026-11-30' };
+const options = { accounts, today: '2026-11-26', latestClosedDate: '2026-11-25', now: new Date('2026-11-26T08:00:00Z') };
+const tolerance = { default: '0.01', byCurrency: {}, bps: 0 };
+
+let t: TestDatabase;
+
+beforeAll(async () => {
+  t = await createTestDatabase();
+  await generateHistory(t.handle.db, SHAPE, (d) => new Date(`${d}T23:00:00Z`), new Date('2026-11-26T08:00:00Z'));
+  await sql`delete from reconciliation_results where account = ${accounts[1]!} and business_date between '2026-09-01' and '2026-09-03'`.execute(t.handle.db);
+  await sql`delete from reconciliation_results where business_date = '2026-10-01'`.execute(t.handle.db);
+  await sql`update reconciliation_cases set state = 'accepted' where id = (select min(id) from reconciliation_cases)`.execute(t.handle.db);
+}, 300_000);
+
+afterAll(async () => {
+  await t?.drop();
+});
+
+describe(`reports read from a cursor (${backend})`, () => {
+  it('reads the results of a range in bounded batches, in the order and with the cases of the whole report', async () => {
+    const whole = await loadReport(t.handle.db, range, options);
+    const sizes: number[] = [];
+    const streamed = [];
+    for await (const batch of streamReportResults(t.handle.db, range, options.today, 100)) {
+      sizes.push(batch.length);
+      streamed.push(...batch);
+    }
+    expect(Math.max(...sizes)).toBe(100);
+    expect(streamed.length).toBe(whole.results.length);
+    expect(streamed.map((r) => [r.businessDate, r.account, r.currency, r.case])).toEqual(whole.results.map((r) => [r.businessDate, r.account, r.currency, r.case]));
+    expect(whole.results.some((r) => r.case?.state === 'accepted')).toBe(true);
+  });
+
+  it('streams the JSON of a range byte for byte as the whole report renders it, still valid JSON', async () => {
+    const whole = renderJson(await loadReport(t.handle.db, range, options), { tolerance });
+    const summary = await streamSummary(t.handle.db, range, options);
+    let streamed = '';
+    for await (const chunk of streamJson(summary, streamReportResults(t.handle.db, range, options.today, 100), { tolerance })) streamed += chunk;
+    expect(streamed).toBe(whole);
+    expect((JSON.parse(streamed) as { results: unknown[] }).results.length).toBeGreaterThan(1000);
+  });
+
+  it('streams an empty JSON report as the whole report renders it', async () => {
+    const empty = { from: '2020-01-01', to: '2020-01-05' };
+    const whole = renderJson(await loadReport(t.handle.db, empty, options), { tolerance });
+    let streamed = '';
+    for await (const chunk of streamJson(await streamSummary(t.handle.db, empty, options), streamReportResults(t.handle.db, empty, options.today), { tolerance })) streamed += chunk;
+    expect(streamed).toBe(whole);
+  });
+
+  it('renders the HTML of a long range from one pass, keeping only the exceptions, as the whole report renders it', async () => {
+    const now = new Date('2026-11-26T08:00:00Z');
+    const whole = renderHtml(await loadReport(t.handle.db, range, options), [], now);
+    const { report, tallies } = await loadRangeReport(t.handle.db, range, { ...options, keepMatched: false });
+    expect(report.results.every((r) => r.status !== 'matched')).toBe(true);
+    expect(tallies.resultCount).toBeGreaterThan(report.results.length);
+    expect(renderHtml(report, [], now, undefined, { streamed: tallies })).toBe(whole);
+    const allRows = await loadRangeReport(t.handle.db, range, { ...options, keepMatched: true });
+    expect(renderHtml(allRows.report, [], now, undefined, { allRows: true, streamed: allRows.tallies })).toBe(renderHtml(await loadReport(t.handle.db, range, options), [], now, undefined, { allRows: true }));
+  });
+});
