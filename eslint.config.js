@@ -19,6 +19,10 @@ export default tseslint.config(
     languageOptions: { globals: { process: 'readonly', URL: 'readonly' } },
   },
   {
+    files: ['test/**/*.mjs'],
+    languageOptions: { globals: { process: 'readonly', URL: 'readonly' } },
+  },
+  {
     files: ['scripts/**/*.mjs'],
     languageOptions: { globals: { process: 'readonly', console: 'readonly' } },
   },

@@ -3,12 +3,13 @@
 // 279) — Node 20 has no compile cache, and resolving and reading them was most of a snapshot's
 // fixed cost. Type checking stays with `npm run typecheck`.
 import { build } from 'esbuild';
-import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 
 const root = path.join(import.meta.dirname, '..');
 const outdir = path.join(root, 'dist');
+const BUNDLE_META = path.join(root, 'node_modules', '.cache', 'wallet-recon', 'bundle-meta.json');
 
 // Loaded from node_modules at run time: PGlite finds its WebAssembly and data files beside its
 // own modules; pino-pretty is required only on a terminal; pg-native is an optional addon pg
@@ -80,9 +81,13 @@ const result = await build({
   minifyWhitespace: true,
   minifySyntax: true,
   logLevel: 'warning',
-  metafile: process.argv.includes('--metafile'),
+  metafile: true,
 });
-if (result.metafile) {
+// Which sources each chunk holds, for the test that checks what a command loads
+// (test/integration/command-module-loads.test.ts); kept out of dist/, which is shipped.
+mkdirSync(path.dirname(BUNDLE_META), { recursive: true });
+writeFileSync(BUNDLE_META, JSON.stringify(result.metafile));
+if (process.argv.includes('--metafile')) {
   writeFileSync(path.join(outdir, 'meta.json'), JSON.stringify(result.metafile));
 }
 

@@ -22,7 +22,7 @@ import { writeFileAtomically } from '../reports/write-file-atomically.js';
 import { MAX_WALLETS, startSandbox } from '../sandbox/index.js';
 import { UsageError } from '../errors.js';
 import type { CliRuntime } from './runtime.js';
-import { formatCapturedBalances, formatSnapshotSummary } from './snapshot-command.js';
+import { formatCapturedBalances, formatSnapshotSummary } from './snapshot-output.js';
 import { summaryOf } from './command-catalog.js';
 
 export { groupDigits } from '../money/format-amount.js';

@@ -3,7 +3,7 @@ import type { NotificationStatus } from '../db/database.types.js';
 import { listNotifications, requeueFailedNotification } from '../db/notification.repository.js';
 import { ConfigError, describeError, UsageError } from '../errors.js';
 import { createEvent } from '../notifications/events.js';
-import { createChannels } from '../notifications/outbox.js';
+import { createChannels } from '../notifications/create-channels.js';
 import type { CliRuntime } from './runtime.js';
 import { summaryOf } from './command-catalog.js';
 import { formatLocalTime } from '../business-date/local-time.js';

@@ -12,7 +12,7 @@ import { formatOptionalAmount } from '../money/format-amount.js';
 import { formatTable } from '../text-table.js';
 import type { CliRuntime } from './runtime.js';
 import { checkHistoryAccount } from './history-account.js';
-import { formatCapturedBalances, formatDuration } from './snapshot-command.js';
+import { formatCapturedBalances, formatDuration } from './snapshot-output.js';
 import { summaryOf } from './command-catalog.js';
 
 function parseLimit(value: string): number {

@@ -8,7 +8,7 @@ import { assertScheduleFitsWindows, businessCalendarOf, selectAccounts } from '.
 import { startMetricsServer, checkHealth, type MetricsServer } from '../metrics/metrics-server.js';
 import { Metrics } from '../metrics/metrics.js';
 import { Deliverer } from '../notifications/deliverer.js';
-import { createChannels } from '../notifications/outbox.js';
+import { createChannels } from '../notifications/create-channels.js';
 import { createScheduler } from '../scheduler/scheduler.js';
 import { SlotSchedule } from '../scheduler/slot-schedule.js';
 import { openQueueWorker, type RunningQueueWorker } from '../queue/open-queue-worker.js';

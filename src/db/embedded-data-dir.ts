@@ -12,7 +12,7 @@ const MARKER_TEXT = 'This folder holds the embedded PostgreSQL database (PGlite)
  * written by an earlier version (PG_VERSION, no marker yet). Anything else — a home folder, a
  * project folder — is refused rather than chmod-ed to 0700 and filled with database files.
  */
-export function prepareDataDir(dataDir: string): void {
+export function prepareDataDir(dataDir: string): { marked: boolean } {
   let entries: string[];
   try {
     entries = readdirSync(dataDir);
@@ -33,13 +33,17 @@ export function prepareDataDir(dataDir: string): void {
     );
   }
   chmodSync(dataDir, 0o700);
-  if (!entries.includes(DATA_DIR_MARKER)) writeFileSync(path.join(dataDir, DATA_DIR_MARKER), MARKER_TEXT, { mode: 0o600 });
+  const marked = entries.includes(DATA_DIR_MARKER);
+  if (!marked) writeFileSync(path.join(dataDir, DATA_DIR_MARKER), MARKER_TEXT, { mode: 0o600 });
+  return { marked };
 }
 
 /**
  * Takes group and other permissions off everything under `dir`. PGlite writes the files of a
  * new database with mode 0666 whatever the umask (they are unpacked from its bundle); files it
- * creates later follow the umask held by `holdOwnerOnlyUmask`.
+ * creates later follow the umask held by `holdOwnerOnlyUmask`. Walks every file (a thousand for
+ * a new database): done when a database was just made by PGlite's initdb or a folder was not yet
+ * marked (the versions that write the marker tightened their files), not at every open.
  */
 export function restrictToOwner(dir: string): void {
   for (const entry of readdirSync(dir, { withFileTypes: true })) {

@@ -1,5 +1,6 @@
 import { chmodSync, existsSync, rmSync } from 'node:fs';
 import path from 'node:path';
+import v8 from 'node:v8';
 import type { PGlite } from '@electric-sql/pglite';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
@@ -210,10 +211,31 @@ async function serveEmbedded(pglite: PGlite, dataDir: string): Promise<{ pool: p
  */
 const EMBEDDED_SHARED_BUFFERS = '16MB';
 
+/**
+ * How much of PGlite's WebAssembly a function must run before V8 compiles it again with its
+ * optimizing compiler (V8's default is 1.8 MB). At the default, starting the database alone
+ * recompiled hundreds of PostgreSQL's functions in the background: about half of the CPU time
+ * of a short command (`runs`, a one-date report, a one-wallet snapshot) and 40 MB of memory,
+ * for code that then ran a few milliseconds. With this budget only what runs for seconds (a
+ * years-long backfill, the worker's night) is optimized. It applies to modules compiled after
+ * it is set: set before PGlite is loaded. The tier changes speed, never results.
+ */
+const WASM_TIERING_BUDGET = 2_000_000_000;
+let wasmTieringSet = false;
+
+function raiseWasmTieringBudget(): void {
+  if (wasmTieringSet) return;
+  wasmTieringSet = true;
+  v8.setFlagsFromString(`--wasm-tiering-budget=${WASM_TIERING_BUDGET}`);
+}
+
 async function openEmbedded(dataDir: string, command: string, serve: boolean): Promise<DatabaseHandle> {
   const inMemory = dataDir.startsWith('memory://');
+  // Whether files may be open to others: those of a database PGlite's initdb makes here, or of a
+  // folder no version that tightens its files has opened (one without the marker).
+  let loosePermissions = false;
   const unlock = inMemory ? () => undefined : withDataDirAccess(dataDir, () => {
-    prepareDataDir(dataDir);
+    loosePermissions = !prepareDataDir(dataDir).marked;
     // A full disk is said now, naming the folder and the room needed, not half-way through a write.
     assertRoomToWrite(dataDir);
     return acquireDataDirLock(dataDir, command);
@@ -225,7 +247,9 @@ async function openEmbedded(dataDir: string, command: string, serve: boolean): P
   };
   let pglite: PGlite;
   try {
-    if (!inMemory) seedFromBuiltCluster(dataDir);
+    // A copy of the built cluster is owner-only already; without one PGlite's initdb runs.
+    if (!inMemory && !existsSync(path.join(dataDir, 'PG_VERSION')) && !seedFromBuiltCluster(dataDir)) loosePermissions = true;
+    raiseWasmTieringBudget();
     const { PGlite } = await import('@electric-sql/pglite');
     pglite = await PGlite.create(dataDir, { startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${EMBEDDED_SHARED_BUFFERS}`] });
   } catch (error) {
@@ -233,7 +257,7 @@ async function openEmbedded(dataDir: string, command: string, serve: boolean): P
     throw (inMemory ? undefined : dataDirAccessError(dataDir, error)) ?? new DatabaseError(`Could not open the embedded database in ${dataDir}: ${(error as Error).message}`, { cause: error });
   }
   try {
-    if (!inMemory) restrictToOwner(dataDir);
+    if (loosePermissions) restrictToOwner(dataDir);
   } catch (error) {
     await pglite.close().catch(() => undefined);
     release();

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
+import { DATA_DIR_MARKER } from '../../src/db/embedded-data-dir.js';
 import { openDatabase } from '../../src/db/open-database.js';
 import { ConfigError } from '../../src/errors.js';
 
@@ -34,6 +35,24 @@ describe('embedded database files', () => {
       expect(looseEntries(dataDir)).toEqual([]);
     } finally {
       // A new database is 40 MB: not left in the temp folder by every run.
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
+
+  it('of a folder an earlier version wrote (no marker, files open to others) are made owner-only when it is opened', async () => {
+    const folder = mkdtempSync(path.join(tmpdir(), 'wr-files-'));
+    const dataDir = path.join(folder, 'data');
+    try {
+      await (await openDatabase({ dataDir, command: 'test' })).close();
+      // As versions before the marker left a database: PGlite's files as it wrote them, 0666.
+      rmSync(path.join(dataDir, DATA_DIR_MARKER));
+      chmodSync(path.join(dataDir, 'PG_VERSION'), 0o666);
+      chmodSync(path.join(dataDir, 'base'), 0o755);
+      const handle = await openDatabase({ dataDir, command: 'test' });
+      await handle.close();
+      expect(looseEntries(dataDir)).toEqual([]);
+      expect(readdirSync(dataDir)).toContain(DATA_DIR_MARKER);
+    } finally {
       rmSync(folder, { recursive: true, force: true });
     }
   });

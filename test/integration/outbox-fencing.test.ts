@@ -9,7 +9,8 @@ import {
   renewNotificationLease,
 } from '../../src/db/notification.repository.js';
 import { Deliverer } from '../../src/notifications/deliverer.js';
-import { createChannels, enqueueEvent } from '../../src/notifications/outbox.js';
+import { createChannels } from '../../src/notifications/create-channels.js';
+import { enqueueEvent } from '../../src/notifications/outbox.js';
 import { captureLogs } from '../helpers/capture-logs.js';
 import { createTestContext } from '../helpers/test-context.js';
 import { backend, createTestDatabase, type TestDatabase } from '../helpers/test-database.js';

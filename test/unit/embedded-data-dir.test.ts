@@ -11,10 +11,12 @@ const modeOf = (p: string) => statSync(p).mode & 0o777;
 describe('the embedded data directory', () => {
   it('creates a missing folder owner-only and marks it as ours', () => {
     const dir = path.join(fresh(), 'nested', 'data');
-    prepareDataDir(dir);
+    expect(prepareDataDir(dir)).toEqual({ marked: false });
     expect(modeOf(dir)).toBe(0o700);
     expect(readdirSync(dir)).toEqual([DATA_DIR_MARKER]);
     expect(modeOf(path.join(dir, DATA_DIR_MARKER))).toBe(0o600);
+    // Marked: opened before by a version that makes its files owner-only.
+    expect(prepareDataDir(dir)).toEqual({ marked: true });
   });
 
   it('takes an empty folder, and a PostgreSQL data directory of an earlier version, tightening it', () => {
