@@ -20,6 +20,7 @@ import * as importProfiles from './2026-11-27T3301_import-profiles.js';
 import * as unknownDecimals from './2026-11-27T3351_unknown-decimals.js';
 import * as booksDeadlineInStatus from './2026-11-27T3352_books-deadline-in-status.js';
 import * as keyedAuthoritativeLookups from './2026-11-27T3601_keyed-authoritative-lookups.js';
+import * as reconciliationDays from './2026-11-27T3602_reconciliation-days.js';
 
 /**
  * Every migration by its name (the file name without extension), in the order they apply.
@@ -48,4 +49,5 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '2026-11-27T3351_unknown-decimals': unknownDecimals,
   '2026-11-27T3352_books-deadline-in-status': booksDeadlineInStatus,
   '2026-11-27T3601_keyed-authoritative-lookups': keyedAuthoritativeLookups,
+  '2026-11-27T3602_reconciliation-days': reconciliationDays,
 };

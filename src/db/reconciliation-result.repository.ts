@@ -64,11 +64,11 @@ export async function listResultsOfDate(db: Db, businessDate: string, accounts: 
   return rows.map(resultRecord);
 }
 
-/** How many results one business date holds, and how many of them did not match. */
+/** How many results one business date holds, and how many of them did not match (from the per-date state, reconciliation_days). */
 export async function countResultsOfDate(db: Db, businessDate: string): Promise<{ results: number; notMatched: number }> {
   const row = await db
-    .selectFrom('reconciliation_results')
-    .select((eb) => [eb.fn.countAll<string>().as('results'), sql<string>`count(*) filter (where status <> 'matched')`.as('not_matched')])
+    .selectFrom('reconciliation_days')
+    .select([sql<string>`coalesce(sum(results), 0)`.as('results'), sql<string>`coalesce(sum(not_matched), 0)`.as('not_matched')])
     .where('business_date', '=', businessDate)
     .executeTakeFirstOrThrow();
   return { results: Number(row.results), notMatched: Number(row.not_matched) };
