@@ -19,6 +19,8 @@ import * as majorUnitColumns from './2026-11-27T3201_major-unit-columns.js';
 import * as importProfiles from './2026-11-27T3301_import-profiles.js';
 import * as unknownDecimals from './2026-11-27T3351_unknown-decimals.js';
 import * as booksDeadlineInStatus from './2026-11-27T3352_books-deadline-in-status.js';
+import * as keyedAuthoritativeLookups from './2026-11-27T3601_keyed-authoritative-lookups.js';
+import * as reconciliationDays from './2026-11-27T3602_reconciliation-days.js';
 import * as caseAgeInBusinessTime from './2026-11-27T4001_case-age-in-business-time.js';
 
 /**
@@ -47,5 +49,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '2026-11-27T3301_import-profiles': importProfiles,
   '2026-11-27T3351_unknown-decimals': unknownDecimals,
   '2026-11-27T3352_books-deadline-in-status': booksDeadlineInStatus,
+  '2026-11-27T3601_keyed-authoritative-lookups': keyedAuthoritativeLookups,
+  '2026-11-27T3602_reconciliation-days': reconciliationDays,
   '2026-11-27T4001_case-age-in-business-time': caseAgeInBusinessTime,
 };

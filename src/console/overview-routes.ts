@@ -40,16 +40,17 @@ async function overviewEndOf(ctx: AppContext): Promise<string> {
 
 /** Each account's and currency's balance trend up to a date, as inline SVG by `${account}\u0000${currency}`. */
 export async function recentTrends(ctx: AppContext, accounts: readonly string[], date: string): Promise<Map<string, string>> {
+  const series = new Map<string, BalancePoint[]>();
+  for (const point of await listRecentBalances(ctx.database.db, accounts, addDays(date, -(TREND_DATES - 1)), date)) {
+    const key = `${point.account}\u0000${point.currency}`;
+    const own = series.get(key);
+    if (own === undefined) series.set(key, [point]);
+    else own.push(point);
+  }
   const out = new Map<string, string>();
-  for (const account of accounts) {
-    const byCurrency = new Map<string, BalancePoint[]>();
-    for (const point of await listRecentBalances(ctx.database.db, account, addDays(date, -(TREND_DATES - 1)), date)) {
-      byCurrency.set(point.currency, [...(byCurrency.get(point.currency) ?? []), point]);
-    }
-    for (const [currency, points] of byCurrency) {
-      const svg = balanceTrendSvg(currency, points);
-      if (svg !== '') out.set(`${account}\u0000${currency}`, svg);
-    }
+  for (const [key, points] of series) {
+    const svg = balanceTrendSvg(points[0]!.currency, points);
+    if (svg !== '') out.set(key, svg);
   }
   return out;
 }

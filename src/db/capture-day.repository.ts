@@ -49,19 +49,21 @@ export async function findLastRunError(db: Db, account: string, businessDate: st
 
 /**
  * How many of the account's latest settled business dates were missed in a row: pending dates
- * are passed over, a captured date ends the count.
+ * are passed over, a captured date ends the count (at most 1000).
  */
 export async function countConsecutiveMissedDates(db: Db, account: string): Promise<number> {
-  const rows = await db
-    .selectFrom('capture_days')
-    .select('status')
-    .where('account', '=', account)
-    .where('status', '<>', 'pending')
-    .orderBy('business_date', 'desc')
-    .limit(1000)
-    .execute();
-  const firstCaptured = rows.findIndex((r) => r.status === 'captured');
-  return firstCaptured === -1 ? rows.length : firstCaptured;
+  // The recorded misses after the latest captured date (an end-of-day run that succeeded): two
+  // index probes, where walking capture_days back from today read up to 1000 dates of history.
+  const { rows } = await sql<{ n: string }>`
+    select count(*) as n from (
+      select 1 from missed_dates m
+      where m.account = ${account}
+        and m.business_date > coalesce(
+          (select max(r.business_date) from snapshot_runs r where r.account = ${account} and r.status = 'succeeded' and r.end_of_day),
+          '-infinity'::date)
+      limit 1000
+    ) x`.execute(db);
+  return Number(rows[0]!.n);
 }
 
 /**

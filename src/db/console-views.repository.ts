@@ -42,11 +42,12 @@ export interface BooksOfDate {
 }
 
 export async function listBooksOfDate(db: Kysely<Database>, businessDate: string): Promise<BooksOfDate[]> {
+  // From the per-date state (reconciliation_days): one row per account, not a row per currency.
   const rows = await db
-    .selectFrom('expected_balances')
-    .select((eb) => ['account', eb.fn.countAll<string>().as('currencies'), eb.fn.max('source').as('source'), eb.fn.max('import_id').as('import_id'), eb.fn.max('imported_at').as('imported_at')])
+    .selectFrom('reconciliation_days')
+    .select(['account', 'books_currencies', 'books_source', 'books_import_id', 'books_imported_at'])
     .where('business_date', '=', businessDate)
-    .groupBy('account')
+    .where('books_currencies', '>', 0)
     .execute();
-  return rows.map((r) => ({ account: r.account, currencies: Number(r.currencies), source: r.source, importId: r.import_id, importedAt: r.imported_at }));
+  return rows.map((r) => ({ account: r.account, currencies: r.books_currencies, source: r.books_source ?? '', importId: r.books_import_id, importedAt: r.books_imported_at ?? new Date(0) }));
 }

@@ -140,6 +140,34 @@ export interface ReconciliationOwedTable {
   seq: ColumnType<string, string | number, string | number>;
 }
 
+/**
+ * Derived state, written only by the triggers of migration 2026-11-27T3602: per account-date, what
+ * its inputs hold (the authoritative run, the books, the bank statement, the owed mark, the
+ * results). `reconciliation_status` reads it; never write it from the application.
+ */
+export interface ReconciliationDaysTable {
+  account: string;
+  business_date: DateString;
+  run_id: number | null;
+  books_import_id: number | null;
+  books_currencies: number;
+  books_source: string | null;
+  books_imported_at: Date | null;
+  statement_pk: number | null;
+  owed: boolean;
+  owed_reason: string | null;
+  results: number;
+  not_matched: number;
+  results_run_id: number | null;
+  results_books_import_id: number | null;
+  reconciled_at: Date | null;
+  awaiting: boolean | null;
+  awaiting_statement: boolean | null;
+  bank: boolean | null;
+  results_bank_statement_id: number | null;
+  books_deadline_at: Date | null;
+}
+
 export interface ScheduledAccountsTable {
   account: string;
   first_business_date: DateString;
@@ -554,6 +582,7 @@ export interface Database {
   open_cases: OpenCasesView;
   reconciliation_owed: ReconciliationOwedTable;
   reconciliation_status: ReconciliationStatusView;
+  reconciliation_days: ReconciliationDaysTable;
   scheduled_accounts: ScheduledAccountsTable;
   statement_imports: StatementImportsTable;
   bank_statements: BankStatementsTable;

@@ -7,11 +7,21 @@ import type { Database } from './database.types.js';
 
 /** Every account the database holds data of (captures, misses, books or results), configured or not. */
 export async function listAccountsWithData(db: Kysely<Database>): Promise<string[]> {
+  // A skip scan per table: from each account to the next through the index that leads with the
+  // account, one probe per account, where a union of the tables read every row of history (the
+  // day view and the cases inbox ask this on every page).
   const { rows } = await sql<{ account: string }>`
-    select account from snapshot_runs
-    union select account from missed_dates
-    union select account from expected_balances
-    union select account from reconciliation_results
+    with recursive
+      r(account) as (select min(account) from snapshot_runs
+        union all select (select min(x.account) from snapshot_runs x where x.account > r.account) from r where r.account is not null),
+      m(account) as (select min(account) from missed_dates
+        union all select (select min(x.account) from missed_dates x where x.account > m.account) from m where m.account is not null),
+      e(account) as (select min(account) from expected_balances
+        union all select (select min(x.account) from expected_balances x where x.account > e.account) from e where e.account is not null),
+      z(account) as (select min(account) from reconciliation_results
+        union all select (select min(x.account) from reconciliation_results x where x.account > z.account) from z where z.account is not null)
+    select account from (select account from r union select account from m union select account from e union select account from z) a
+    where account is not null
     order by account`.execute(db);
   return rows.map((r) => r.account);
 }
@@ -43,9 +53,10 @@ export interface AccountDateFacts {
 export async function listAccountDateFacts(db: Kysely<Database>, accounts: readonly string[], from: string, to: string): Promise<AccountDateFacts[]> {
   if (accounts.length === 0) return [];
   const { rows } = await sql<{ account: string; business_date: string; reconciliation: string | null; capture: string | null; unmatched: string | null; results: string | null }>`
-    with keys as (
-      select account, business_date from reconciliation_status where business_date between ${from}::date and ${to}::date and account = any(${[...accounts]}::text[])
-      union select account, business_date from capture_days where business_date between ${from}::date and ${to}::date and account = any(${[...accounts]}::text[])
+    with states as (
+      select account, business_date, state from reconciliation_status where business_date between ${from}::date and ${to}::date and account = any(${[...accounts]}::text[])
+    ), captures as (
+      select account, business_date, status from capture_days where business_date between ${from}::date and ${to}::date and account = any(${[...accounts]}::text[])
     ), results as (
       select account, business_date, count(*) as results,
         count(*) filter (where status not in ('matched', 'awaiting_books')) as unmatched
@@ -53,11 +64,13 @@ export async function listAccountDateFacts(db: Kysely<Database>, accounts: reado
       where business_date between ${from}::date and ${to}::date and account = any(${[...accounts]}::text[])
       group by account, business_date
     )
+    -- Each view filtered by the range and the accounts itself, then joined on the keys: a view
+    -- joined to a list of keys is not filtered by them, and was computed over all history.
     select k.account, k.business_date::text as business_date, s.state as reconciliation, c.status as capture,
       r.unmatched::text as unmatched, r.results::text as results
-    from keys k
-    left join reconciliation_status s on s.account = k.account and s.business_date = k.business_date
-    left join capture_days c on c.account = k.account and c.business_date = k.business_date
+    from (select account, business_date from states union select account, business_date from captures) k
+    left join states s on s.account = k.account and s.business_date = k.business_date
+    left join captures c on c.account = k.account and c.business_date = k.business_date
     left join results r on r.account = k.account and r.business_date = k.business_date`.execute(db);
   return rows.map((r) => ({ account: r.account, businessDate: r.business_date, reconciliation: r.reconciliation, capture: r.capture, unmatched: Number(r.unmatched ?? 0), results: Number(r.results ?? 0) }));
 }
@@ -74,23 +87,27 @@ export async function listSignoffStatesOfRange(db: Kysely<Database>, from: strin
   return out;
 }
 
-/** An account's balances of one currency over a range of dates, oldest first, from the daily snapshots. */
+/** An account's balance of one currency on one business date, from the daily snapshots. */
 export interface BalancePoint {
+  account: string;
   currency: string;
   businessDate: string;
   balance: bigint;
   scale: number | null;
 }
 
-export async function listRecentBalances(db: Kysely<Database>, account: string, from: string, to: string): Promise<BalancePoint[]> {
-  const rows = await db
-    .selectFrom('daily_balances')
-    .select(['currency', 'business_date', 'balance', 'scale'])
-    .where('account', '=', account)
-    .where('business_date', '>=', from)
-    .where('business_date', '<=', to)
-    .orderBy('currency')
-    .orderBy('business_date')
-    .execute();
-  return rows.map((r) => ({ currency: r.currency, businessDate: r.business_date, balance: BigInt(r.balance), scale: r.scale }));
+/** Some accounts' balances over a range of dates, by account, currency and date: one query for a page of accounts. */
+export async function listRecentBalances(db: Kysely<Database>, accounts: readonly string[], from: string, to: string): Promise<BalancePoint[]> {
+  if (accounts.length === 0) return [];
+  // Each run's balances looked up by its id (the ordered LATERAL stays a keyed lookup), where a
+  // join with daily_balances could hash all of balance_snapshots for a page of accounts.
+  const { rows } = await sql<{ account: string; currency: string; business_date: string; balance: string; scale: number | null }>`
+    select a.account, s.currency, a.business_date::text as business_date, s.balance::text as balance, s.scale
+    from authoritative_runs a
+    cross join lateral (
+      select b.currency, b.balance, b.scale from balance_snapshots b where b.run_id = a.run_id order by b.currency
+    ) s
+    where a.account = any(${[...accounts]}::text[]) and a.business_date between ${from}::date and ${to}::date
+    order by a.account, s.currency, a.business_date`.execute(db);
+  return rows.map((r) => ({ account: r.account, currency: r.currency, businessDate: r.business_date, balance: BigInt(r.balance), scale: r.scale }));
 }

@@ -50,6 +50,30 @@ export async function listResults(db: Db, range: { from: string; to: string; acc
   return (await query.execute()).map(resultRecord);
 }
 
+/** Stored results of some accounts on one business date, by account and currency. */
+export async function listResultsOfDate(db: Db, businessDate: string, accounts: readonly string[]): Promise<StoredResultRecord[]> {
+  if (accounts.length === 0) return [];
+  const rows = await db
+    .selectFrom('reconciliation_results')
+    .selectAll()
+    .where('business_date', '=', businessDate)
+    .where('account', 'in', [...accounts])
+    .orderBy('account')
+    .orderBy('currency', (o) => o.nullsFirst())
+    .execute();
+  return rows.map(resultRecord);
+}
+
+/** How many results one business date holds, and how many of them did not match (from the per-date state, reconciliation_days). */
+export async function countResultsOfDate(db: Db, businessDate: string): Promise<{ results: number; notMatched: number }> {
+  const row = await db
+    .selectFrom('reconciliation_days')
+    .select([sql<string>`coalesce(sum(results), 0)`.as('results'), sql<string>`coalesce(sum(not_matched), 0)`.as('not_matched')])
+    .where('business_date', '=', businessDate)
+    .executeTakeFirstOrThrow();
+  return { results: Number(row.results), notMatched: Number(row.not_matched) };
+}
+
 /**
  * The stored results over a range, in the order of `listResults`, a page at a time: each page is
  * read after the last row of the one before (keyset on business date, account, currency; the

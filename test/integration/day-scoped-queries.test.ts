@@ -1,9 +1,15 @@
-import { sql } from 'kysely';
+import { CompiledQuery, sql, type Kysely, type KyselyPlugin } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateHistory, accountNames } from '../../bench/history.js';
 import { renderCsv } from '../../src/reports/render-csv.js';
 import { loadReport } from '../../src/reports/report-data.js';
 import { streamCsv } from '../../src/reports/stream-csv.js';
+import { findFirstTrackedDates, countConsecutiveMissedDates } from '../../src/db/capture-day.repository.js';
+import { listBooksOfDate, listCapturesOfDate } from '../../src/db/console-views.repository.js';
+import type { Database } from '../../src/db/database.types.js';
+import { listAccountDateFacts, listAccountsWithData, listRecentBalances } from '../../src/db/overview.repository.js';
+import { listDatesAwaitingBooks, listDatesWithStatus, listOwedDates, listReconciliationStatus } from '../../src/db/reconciliation-owed.repository.js';
+import { countResultsOfDate, listResultsOfDate } from '../../src/db/reconciliation-result.repository.js';
 import { backend, createTestDatabase, type TestDatabase } from '../helpers/test-database.js';
 
 // A moderately sized reconciled history (the benchmark's generator): 12 accounts × 5 currencies
@@ -27,23 +33,75 @@ afterAll(async () => {
   await t?.drop();
 });
 
-/** Every relation a plan scans sequentially. */
-async function seqScans(query: string): Promise<string[]> {
-  const { rows } = await sql<{ 'QUERY PLAN': unknown }>`explain (format json) ${sql.raw(query)}`.execute(t.handle.db);
+/** Every relation a plan (EXPLAIN's JSON) scans sequentially. */
+function planSeqScans(plan: unknown): string[] {
   const found: string[] = [];
   const walk = (node: Record<string, unknown>) => {
     if (node['Node Type'] === 'Seq Scan') found.push(String(node['Relation Name']));
     for (const child of (node.Plans as Array<Record<string, unknown>> | undefined) ?? []) walk(child);
   };
-  const plan = rows[0]!['QUERY PLAN'];
   walk(((typeof plan === 'string' ? JSON.parse(plan) : plan) as Array<{ Plan: Record<string, unknown> }>)[0]!.Plan);
   return found;
 }
 
+/** Every relation a query's plan scans sequentially. */
+async function seqScans(query: string): Promise<string[]> {
+  const { rows } = await sql<{ 'QUERY PLAN': unknown }>`explain (format json) ${sql.raw(query)}`.execute(t.handle.db);
+  return planSeqScans(rows[0]!['QUERY PLAN']);
+}
+
+/** Every query a repository function runs (SQL and parameters as sent), caught on their way to the database. */
+async function queriesOf(run: (db: Kysely<Database>) => Promise<unknown>): Promise<CompiledQuery[]> {
+  const db = t.handle.db;
+  const caught: CompiledQuery[] = [];
+  const plugin: KyselyPlugin = {
+    transformQuery: (args) => {
+      caught.push(db.getExecutor().compileQuery(args.node, args.queryId));
+      return args.node;
+    },
+    transformResult: async (args) => args.result,
+  };
+  await run(db.withPlugin(plugin));
+  return caught;
+}
+
+/** The history tables a repository function's queries scan sequentially. */
+async function historySeqScansOf(run: (db: Kysely<Database>) => Promise<unknown>): Promise<string[]> {
+  const queries = await queriesOf(run);
+  expect(queries.length).toBeGreaterThan(0);
+  const found: string[] = [];
+  for (const q of queries) {
+    const { rows } = await t.handle.db.executeQuery<{ 'QUERY PLAN': unknown }>(CompiledQuery.raw(`explain (format json) ${q.sql}`, [...q.parameters]));
+    found.push(...planSeqScans(rows[0]!['QUERY PLAN']).filter((s) => HISTORY_TABLES.includes(s)));
+  }
+  return found;
+}
+
 describe(`day-scoped queries on a history (${backend})`, { timeout: 120_000 }, () => {
+  const day = '2026-06-01';
+  it.each<[string, (db: Kysely<Database>) => Promise<unknown>]>([
+    ['the accounts with data (day view, cases inbox)', (db) => listAccountsWithData(db)],
+    ['the results of a page of accounts on one date (day view)', (db) => listResultsOfDate(db, day, accounts.slice(0, 5))],
+    ['the counts of one date (day view)', (db) => countResultsOfDate(db, day)],
+    ['the captures of one date (day view)', (db) => listCapturesOfDate(db, day)],
+    ['the books of one date (day view)', (db) => listBooksOfDate(db, day)],
+    ['the balance trends of a page of accounts (day view)', (db) => listRecentBalances(db, accounts.slice(0, 5), '2026-05-19', day)],
+    ['the states of one date (settle, night digest)', (db) => listReconciliationStatus(db, { from: day, to: day, accounts })],
+    ['the dates awaiting books', (db) => listDatesAwaitingBooks(db, accounts)],
+    ['the dates awaiting a statement', (db) => listDatesWithStatus(db, accounts, 'awaiting_statement')],
+    ['the owed dates', (db) => listOwedDates(db, accounts, day)],
+    ['the misses in a row (night digest)', (db) => countConsecutiveMissedDates(db, accounts[0]!)],
+    ['the first tracked dates', (db) => findFirstTrackedDates(db, accounts)],
+    ['the states of a week (the overview)', (db) => listAccountDateFacts(db, accounts.slice(0, 3), '2026-05-26', day)],
+  ])('%s scans no history table sequentially', async (_name, run) => {
+    expect(await historySeqScansOf(run)).toEqual([]);
+  });
+
   it.each([
     ['reconciliation_status', `select * from reconciliation_status where business_date = '2026-06-01'`],
     ['reconciliation_status of one account', `select * from reconciliation_status where business_date = '2026-06-01' and account = '${accounts[2]}'`],
+    ['reconciliation_status of a week of some accounts', `select * from reconciliation_status where business_date between '2026-05-26' and '2026-06-01' and account in ('${accounts[0]}', '${accounts[1]}')`],
+    ['capture_days of a week of some accounts', `select * from capture_days where business_date between '2026-05-26' and '2026-06-01' and account in ('${accounts[0]}', '${accounts[1]}')`],
     ['balance_history', `select * from balance_history where business_date = '2026-06-01'`],
     ['daily_balances', `select * from daily_balances where business_date = '2026-06-01'`],
     ['capture_days', `select * from capture_days where business_date = '2026-06-01'`],

@@ -15,7 +15,7 @@ import { addUser } from '../../src/console/console-users.js';
 import { openDatabase } from '../../src/db/open-database.js';
 import { createEvent } from '../../src/notifications/events.js';
 import { buildNightDigest } from '../../src/notifications/night-digest.js';
-import { createChannels } from '../../src/notifications/outbox.js';
+import { createChannels } from '../../src/notifications/create-channels.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { ConsoleClient } from '../helpers/console-night.js';
 import { parseMail, startSmtpServer, type TestSmtpServer } from '../helpers/receivers.js';
