@@ -83,7 +83,7 @@ describe(`day-scoped queries on a history (${backend})`, { timeout: 120_000 }, (
     ['the accounts with data (day view, cases inbox)', (db) => listAccountsWithData(db)],
     ['the results of a page of accounts on one date (day view)', (db) => listResultsOfDate(db, day, accounts.slice(0, 5))],
     ['the counts of one date (day view)', (db) => countResultsOfDate(db, day)],
-    ['the captures of one date (day view)', (db) => listCapturesOfDate(db, day)],
+    ['the captures of one date (day view)', (db) => listCapturesOfDate(db, day, new Date('2026-06-01T22:59:00Z'))],
     ['the books of one date (day view)', (db) => listBooksOfDate(db, day)],
     ['the balance trends of a page of accounts (day view)', (db) => listRecentBalances(db, accounts.slice(0, 5), '2026-05-19', day)],
     ['the states of one date (settle, night digest)', (db) => listReconciliationStatus(db, { from: day, to: day, accounts })],
