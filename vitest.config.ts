@@ -3,11 +3,11 @@ import { scratchFolder } from './test/helpers/scratch-folder.js';
 import { configDefaults, defineConfig } from 'vitest/config';
 import SlowestFilesReporter from './test/helpers/slowest-files-reporter.js';
 
+/** Test files that replace modules with vi.mock. */
+const MOCKING_FILES = ['test/unit/signoff-checks.test.ts'];
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    // The database fault suite restarts its own PostgreSQL and kills writers: `npm run faults`.
-    exclude: [...configDefaults.exclude, 'test/faults/**'],
     // The embedded database takes seconds to start; HTTP fault tests wait on real timers.
     testTimeout: 30_000,
     hookTimeout: 60_000,
@@ -35,5 +35,13 @@ export default defineConfig({
     env: { TMPDIR: scratchFolder(), WALLET_RECON_TEST_RUN: String(process.pid) },
     globalSetup: ['test/helpers/build-cli.ts', 'test/helpers/global-setup.ts'],
     reporters: ['default', new SlowestFilesReporter()],
+    projects: [
+      // The database fault suite restarts its own PostgreSQL and kills writers: `npm run faults`.
+      { extends: true, test: { name: 'suite', include: ['test/**/*.test.ts'], exclude: [...configDefaults.exclude, 'test/faults/**', ...MOCKING_FILES] } },
+      // vi.mock replaces a module for the whole worker when files share it (isolate: false above):
+      // a file that mocks modules runs in a process of its own, so neither it nor the files after
+      // it see the other's modules.
+      { extends: true, test: { name: 'mocked modules', include: MOCKING_FILES, isolate: true } },
+    ],
   },
 });
