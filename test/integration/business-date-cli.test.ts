@@ -45,8 +45,8 @@ describe(`business dates on the command line (${backend})`, () => {
     const afternoon = await at('2026-11-21T14:00:00Z', 'snapshot');
     expect(afternoon.stdout).toContain('2026-11-21, intraday');
     const runs = await at('2026-11-21T14:00:00Z', 'runs');
-    expect(runs.stdout).toMatch(/default\s+2026-11-21, intraday\s+manual\s+succeeded/);
-    expect(runs.stdout).toMatch(/default\s+2026-11-20, end of day, 5 min before cut-off\s+manual\s+succeeded/);
+    expect(runs.stdout).toMatch(/default\s+2026-11-21\s+no \(intraday\)\s+manual\s+succeeded/);
+    expect(runs.stdout).toMatch(/default\s+2026-11-20\s+yes, 5 min before\s+manual\s+succeeded/);
   });
 
   it('reconcile without --date takes the latest business date whose cut-off has passed, not today', async () => {

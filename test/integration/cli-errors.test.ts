@@ -99,15 +99,15 @@ describe(`one line per error and the documented exit code (${backend})`, () => {
 
   it('reads the runs and cases of an account no longer configured (renamed), saying so', async () => {
     await withDatabase(t, async (db) => {
-      // Started at the cut-off of 2026-11-20 (RECON_CUTOFF 00:00 UTC): drift 0, whichever way it is derived.
-      const at = new Date('2026-11-21T00:00:00Z');
-      const runId = await insertRunningRun(db, { account: 'eu-old', environment: 'sandbox', trigger: 'schedule', businessDate: '2026-11-20', startedAt: at, timing: { cutoffAt: at, driftSeconds: 0, endOfDay: true } });
-      await markRunFailed(db, runId, new Date('2026-11-21T00:00:02Z'), 'interrupted');
+      // 9 min 38 s before the cut-off of 2026-11-20 (RECON_CUTOFF 00:00 UTC): the widest drift a line shows.
+      const at = new Date('2026-11-20T23:50:22Z');
+      const runId = await insertRunningRun(db, { account: 'eu-old', environment: 'sandbox', trigger: 'schedule', businessDate: '2026-11-20', startedAt: at, timing: { cutoffAt: new Date('2026-11-21T00:00:00Z'), driftSeconds: -578, endOfDay: true } });
+      await markRunFailed(db, runId, new Date('2026-11-20T23:50:24Z'), 'interrupted');
     });
     const runs = await runCliInProcess(['runs', '--account', 'eu-old'], env);
     expect(runs.code, runs.stderr).toBe(0);
     expect(runs.stderr.trim()).toBe('Account "eu-old" is not configured any more; these are its recorded runs.');
-    expect(runs.stdout).toMatch(/eu-old\s+2026-11-20, end of day.*\s+schedule\s+failed\s+2026-11-21 00:00 UTC\s+2\.0 s/);
+    expect(runs.stdout).toMatch(/eu-old\s+2026-11-20\s+yes, 9 min 38 s before\s+schedule\s+failed\s+2026-11-20 23:50 UTC\s+2\.0 s/);
     // The error follows the table on its own line: no table line is wider than a wide terminal (132 columns).
     expect(runs.stdout).toMatch(/\nrun \d+: interrupted$/);
     for (const line of runs.stdout.split('\n').filter((l) => !l.startsWith('run '))) expect(line.length, line).toBeLessThanOrEqual(132);

@@ -79,7 +79,7 @@ describe(`wallet-recon snapshot as a process (${backend})`, () => {
     const listing = await inProcess(['runs', '--limit', '5'], env);
     expect(listing.code).toBe(0);
     // The business date with how the capture stands to its cut-off (real clock: either is possible).
-    expect(listing.stdout).toMatch(/default\s+\d{4}-\d{2}-\d{2}, (intraday|end of day, [^\n]+? cut-off)\s+manual\s+succeeded/);
+    expect(listing.stdout).toMatch(/default\s+\d{4}-\d{2}-\d{2}\s+(no \(intraday\)|yes(, [^\n]+?)?)\s+manual\s+succeeded/);
 
     // Without --json or --quiet it prints the balances it captured, in each currency's units.
     const printed = await inProcess(['snapshot'], env);
