@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { runBackfillJob, type BackfillAccountDay, type BackfillDate, type BackfillJobResult } from '../../jobs/backfill-job.js';
 import { createProgressBar } from './progress-line.js';
 import type { CliRuntime } from './runtime.js';
-import { summaryOf } from './command-catalog.js';
+import { summaryOf } from './command-summaries.js';
 import { formatLocalTime } from '../business-date/local-time.js';
 
 function describeDay(day: BackfillAccountDay, result: Pick<BackfillJobResult, 'dryRun' | 'source'>): string {

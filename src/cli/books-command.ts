@@ -4,7 +4,7 @@ import { ConfigError } from '../errors.js';
 import { parseBusinessDate, todayOf } from '../reconciliation/business-dates.js';
 import { resolveAccountNames } from '../reconciliation/reconciliation-service.js';
 import type { CliRuntime } from './runtime.js';
-import { summaryOf } from './command-catalog.js';
+import { summaryOf } from './command-summaries.js';
 import { describeImport, reconcileFailureAdvice } from './ledger-command.js';
 
 /** `wallet-recon books pull`: reads the books of a date from the merchant's ledger database by hand. */

@@ -11,7 +11,7 @@ import { todayOf } from '../reconciliation/business-dates.js';
 import { formatTable } from '../text-table.js';
 import { checkHistoryAccount } from './history-account.js';
 import type { CliRuntime } from './runtime.js';
-import { summaryOf } from './command-catalog.js';
+import { summaryOf } from './command-summaries.js';
 
 function parseCaseId(value: string): number {
   if (!/^\d{1,9}$/.test(value) || Number(value) < 1) throw new InvalidArgumentError('must be a case number such as 7 (see "wallet-recon cases")');

@@ -23,7 +23,7 @@ import { MAX_WALLETS, startSandbox } from '../sandbox/index.js';
 import { UsageError } from '../errors.js';
 import type { CliRuntime } from './runtime.js';
 import { formatCapturedBalances, formatSnapshotSummary } from './snapshot-output.js';
-import { summaryOf } from './command-catalog.js';
+import { summaryOf } from './command-summaries.js';
 
 export { groupDigits } from '../money/format-amount.js';
 

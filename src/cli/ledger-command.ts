@@ -5,7 +5,7 @@ import { formatAmount } from '../money/format-amount.js';
 import { resolveAccountNames } from '../reconciliation/reconciliation-service.js';
 import { detectSignoffChanges } from '../signoff/signoff-service.js';
 import type { CliRuntime } from './runtime.js';
-import { summaryOf } from './command-catalog.js';
+import { summaryOf } from './command-summaries.js';
 
 interface LedgerImportOptions {
   account?: string;

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { migrateToLatest } from '../db/migrate.js';
 import type { CliRuntime } from './runtime.js';
-import { summaryOf } from './command-catalog.js';
+import { summaryOf } from './command-summaries.js';
 
 /** `wallet-recon migrate`: brings the schema to the latest version. */
 export function registerMigrateCommand(program: Command, runtime: CliRuntime): void {

@@ -5,7 +5,7 @@ import { ConfigError, describeError, UsageError } from '../errors.js';
 import { createEvent } from '../notifications/events.js';
 import { createChannels } from '../notifications/create-channels.js';
 import type { CliRuntime } from './runtime.js';
-import { summaryOf } from './command-catalog.js';
+import { summaryOf } from './command-summaries.js';
 import { formatLocalTime } from '../business-date/local-time.js';
 
 const STATUSES: readonly NotificationStatus[] = ['pending', 'sent', 'failed'];

@@ -6,7 +6,7 @@ import { UsageError } from '../errors.js';
 import type { AppContext } from '../app-context.js';
 import { formatTable } from '../text-table.js';
 import type { CliRuntime } from './runtime.js';
-import { summaryOf } from './command-catalog.js';
+import { summaryOf } from './command-summaries.js';
 import { formatLocalTime } from '../business-date/local-time.js';
 
 // The queues a night is made of, in the order printed; which dead-letter queue each has is pg-boss's to say.

@@ -6,7 +6,7 @@ import { resolveAccountNames } from '../reconciliation/reconciliation-service.js
 import { summarizeResults } from '../reports/report-data.js';
 import { renderTable } from '../reports/render-table.js';
 import type { CliRuntime } from './runtime.js';
-import { summaryOf } from './command-catalog.js';
+import { summaryOf } from './command-summaries.js';
 
 /** `wallet-recon reconcile`: compares a business date's snapshot with the books and stores the results. */
 export function registerReconcileCommand(program: Command, runtime: CliRuntime): void {

@@ -14,7 +14,7 @@ import { loadReportFacts } from '../reports/report-facts.js';
 import { streamCsv } from '../reports/stream-csv.js';
 import { writeFileAtomically } from '../reports/write-file-atomically.js';
 import type { CliRuntime } from './runtime.js';
-import { summaryOf } from './command-catalog.js';
+import { summaryOf } from './command-summaries.js';
 
 export const REPORT_FORMATS = ['table', 'csv', 'json', 'html'] as const;
 type ReportFormat = (typeof REPORT_FORMATS)[number];

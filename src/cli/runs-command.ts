@@ -13,7 +13,7 @@ import type { CliRuntime } from './runtime.js';
 import { checkHistoryAccount } from './history-account.js';
 import { formatCapturedBalances, formatDuration } from './snapshot-output.js';
 import { formatDuration as formatDistance } from '../business-date/duration.js';
-import { summaryOf } from './command-catalog.js';
+import { summaryOf } from './command-summaries.js';
 
 function parseLimit(value: string): number {
   const n = Number(value);

@@ -4,7 +4,7 @@ import { loadSandboxSecret, SANDBOX_SECRET_VARIABLE } from '../config/index.js';
 import { ReconError, UsageError } from '../errors.js';
 import { MAX_PER_PAGE, SANDBOX_DEFAULTS, startSandbox, type Sandbox, type SandboxOptions } from '../sandbox/index.js';
 import { checkSandboxNumber, type NumericSandboxOption } from '../sandbox/sandbox-options.js';
-import { summaryOf } from './command-catalog.js';
+import { summaryOf } from './command-summaries.js';
 
 /** Where the command prints and what stops it; tests pass their own, the CLI uses stdout and signals. */
 export interface SandboxCommandIo {

@@ -14,7 +14,7 @@ import { SlotSchedule } from '../scheduler/slot-schedule.js';
 import { openQueueWorker, type RunningQueueWorker } from '../queue/open-queue-worker.js';
 import { queueNight } from '../queue/night-jobs.js';
 import type { CliRuntime } from './runtime.js';
-import { summaryOf } from './command-catalog.js';
+import { summaryOf } from './command-summaries.js';
 
 /** `wallet-recon schedule`: the long-running nightly worker. */
 export function registerScheduleCommand(program: Command, runtime: CliRuntime): void {

@@ -8,7 +8,7 @@ import { readSealedReport, sealHolds, SEAL_MISMATCH } from '../signoff/seal.js';
 import { verifySeals } from '../signoff/verify-seals.js';
 import { UsageError } from '../errors.js';
 import { formatTable } from '../text-table.js';
-import { summaryOf } from './command-catalog.js';
+import { summaryOf } from './command-summaries.js';
 import { readPasswordFromStdin } from './read-stdin.js';
 import type { CliRuntime } from './runtime.js';
 

@@ -5,7 +5,7 @@ import { startGatewayCapture, type GatewayCapture } from '../snapshot/gateway-ca
 import { formatCapturedBalances, formatSnapshotProblems, formatSnapshotSummary } from './snapshot-output.js';
 import { createProgressLine } from './progress-line.js';
 import type { CliRuntime } from './runtime.js';
-import { summaryOf } from './command-catalog.js';
+import { summaryOf } from './command-summaries.js';
 import { formatLocalTime } from '../business-date/local-time.js';
 
 /** `wallet-recon snapshot`: captures every wallet balance of each account now. */

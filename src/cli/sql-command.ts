@@ -5,7 +5,7 @@ import type { AppContext } from '../app-context.js';
 import { embeddedSocketConfig } from '../db/open-database.js';
 import { ReconError } from '../errors.js';
 import type { CliRuntime } from './runtime.js';
-import { summaryOf } from './command-catalog.js';
+import { summaryOf } from './command-summaries.js';
 
 /** libpq environment for a connection: psql reads it, and nothing of it shows in `ps`. */
 export function psqlEnvironment(ctx: Pick<AppContext, 'config'>): Record<string, string> {

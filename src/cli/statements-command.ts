@@ -8,7 +8,7 @@ import { importStatementFiles, listStatementListings, writeCamt053, writeMt940, 
 import { writeFileAtomically } from '../reports/write-file-atomically.js';
 import { formatTable } from '../text-table.js';
 import type { CliRuntime } from './runtime.js';
-import { summaryOf } from './command-catalog.js';
+import { summaryOf } from './command-summaries.js';
 import type { Config } from '../config/index.js';
 
 /** `wallet-recon statements import|list|sample`: bank statements, the bank leg's source. */

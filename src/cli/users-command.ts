@@ -5,7 +5,7 @@ import { addUser, checkPassword, checkUserName, disableUser, enableUser, listUse
 import { generatePassword } from '../console/passwords.js';
 import { CONSOLE_ROLES } from '../console/roles.js';
 import { formatTable } from '../text-table.js';
-import { summaryOf } from './command-catalog.js';
+import { summaryOf } from './command-summaries.js';
 import { readPasswordFromStdin } from './read-stdin.js';
 import type { CliRuntime } from './runtime.js';
 
