@@ -1,6 +1,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { sql } from 'kysely';
 import { listReconciliationStatus } from '../../src/db/reconciliation-owed.repository.js';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { runNight, settleClosedDates } from '../../jobs/nightly-job.js';
@@ -241,6 +242,15 @@ describe(`a night of the worker on the ${backend} database`, () => {
         if (!killedAt) {
           replicaA.kill('SIGKILL');
           await exited;
+          // The server ends the dead process's session, and with it its account lock, a moment
+          // after the process is gone (longer on a loaded machine); this clock's sleeps take no
+          // real time, so wait for that moment rather than let B's next try race it.
+          const account = (await runs())[0]!.account;
+          for (let i = 0; i < 200; i++) {
+            const { rows } = await sql<{ free: boolean }>`select case when pg_try_advisory_lock(hashtextextended('wallet-recon:account:' || ${account}, 0)) then pg_advisory_unlock(hashtextextended('wallet-recon:account:' || ${account}, 0)) else false end as free`.execute(t.handle.db);
+            if (rows[0]!.free) break;
+            await new Promise((r) => setTimeout(r, 50));
+          }
           killedAt = base.now();
           sandbox.setFaults({ latencyMs: 0 });
         }
