@@ -11,8 +11,8 @@ import { formatOptionalAmount } from '../money/format-amount.js';
 import { formatTable } from '../text-table.js';
 import type { CliRuntime } from './runtime.js';
 import { checkHistoryAccount } from './history-account.js';
-import { formatCapturedBalances, formatDuration } from './snapshot-output.js';
-import { formatDuration as formatDistance } from '../business-date/duration.js';
+import { formatCapturedBalances, formatRunDuration } from './snapshot-output.js';
+import { formatDuration } from '../business-date/duration.js';
 import { summaryOf } from './command-summaries.js';
 
 function parseLimit(value: string): number {
@@ -121,7 +121,7 @@ export function registerRunsCommand(program: Command, runtime: CliRuntime): void
           r.status,
           formatLocalTime(r.started_at, ctx.config.timezone),
           String(r.wallets_fetched ?? ''),
-          r.finished_at ? formatDuration(r.finished_at.getTime() - r.started_at.getTime()) : '',
+          r.finished_at ? formatRunDuration(r.finished_at.getTime() - r.started_at.getTime()) : '',
           authorityOf(r),
         ]);
         const notes = runs.flatMap((r) => (r.error !== null ? [`run ${r.id}: ${r.error}`] : r.warning ? [`run ${r.id} (warning): ${r.warning}`] : []));
@@ -141,5 +141,5 @@ function endOfDayCell(endOfDay: boolean | null, driftSeconds: number | null): st
   if (!endOfDay) return 'no (intraday)';
   if (driftSeconds === null) return 'yes';
   if (driftSeconds === 0) return 'yes, at the cut-off';
-  return `yes, ${formatDistance(driftSeconds * 1000)} ${driftSeconds < 0 ? 'before' : 'after'}`;
+  return `yes, ${formatDuration(driftSeconds * 1000)} ${driftSeconds < 0 ? 'before' : 'after'}`;
 }

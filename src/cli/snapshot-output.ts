@@ -7,7 +7,8 @@ import { formatTable } from '../text-table.js';
 // What `snapshot`, `runs` and `demo` print of a capture, apart from the capture itself: `runs`
 // reads stored runs and never loads the gateway client.
 
-export function formatDuration(ms: number): string {
+/** How long a run took, to the tenth of a second: `850 ms`, `2.3 s`. */
+export function formatRunDuration(ms: number): string {
   return ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(1)} s`;
 }
 
@@ -30,7 +31,7 @@ export function formatSnapshotSummary(results: readonly AccountRunResult[], opti
     String(r.walletsFetched ?? ''),
     String(r.pagesFetched ?? ''),
     String(r.requests ?? ''),
-    formatDuration(r.durationMs),
+    formatRunDuration(r.durationMs),
   ]);
   const table = formatTable(['account', 'status', 'business date', 'run', 'wallets', 'pages', 'requests', 'duration'], rows);
   const problems = options.withProblems === false ? '' : formatSnapshotProblems(results);

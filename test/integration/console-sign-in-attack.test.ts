@@ -72,15 +72,9 @@ describe(`sign-in of a running console under attack (${backend})`, { timeout: 18
     expect(await attemptsOf('ben')).toBeLessThanOrEqual(5);
   });
 
-  it('keeps a real sign-in from another address within 4x a quiet one while 100 random names arrive from one address', async () => {
-    const quietForm = await openLoginForm(port, '127.0.0.4');
-    const quiet: number[] = [];
-    for (let i = 0; i < 3; i++) {
-      const answer = await postLogin(port, quietForm, 'carl', PASSWORDS.carl);
-      expect(answer.status).toBe(303);
-      quiet.push(answer.ms);
-    }
-    const quietMs = quiet.sort((a, b) => a - b)[1]!;
+  // What keeps the real user's sign-in quick is that the flood is refused before it is hashed:
+  // the bound on hashing is asserted, not a time (which a loaded machine would make flaky).
+  it('signs a real user in from another address while 100 random names arrive from one address, hashing at most 20 of them', async () => {
     const attacker = await openLoginForm(port, '127.0.0.5');
     const real = await openLoginForm(port, '127.0.0.6');
     const flood = Array.from({ length: 100 }, () => postLogin(port, attacker, `guess-${randomBytes(6).toString('hex')}`, 'some-password-guess'));
@@ -88,7 +82,6 @@ describe(`sign-in of a running console under attack (${backend})`, { timeout: 18
     const signIn = await postLogin(port, real, 'carl', PASSWORDS.carl);
     const flooded = await Promise.all(flood);
     expect(signIn.status).toBe(303);
-    expect(signIn.ms, `quiet ${quietMs.toFixed(0)} ms, under attack ${signIn.ms.toFixed(0)} ms`).toBeLessThanOrEqual(4 * quietMs);
     const statuses = flooded.map((a) => a.status);
     expect(statuses.filter((s) => ![401, 429, 503].includes(s))).toEqual([]);
     // Bounded: most of the burst is refused at once instead of hashed.
