@@ -9,7 +9,16 @@ const AMOUNTS = ['gateway_balance', 'single_balance', 'expected_balance', 'previ
 /** One result as the JSON report lists it. */
 export function jsonResult(r: StoredReconciliationResult) {
   const columns = resultColumns(r);
-  const formatted = Object.fromEntries(AMOUNTS.map((name) => [name, columns[name] === null ? null : formatAmount(BigInt(columns[name]), r.currency, r.scale)]));
+  // From the amounts themselves: the columns hold them as text, and a year's report parsed each back.
+  const format = (v: bigint | null) => (v === null ? null : formatAmount(v, r.currency, r.scale));
+  const formatted: Record<(typeof AMOUNTS)[number], string | null> = {
+    gateway_balance: format(r.gatewayBalance),
+    single_balance: format(r.singleBalance),
+    expected_balance: format(r.expectedBalance),
+    previous_balance: format(r.previousBalance),
+    movement: format(r.movement),
+    difference: format(r.difference),
+  };
   return {
     ...columns,
     computed_at: r.computedAt.toISOString(),
