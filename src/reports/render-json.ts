@@ -4,14 +4,15 @@ import { currencyDecimals, formatAmount } from '../money/format-amount.js';
 import { resultColumns, type StoredReconciliationResult } from '../reconciliation/reconciliation-result.js';
 import type { Report, ReportSummary } from './report-data.js';
 
-const AMOUNTS = ['gateway_balance', 'single_balance', 'expected_balance', 'previous_balance', 'movement', 'difference'] as const;
+/** The amount columns a result's `formatted` repeats for people, in column order. */
+type AmountColumn = 'gateway_balance' | 'single_balance' | 'expected_balance' | 'previous_balance' | 'movement' | 'difference';
 
 /** One result as the JSON report lists it. */
 export function jsonResult(r: StoredReconciliationResult) {
   const columns = resultColumns(r);
   // From the amounts themselves: the columns hold them as text, and a year's report parsed each back.
   const format = (v: bigint | null) => (v === null ? null : formatAmount(v, r.currency, r.scale));
-  const formatted: Record<(typeof AMOUNTS)[number], string | null> = {
+  const formatted: Record<AmountColumn, string | null> = {
     gateway_balance: format(r.gatewayBalance),
     single_balance: format(r.singleBalance),
     expected_balance: format(r.expectedBalance),
