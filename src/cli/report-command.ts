@@ -1,12 +1,13 @@
 import { Option, type Command } from 'commander';
-import { describeError, ReconError, UsageError } from '../errors.js';
+import { describeError, InterruptedError, ReconError, UsageError } from '../errors.js';
 import { numberStyleOf } from '../money/number-style.js';
-import { LONG_RANGE_DAYS, renderHtml } from '../reports/render-html.js';
-import { streamJson } from '../reports/render-json.js';
+import { LONG_RANGE_DAYS, renderHtml, renderHtmlChunks } from '../reports/render-html.js';
+import { streamJsonReport } from '../reports/json-report.js';
 import { renderTable } from '../reports/render-table.js';
 import { latestClosedDateOf, parseBusinessDate, parseDateRange, todayOf } from '../reconciliation/business-dates.js';
 import { resolveAccountNames } from '../reconciliation/reconciliation-service.js';
-import { loadCurrencyHistories, loadReport, streamReportResults, streamSummary, type Report, type ReportRange } from '../reports/report-data.js';
+import { loadCurrencyHistories, loadReport, type Report, type ReportRange, type ReportSummary } from '../reports/report-data.js';
+import { withReportSnapshot } from '../db/report-stream.repository.js';
 import { loadRangeReport } from '../reports/range-report.js';
 import { datesBetween } from '../clock.js';
 import { countOwedDates } from '../db/reconciliation-owed.repository.js';
@@ -78,16 +79,12 @@ export function registerReportCommand(program: Command, runtime: CliRuntime): vo
         if (opts.format === 'csv') {
           // Streamed page by page from the database: a range of years fits in the memory of a day.
           const counted = { results: 0 };
-          const chunks = streamCsv(db, range, { accounts, today: today.date, latestClosedDate, bankAccounts, style, counted });
+          const chunks = streamCsv(db, range, { accounts, today: today.date, latestClosedDate, bankAccounts, style, counted, signal: runtime.signal });
           if (opts.out === undefined) {
             // stdout to a file or a pipe is written synchronously on Linux and macOS: nothing piles up.
             for await (const chunk of chunks) runtime.output.out(chunk);
           } else {
-            try {
-              await writeFileAtomically(opts.out, chunks);
-            } catch (error) {
-              throw new ReconError(`Could not write the csv report: ${describeError(error)}.`, { cause: error });
-            }
+            await writeReport(opts.out, 'csv', chunks, runtime.signal);
             runtime.output.err(`Wrote the csv report (${counted.results} results) to ${opts.out}.`);
           }
           // Owed results are not the answer yet: the report is written, and its exit code says so.
@@ -95,59 +92,76 @@ export function registerReportCommand(program: Command, runtime: CliRuntime): vo
         }
         const summaryOptions = { accounts, today: today.date, latestClosedDate, now: ctx.clock.now(), bankAccounts };
         if (opts.format === 'json') {
-          // The summary is tallied in a first pass, then the results are written as a second one
-          // reads them: two reads of a cursor, a batch in memory, whatever the range.
-          const summary = await streamSummary(db, range, summaryOptions);
-          const chunks = streamJson(summary, streamReportResults(db, range, today.date), { tolerance: ctx.config.tolerance });
-          const resultCount = summary.accounts.reduce((sum, a) => sum + a.accepted + Object.values(a.counts).reduce((x, y) => x + y, 0), 0);
+          // Two passes over a cursor in one snapshot, a batch in memory whatever the range.
+          let summary: ReportSummary | undefined;
+          const chunks = streamJsonReport(db, range, summaryOptions, { tolerance: ctx.config.tolerance, signal: runtime.signal, onSummary: (s) => (summary = s) });
           if (opts.out === undefined) {
             for await (const chunk of chunks) runtime.output.out(chunk);
           } else {
-            try {
-              await writeFileAtomically(opts.out, chunks);
-            } catch (error) {
-              throw new ReconError(`Could not write the json report: ${describeError(error)}.`, { cause: error });
-            }
+            await writeReport(opts.out, 'json', chunks, runtime.signal);
+          }
+          const written = summary!;
+          if (opts.out !== undefined) {
+            const resultCount = written.accounts.reduce((sum, a) => sum + a.accepted + Object.values(a.counts).reduce((x, y) => x + y, 0), 0);
             runtime.output.err(`Wrote the json report (${resultCount} results) to ${opts.out}.`);
           }
           // Owed results are not the answer yet: the report is written, and its exit code says so.
-          return summary.accounts.some((a) => a.owedDates.length > 0) ? 3 : 0;
+          return written.accounts.some((a) => a.owedDates.length > 0) ? 3 : 0;
         }
         let report: Report;
-        let text: string;
+        let chunks: Iterable<string>;
         let resultCount: number;
         if (opts.format === 'html' && range.from !== range.to) {
-          // A range in one pass: tallies of every result, the results the page lists kept.
+          // A range in one pass over a cursor, in one snapshot with the charts' balances and the
+          // facts: tallies of every result, the results the page lists kept, the charts downsampled.
           const long = datesBetween(range.from, range.to).length > LONG_RANGE_DAYS;
-          const loaded = await loadRangeReport(db, range, { ...summaryOptions, keepMatched: opts.allRows === true || !long });
-          report = loaded.report;
-          resultCount = loaded.tallies.resultCount;
-          text = renderHtml(report, await loadCurrencyHistories(db, range), ctx.clock.now(), await loadReportFacts(db, report.results, ctx.config, ctx.clock.now()), {
-            allRows: opts.allRows,
-            streamed: loaded.tallies,
+          const now = ctx.clock.now();
+          const read = await withReportSnapshot(db, async (trx) => {
+            const loaded = await loadRangeReport(trx, range, { ...summaryOptions, keepMatched: opts.allRows === true || !long, signal: runtime.signal });
+            return { loaded, histories: await loadCurrencyHistories(trx, range), facts: await loadReportFacts(trx, loaded.report.results, ctx.config, now) };
           });
+          report = read.loaded.report;
+          resultCount = read.loaded.tallies.resultCount;
+          chunks = renderHtmlChunks(report, read.histories, now, read.facts, { allRows: opts.allRows, streamed: read.loaded.tallies });
         } else {
           report = await loadReport(db, range, summaryOptions);
           resultCount = report.results.length;
-          text =
+          chunks = [
             opts.format === 'html'
               ? renderHtml(report, await loadCurrencyHistories(db, range), ctx.clock.now(), await loadReportFacts(db, report.results, ctx.config, ctx.clock.now()), { allRows: opts.allRows })
-              : renderTable(report, { tolerance: ctx.config.tolerance, style });
+              : renderTable(report, { tolerance: ctx.config.tolerance, style }),
+          ];
         }
         // Owed results are not the answer yet: the report is written, and its exit code says so.
         const exitCode = report.summary.accounts.some((a) => a.owedDates.length > 0) ? 3 : 0;
         if (opts.out === undefined) {
-          runtime.output.out(text);
+          runtime.output.out([...chunks].join(''));
           return exitCode;
         }
-        try {
-          await writeFileAtomically(opts.out, text);
-        } catch (error) {
-          throw new ReconError(`Could not write the ${opts.format} report: ${describeError(error)}.`, { cause: error });
-        }
+        await writeReport(opts.out, opts.format, chunks, runtime.signal);
         runtime.output.err(`Wrote the ${opts.format} report (${resultCount} results) to ${opts.out}.`);
         return exitCode;
       });
     });
 }
 
+/**
+ * Writes a report's chunks to `out` atomically. A stop signal ends the writing and leaves no
+ * file (neither the temporary one nor a report under its final name): said as such, not as a
+ * failure to write.
+ */
+async function writeReport(out: string, format: ReportFormat, chunks: Iterable<string> | AsyncIterable<string>, signal: AbortSignal): Promise<void> {
+  try {
+    await writeFileAtomically(out, chunks, { signal });
+  } catch (error) {
+    if (error instanceof InterruptedError || signal.aborted) {
+      throw new InterruptedError(`Stopped by ${stopName(signal)} before the ${format} report was complete: ${out} was not written.`, { cause: error });
+    }
+    throw new ReconError(`Could not write the ${format} report: ${describeError(error)}.`, { cause: error });
+  }
+}
+
+function stopName(signal: AbortSignal): string {
+  const reason: unknown = signal.reason;
+  return reason instanceof Error ? reason.message : 'a stop signal';
+}

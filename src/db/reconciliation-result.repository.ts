@@ -209,10 +209,17 @@ export async function listBalanceHistory(
       account: r.account,
       businessDate: r.business_date,
       currency: r.currency,
-      balance: rescaleAmount(BigInt(r.balance), r.scale, iso),
+      balance: historyBalance(r),
       movement: r.movement_major === null ? null : majorTextToScale(r.movement_major, iso),
     };
   });
+}
+
+/** A balance_history row's balance in its currency's ISO decimals (as listBalanceHistory gives it): stored at another scale, it is rescaled. */
+export function historyBalance(r: { currency: string; balance: string; scale: number | null }): bigint {
+  const iso = currencyDecimals(r.currency);
+  if (iso === null || r.scale === null || r.scale > iso) return BigInt(r.balance);
+  return rescaleAmount(BigInt(r.balance), r.scale, iso);
 }
 
 /** A numeric's text ("-12.5") as an integer at `decimals` places (-1250n for 2); it has no more decimals than that. */

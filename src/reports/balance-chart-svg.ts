@@ -1,5 +1,6 @@
 import { escapeHtml } from '../escape-html.js';
 import { currencyDecimals, formatAmount, groupDigits, toMajorUnits } from '../money/format-amount.js';
+import type { ChartPoint } from './chart-series.js';
 import type { CurrencyHistory } from './report-data.js';
 
 /** The chart's size in pixels: a full-width chart by default, smaller for small multiples. */
@@ -101,10 +102,24 @@ export function labelledDateIndexes(count: number, every: number): number[] {
 
 const px = (n: number): string => n.toFixed(1);
 
+/** "acme gateway, lowest 1,200.00 on 2026-03-02, highest 5,000.00 on 2026-07-01": what a line without points says on hover. */
+function seriesRangeTitle(label: string, points: readonly ChartPoint[], currency: string): string {
+  if (points.length === 0) return label;
+  let low = points[0]!;
+  let high = points[0]!;
+  for (const p of points) {
+    if (p.balance < low.balance) low = p;
+    if (p.balance > high.balance) high = p;
+  }
+  return `${label}, lowest ${formatAmount(low.balance, currency)} on ${low.date}, highest ${formatAmount(high.balance, currency)} on ${high.date}`;
+}
+
 /**
  * A hand-written inline SVG line chart of one currency: one solid line per account's gateway
  * balance and a dashed one for its books, a point per day with its exact value as a tooltip,
- * gaps left open (a day without a snapshot is not drawn as anything).
+ * gaps left open (a day without a snapshot is not drawn as anything). A downsampled history
+ * (more dates than columns) is drawn through each column's lowest and highest balance, without
+ * points: each line's tooltip gives its lowest and highest balance and their dates.
  */
 export function renderBalanceChartSvg(history: CurrencyHistory, size: ChartSize = { width: DEFAULT_WIDTH, height: DEFAULT_HEIGHT }): string {
   const { currency, dates, series } = history;
@@ -164,21 +179,29 @@ export function renderBalanceChartSvg(history: CurrencyHistory, size: ChartSize 
     const color = COLORS[accounts.indexOf(s.account) % COLORS.length]!;
     const dash = s.kind === 'books' ? ' stroke-dasharray="6 4"' : '';
     const label = `${s.account} ${s.kind === 'gateway' ? 'gateway' : 'books'}`;
+    // A downsampled line has no point per day to hover: it names its lowest and highest balance.
+    const lineTitle = history.downsampled === true ? seriesRangeTitle(label, s.points, currency) : '';
     // Consecutive days form one polyline; a missing day starts a new one.
     let segment: string[] = [];
     let lastIndex = -2;
     const flush = () => {
-      if (segment.length > 1) parts.push(`<polyline class="series ${s.kind}" data-series="${escapeHtml(label)}" fill="none" stroke="${color}" stroke-width="2"${dash} points="${segment.join(' ')}"/>`);
+      if (segment.length > 1) {
+        const attributes = `class="series ${s.kind}" data-series="${escapeHtml(label)}" fill="none" stroke="${color}" stroke-width="2"${dash} points="${segment.join(' ')}"`;
+        parts.push(lineTitle === '' ? `<polyline ${attributes}/>` : `<polyline ${attributes}><title>${escapeHtml(lineTitle)}</title></polyline>`);
+      }
       segment = [];
     };
     for (const p of s.points) {
       const i = index.get(p.date);
       if (i === undefined) continue;
-      if (i !== lastIndex + 1) flush();
+      // Downsampled points are a column apart: the gap is marked on the point after it.
+      if (history.downsampled === true ? p.gapBefore === true : i !== lastIndex + 1) flush();
       segment.push(`${px(x(p.date))},${px(y(p.balance))}`);
       lastIndex = i;
     }
     flush();
+    // A point per day with its tooltip, unless the days are more than the chart has room for.
+    if (history.downsampled === true) return;
     for (const p of s.points) {
       if (!index.has(p.date)) continue;
       (s.kind === 'books' ? bookPoints : gatewayPoints).push(

@@ -14,13 +14,13 @@ import { CurrencyTallies } from './report-view.js';
 export async function loadRangeReport(
   db: Kysely<Database>,
   range: ReportRange,
-  options: SummaryOptions & { today: string; keepMatched: boolean },
+  options: SummaryOptions & { today: string; keepMatched: boolean; signal?: AbortSignal },
 ): Promise<{ report: Report; tallies: RangeTallies }> {
   const summary = new SummaryTally();
   const currencies = new CurrencyTallies();
   const perDate = new Map<string, StatusCounts>();
   const kept: StoredReconciliationResult[] = [];
-  for await (const batch of streamReportResults(db, range, options.today)) {
+  for await (const batch of streamReportResults(db, range, options.today, undefined, options.signal)) {
     for (const r of batch) {
       summary.add(r);
       currencies.add(r);
@@ -33,7 +33,7 @@ export async function loadRangeReport(
       if (options.keepMatched || r.status !== 'matched') kept.push(r);
     }
   }
-  const { keepMatched: _keep, ...summaryOptions } = options;
+  const { keepMatched: _keep, signal: _signal, ...summaryOptions } = options;
   return {
     report: { summary: summary.summary(range, await loadSummaryOptions(db, range, summaryOptions)), results: kept },
     tallies: {

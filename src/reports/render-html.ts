@@ -2,6 +2,7 @@ import { describeCaptureTiming } from '../business-date/business-calendar.js';
 import { wallClockOf } from '../business-date/zoned-time.js';
 import { currencyDecimals, formatAmount, formatOptionalAmount } from '../money/format-amount.js';
 import { renderBalanceChartSvg } from './balance-chart-svg.js';
+import { CHART_COLUMNS } from './chart-series.js';
 import { escapeHtml } from '../escape-html.js';
 import type { StoredReconciliationResult } from '../reconciliation/reconciliation-result.js';
 import type { CurrencyHistory, Report } from './report-data.js';
@@ -265,9 +266,23 @@ export function renderHtml(
   report: Report<StoredReconciliationResult>,
   histories: readonly CurrencyHistory[],
   generatedAt: Date,
-  facts: ReportFacts = { generatedAt, timezone: 'UTC', cutoff: '00:00', tolerance: { default: '0', byCurrency: {}, bps: 0 }, captures: [], books: [] },
+  facts?: ReportFacts,
   options: { allRows?: boolean; streamed?: RangeTallies } = {},
 ): string {
+  return [...renderHtmlChunks(report, histories, generatedAt, facts, options)].join('');
+}
+
+/**
+ * The page of renderHtml in pieces, each chart rendered only when its piece is asked for: a
+ * writer that takes them one by one never holds the page, nor more than one chart's SVG.
+ */
+export function* renderHtmlChunks(
+  report: Report<StoredReconciliationResult>,
+  histories: readonly CurrencyHistory[],
+  generatedAt: Date,
+  facts: ReportFacts = { generatedAt, timezone: 'UTC', cutoff: '00:00', tolerance: { default: '0', byCurrency: {}, bps: 0 }, captures: [], books: [] },
+  options: { allRows?: boolean; streamed?: RangeTallies } = {},
+): Generator<string> {
   const { summary, results } = report;
   const streamed = options.streamed;
   const resultCount = streamed?.resultCount ?? results.length;
@@ -293,10 +308,10 @@ export function renderHtml(
     unreconciled.length === 0 ? '' : `\n<ul id="unreconciled" class="warn">\n${unreconciled.map((line) => `<li>${escapeHtml(line)}</li>`).join('\n')}\n</ul>`;
   const caseLines = describeCases(summary);
   const caseList = caseLines.length === 0 ? '' : `\n<ul id="cases">\n${caseLines.map((line) => `<li>${escapeHtml(line)}</li>`).join('\n')}\n</ul>`;
-  const charts = view.charts.map((h) => `<figure>\n${renderBalanceChartSvg(h, { width: 460, height: 250 })}\n</figure>`).join('\n');
+  const downsampled = view.charts.some((h) => h.downsampled === true);
   const unchanged = view.sections.filter((s) => !s.moved).map((s) => s.currency);
 
-  return `<!DOCTYPE html>
+  yield `<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -373,11 +388,17 @@ ${view.sections.length === 0 ? '<p>No results per currency.</p>' : view.sections
 ${
   view.charts.length === 0
     ? `<p>${histories.length === 0 ? 'No snapshots in this period.' : 'No currency moved or broke in this period.'}</p>`
-    : `<p>Currencies that moved or broke, over the same dates; solid lines are the gateway, dashed lines the books.${unchanged.length === 0 ? '' : ` Unchanged and matched: ${escapeHtml(unchanged.join(', '))}.`}</p>
+    : `<p>Currencies that moved or broke, over the same dates; solid lines are the gateway, dashed lines the books.${unchanged.length === 0 ? '' : ` Unchanged and matched: ${escapeHtml(unchanged.join(', '))}.`}${
+        downsampled
+          ? ` The period has more dates than a chart has room for: each line runs through the lowest and the highest balance of each of ${CHART_COLUMNS} stretches of dates, so every spike shows; a line's tooltip gives its lowest and highest balance, and the CSV report every date's balances.`
+          : ''
+      }</p>
 <div class="charts">
-${charts}
-</div>`
-}
+`
+}`;
+  // One chart at a time: the charts are most of a long range's page.
+  for (const [i, h] of view.charts.entries()) yield `${i === 0 ? '' : '\n'}<figure>\n${renderBalanceChartSvg(h, { width: 460, height: 250 })}\n</figure>`;
+  yield `${view.charts.length === 0 ? '' : '\n</div>'}
 </section>
 <section id="sign-off">
 <h2>Sign-off</h2>

@@ -4,12 +4,22 @@ import { currencyDecimals, formatAmount } from '../money/format-amount.js';
 import { resultColumns, type StoredReconciliationResult } from '../reconciliation/reconciliation-result.js';
 import type { Report, ReportSummary } from './report-data.js';
 
-const AMOUNTS = ['gateway_balance', 'single_balance', 'expected_balance', 'previous_balance', 'movement', 'difference'] as const;
+/** The amount columns a result's `formatted` repeats for people, in column order. */
+type AmountColumn = 'gateway_balance' | 'single_balance' | 'expected_balance' | 'previous_balance' | 'movement' | 'difference';
 
 /** One result as the JSON report lists it. */
 export function jsonResult(r: StoredReconciliationResult) {
   const columns = resultColumns(r);
-  const formatted = Object.fromEntries(AMOUNTS.map((name) => [name, columns[name] === null ? null : formatAmount(BigInt(columns[name]), r.currency, r.scale)]));
+  // From the amounts themselves: the columns hold them as text, and a year's report parsed each back.
+  const format = (v: bigint | null) => (v === null ? null : formatAmount(v, r.currency, r.scale));
+  const formatted: Record<AmountColumn, string | null> = {
+    gateway_balance: format(r.gatewayBalance),
+    single_balance: format(r.singleBalance),
+    expected_balance: format(r.expectedBalance),
+    previous_balance: format(r.previousBalance),
+    movement: format(r.movement),
+    difference: format(r.difference),
+  };
   return {
     ...columns,
     computed_at: r.computedAt.toISOString(),
@@ -48,8 +58,39 @@ export async function* streamJson(summary: ReportSummary, batches: AsyncIterable
   let written = 0;
   for await (const batch of batches) {
     let text = written === 0 && batch.length > 0 ? open : '';
-    for (const r of batch) text += `${written++ === 0 ? '' : ','}\n    ${JSON.stringify(jsonResult(r), null, 2).replaceAll('\n', '\n    ')}`;
+    for (const r of batch) {
+      text += `${written++ === 0 ? '' : ','}\n    ${indentedJson(jsonResult(r), '    ')}`;
+      // Written every few results: a batch's whole text held while it grows outlives the young
+      // generation and is copied to the old one, which a long report then fills with garbage.
+      if (written % CHUNK_RESULTS === 0) {
+        yield text;
+        text = '';
+      }
+    }
     if (text !== '') yield text;
   }
   yield written === 0 ? `${open}]\n}\n` : '\n  ]\n}\n';
+}
+
+const CHUNK_RESULTS = 50;
+
+/**
+ * `JSON.stringify(value, null, 2)` with every line after the first indented by `indent`, written
+ * directly (a result is flat but for `formatted`): the text of a year's results is made once,
+ * not made and then copied again to indent it.
+ */
+export function indentedJson(value: object, indent: string): string {
+  const inner = `${indent}  `;
+  let text = '';
+  for (const [key, v] of Object.entries(value)) {
+    const item =
+      v === null || typeof v !== 'object' || typeof (v as { toJSON?: unknown }).toJSON === 'function'
+        ? (JSON.stringify(v) as string | undefined)
+        : Array.isArray(v)
+          ? JSON.stringify(v, null, 2).replaceAll('\n', `\n${inner}`)
+          : indentedJson(v, inner);
+    if (item === undefined) continue;
+    text += `${text === '' ? '' : ','}\n${inner}${JSON.stringify(key)}: ${item}`;
+  }
+  return text === '' ? '{}' : `{${text}\n${indent}}`;
 }

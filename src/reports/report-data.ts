@@ -3,11 +3,11 @@ import { ageBucketOf, AGE_BUCKETS, caseAgeDays, caseKindOf, type AgeBucket, type
 import { datesBetween } from '../clock.js';
 import type { Database } from '../db/database.types.js';
 import { findFirstTrackedDates } from '../db/capture-day.repository.js';
-import { listExpectedBalancesBetween } from '../db/expected-balance.repository.js';
 import { listCasesByIds } from '../db/reconciliation-case.repository.js';
 import { listReconciliationStatus } from '../db/reconciliation-owed.repository.js';
-import { listBalanceHistory, listResults } from '../db/reconciliation-result.repository.js';
-import { streamResultBatches, type StreamedResult } from '../db/report-stream.repository.js';
+import { listResults } from '../db/reconciliation-result.repository.js';
+import { streamBalanceHistory, streamBooksBalances, streamResultBatches, type StreamedResult } from '../db/report-stream.repository.js';
+import { CHART_COLUMNS, SeriesDownsampler, type ChartPoint } from './chart-series.js';
 import { addCounts, countByStatus, isAccepted, reconciliationExitCode, type ReconciliationResult, type StatusCounts, type StoredReconciliationResult } from '../reconciliation/reconciliation-result.js';
 
 /** The business dates (inclusive) and, optionally, the one account a report covers. */
@@ -105,13 +105,16 @@ export interface Report<R extends ReconciliationResult = StoredReconciliationRes
 export interface BalanceSeries {
   account: string;
   kind: 'gateway' | 'books';
-  points: Array<{ date: string; balance: bigint }>;
+  /** By date; in a downsampled history, a column's lowest and highest balances (see SeriesDownsampler). */
+  points: ChartPoint[];
 }
 
 /** Every series of one currency over the report's dates. */
 export interface CurrencyHistory {
   currency: string;
   dates: string[];
+  /** More dates than a chart has columns: each series keeps its lowest and highest balance per column. */
+  downsampled?: boolean;
   series: BalanceSeries[];
 }
 
@@ -254,34 +257,54 @@ export async function loadSummaryOptions(db: Kysely<Database>, range: ReportRang
  * The summary of a range read from a cursor (streamResultBatches), one batch in memory at a
  * time: what a streamed report writes before its results.
  */
-export async function streamSummary(db: Kysely<Database>, range: ReportRange, options: SummaryOptions & { today: string }): Promise<ReportSummary> {
+export async function streamSummary(db: Kysely<Database>, range: ReportRange, options: SummaryOptions & { today: string; signal?: AbortSignal }): Promise<ReportSummary> {
+  const { signal, ...summaryOptions } = options;
   const tally = new SummaryTally();
-  for await (const batch of streamReportResults(db, range, options.today)) for (const r of batch) tally.add(r);
-  return tally.summary(range, await loadSummaryOptions(db, range, options));
+  for await (const batch of streamReportResults(db, range, options.today, undefined, signal)) for (const r of batch) tally.add(r);
+  return tally.summary(range, await loadSummaryOptions(db, range, summaryOptions));
 }
 
-/** Per currency, each account's gateway balances (`balance_history`) and books over the range. */
+/**
+ * Per currency, each account's gateway balances (`balance_history`) and books over the range,
+ * read from cursors. A range of more dates than a chart has columns (CHART_COLUMNS) keeps, per
+ * series and column, the lowest and the highest balance (SeriesDownsampler): the charts of a year
+ * or of ten take the same memory, and every spike is still drawn.
+ */
 export async function loadCurrencyHistories(db: Kysely<Database>, range: ReportRange): Promise<CurrencyHistory[]> {
   const dates = datesBetween(range.from, range.to);
-  const byCurrency = new Map<string, Map<string, BalanceSeries>>();
+  const downsampled = dates.length > CHART_COLUMNS;
+  const indexOf = new Map(dates.map((d, i) => [d, i]));
+  const byCurrency = new Map<string, Map<string, { line: BalanceSeries; sampler?: SeriesDownsampler }>>();
   const add = (currency: string, account: string, kind: BalanceSeries['kind'], date: string, balance: bigint) => {
-    const series = byCurrency.get(currency) ?? new Map<string, BalanceSeries>();
-    byCurrency.set(currency, series);
+    const index = indexOf.get(date);
+    if (index === undefined) return;
+    let series = byCurrency.get(currency);
+    if (series === undefined) {
+      series = new Map();
+      byCurrency.set(currency, series);
+    }
     const key = `${account}\u0000${kind}`;
-    const line = series.get(key) ?? { account, kind, points: [] };
-    series.set(key, line);
-    line.points.push({ date, balance });
+    let own = series.get(key);
+    if (own === undefined) {
+      own = { line: { account, kind, points: [] }, sampler: downsampled ? new SeriesDownsampler(dates.length) : undefined };
+      series.set(key, own);
+    }
+    if (own.sampler === undefined) own.line.points.push({ date, balance });
+    else own.sampler.add(index, date, balance);
   };
-  for (const h of await listBalanceHistory(db, range)) add(h.currency, h.account, 'gateway', h.businessDate, h.balance);
-  for (const b of await listExpectedBalancesBetween(db, range)) add(b.currency, b.account, 'books', b.businessDate, b.balance);
+  for await (const rows of streamBalanceHistory(db, range)) for (const h of rows) add(h.currency, h.account, 'gateway', h.businessDate, h.balance);
+  for await (const rows of streamBooksBalances(db, range)) for (const b of rows) add(b.currency, b.account, 'books', b.businessDate, b.balance);
   return [...byCurrency.keys()].sort().map((currency) => ({
     currency,
     dates,
-    series: [...byCurrency.get(currency)!.values()].sort((a, b) => a.account.localeCompare(b.account) || (a.kind === b.kind ? 0 : a.kind === 'gateway' ? -1 : 1)),
+    ...(downsampled ? { downsampled } : {}),
+    series: [...byCurrency.get(currency)!.values()]
+      .map(({ line, sampler }) => (sampler === undefined ? line : { ...line, points: sampler.finish() }))
+      .sort((a, b) => a.account.localeCompare(b.account) || (a.kind === b.kind ? 0 : a.kind === 'gateway' ? -1 : 1)),
   }));
 }
 
 /** The stored results of a range with their cases (ages to `today`), in batches from a cursor: see streamResultBatches. */
-export function streamReportResults(db: Kysely<Database>, range: ReportRange, today: string, batchRows?: number): AsyncGenerator<StreamedResult[]> {
-  return streamResultBatches(db, range, (c) => caseAgeDays(c, today), batchRows);
+export function streamReportResults(db: Kysely<Database>, range: ReportRange, today: string, batchRows?: number, signal?: AbortSignal): AsyncGenerator<StreamedResult[]> {
+  return streamResultBatches(db, range, (c) => caseAgeDays(c, today), batchRows, signal);
 }

@@ -17,6 +17,8 @@ export interface StreamCsvOptions {
   /** RECON_LOCALE's separator and decimal mark. */
   style?: NumberStyle;
   counted?: { results: number };
+  /** Aborted: the reading stops (InterruptedError). */
+  signal?: AbortSignal;
 }
 
 /**
@@ -63,7 +65,7 @@ export async function* streamCsv(db: Kysely<Database>, range: ReportRange, optio
     return text;
   };
   let next = range.from;
-  for await (const batch of streamReportResults(db, range, options.today)) {
+  for await (const batch of streamReportResults(db, range, options.today, undefined, options.signal)) {
     let text = '';
     for (const r of batch) {
       if (r.businessDate !== date) {

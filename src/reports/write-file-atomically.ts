@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
+import { rmSync } from 'node:fs';
 import { open, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { ReconError } from '../errors.js';
+import { InterruptedError, ReconError } from '../errors.js';
 
 /**
  * Writes a file readable by its owner only (0600: reports hold balances) so that readers see
@@ -9,42 +10,85 @@ import { ReconError } from '../errors.js';
  * flushed to disk, then renamed, which is atomic on one file system. Without the flush a crash
  * just after the rename can leave an empty file under the final name on some file systems.
  */
-export async function writeFileAtomically(filePath: string, content: string | AsyncIterable<string>): Promise<void> {
+export async function writeFileAtomically(filePath: string, content: string | Iterable<string> | AsyncIterable<string>, options: { signal?: AbortSignal } = {}): Promise<void> {
   const target = path.resolve(filePath);
   const folder = path.dirname(target);
   const temp = path.join(folder, `.${path.basename(target)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
-  // A failure to produce the content (a database error mid-stream) is no failure to write the file.
+  const { signal } = options;
+  // A failure to produce the content (a database error mid-stream, a stop signal) is no failure to write the file.
   let sourceError: { error: unknown } | undefined;
+  const stopIfAborted = () => {
+    if (signal?.aborted !== true) return;
+    const error = new InterruptedError(`stopped by ${stopName(signal)} before ${target} was written`);
+    sourceError = { error };
+    throw error;
+  };
+  stopIfAborted();
+  liveTemps.add(temp);
+  removeTempsAtExit();
   try {
     const file = await open(temp, 'wx', 0o600);
     try {
       if (typeof content === 'string') await file.writeFile(content);
       else {
         // A streamed report: each chunk is written before the next is read, so memory holds one.
-        const chunks = content[Symbol.asyncIterator]();
-        for (;;) {
-          let step: IteratorResult<string>;
-          try {
-            step = await chunks.next();
-          } catch (error) {
-            sourceError = { error };
-            throw error;
+        const chunks = Symbol.asyncIterator in content ? content[Symbol.asyncIterator]() : content[Symbol.iterator]();
+        let sourceFailed = false;
+        try {
+          for (;;) {
+            stopIfAborted();
+            let step: IteratorResult<string>;
+            try {
+              step = await chunks.next();
+            } catch (error) {
+              sourceFailed = true;
+              sourceError = { error };
+              throw error;
+            }
+            if (step.done === true) break;
+            await file.write(step.value);
           }
-          if (step.done === true) break;
-          await file.write(step.value);
+        } catch (error) {
+          // Stopped here (a write failed, a stop signal): the source's own clean-up (a cursor's
+          // transaction) runs before the temp file goes.
+          if (!sourceFailed) await Promise.resolve(chunks.return?.()).catch(() => undefined);
+          throw error;
         }
       }
       await file.sync();
     } finally {
       await file.close();
     }
+    // A stop while the file was flushed: the report is not put in place.
+    stopIfAborted();
     await rename(temp, target);
   } catch (error) {
     await rm(temp, { force: true });
     if (sourceError !== undefined && sourceError.error === error) throw error;
     throw new ReconError(whyNotWritten(error, target, folder), { cause: error });
+  } finally {
+    liveTemps.delete(temp);
   }
   await syncFolder(folder);
+}
+
+/** SIGINT or SIGTERM: the reason the CLI's entry point aborts its signal with. */
+function stopName(signal: AbortSignal): string {
+  const reason: unknown = signal.reason;
+  return reason instanceof Error ? reason.message : String(reason);
+}
+
+// Temp files being written: a process ended while writing one (a second stop signal, the forced
+// exit after the shutdown budget) removes them on its way out, so no half report is left behind.
+const liveTemps = new Set<string>();
+let exitHookInstalled = false;
+
+function removeTempsAtExit(): void {
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.on('exit', () => {
+    for (const temp of liveTemps) rmSync(temp, { force: true });
+  });
 }
 
 /**

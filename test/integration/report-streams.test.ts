@@ -1,10 +1,12 @@
 import { sql } from 'kysely';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateHistory, accountNames } from '../../bench/history.js';
 import { renderHtml } from '../../src/reports/render-html.js';
 import { renderJson, streamJson } from '../../src/reports/render-json.js';
 import { loadRangeReport } from '../../src/reports/range-report.js';
-import { loadReport, streamReportResults, streamSummary } from '../../src/reports/report-data.js';
+import { loadCurrencyHistories, loadReport, streamReportResults, streamSummary } from '../../src/reports/report-data.js';
+import { streamJsonReport } from '../../src/reports/json-report.js';
 import { backend, createTestDatabase, type TestDatabase } from '../helpers/test-database.js';
 
 // A reconciled history longer than a cursor's batch (3 accounts × 4 currencies × 90 days, 1,080
@@ -70,5 +72,52 @@ describe(`reports read from a cursor (${backend})`, () => {
     expect(renderHtml(report, [], now, undefined, { streamed: tallies })).toBe(whole);
     const allRows = await loadRangeReport(t.handle.db, range, { ...options, keepMatched: true });
     expect(renderHtml(allRows.report, [], now, undefined, { allRows: true, streamed: allRows.tallies })).toBe(renderHtml(await loadReport(t.handle.db, range, options), [], now, undefined, { allRows: true }));
+  });
+
+  it('keeps every balance of a range a chart has room for, and only each column\'s lowest and highest of a longer one', async () => {
+    const short = await loadCurrencyHistories(t.handle.db, range);
+    expect(short.every((h) => h.downsampled === undefined)).toBe(true);
+    const long = await loadCurrencyHistories(t.handle.db, { from: '2026-01-01', to: '2026-11-30' });
+    expect(long.map((h) => h.currency)).toEqual(short.map((h) => h.currency));
+    for (const [i, h] of long.entries()) {
+      expect(h.downsampled).toBe(true);
+      for (const [j, s] of h.series.entries()) {
+        const every = short[i]!.series[j]!.points.map((p) => p.balance);
+        const kept = s.points.map((p) => p.balance);
+        expect(kept.length).toBeLessThan(every.length);
+        expect(kept.reduce((a, b) => (b < a ? b : a))).toBe(every.reduce((a, b) => (b < a ? b : a)));
+        expect(kept.reduce((a, b) => (b > a ? b : a))).toBe(every.reduce((a, b) => (b > a ? b : a)));
+      }
+    }
+  });
+
+  // Last: it deletes results. The write lands between the passes: the summary reads snapshot_runs
+  // after its pass over the results, and another session holds that table until it has deleted.
+  it.skipIf(backend !== 'postgres')('writes the JSON summary and its results from one snapshot while results are deleted between the passes', async () => {
+    const holder = new pg.Client({ connectionString: t.childEnv.DATABASE_URL });
+    await holder.connect();
+    try {
+      await holder.query('begin');
+      await holder.query('lock table snapshot_runs in access exclusive mode');
+      let text = '';
+      const reading = (async () => {
+        for await (const chunk of streamJsonReport(t.handle.db, range, options, { tolerance })) text += chunk;
+      })();
+      for (let waited = 0; (await holder.query(`select 1 from pg_locks where not granted and relation = 'snapshot_runs'::regclass`)).rowCount === 0; waited += 20) {
+        if (waited > 30_000) throw new Error('the report never reached the summary');
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      const deleted = await holder.query(`delete from reconciliation_results where business_date = '2026-11-02'`);
+      expect(deleted.rowCount).toBeGreaterThan(0);
+      await holder.query('commit');
+      await reading;
+      const json = JSON.parse(text) as { summary: { accounts: Array<{ accepted: number; counts: Record<string, number> }> }; results: Array<{ business_date: string }> };
+      const counted = json.summary.accounts.reduce((sum, a) => sum + a.accepted + Object.values(a.counts).reduce((x, y) => x + y, 0), 0);
+      expect(json.results.length).toBe(counted);
+      expect(json.results.some((r) => r.business_date === '2026-11-02')).toBe(true);
+    } finally {
+      await holder.query('rollback').catch(() => undefined);
+      await holder.end();
+    }
   });
 });
