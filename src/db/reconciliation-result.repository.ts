@@ -184,50 +184,14 @@ export async function findPreviousSnapshotDate(db: Db, account: string, business
 }
 
 /**
- * Daily balances with movement from the `balance_history` view over a range (one account or all),
- * in each currency's ISO 4217 scale: a day captured in whole units (scale 0) is scaled up,
- * exactly, so every point of a chart is in the same unit. Codes without ISO decimals stay as stored.
+ * A balance_history row's balance in its currency's ISO decimals: a day captured in whole units
+ * (scale 0) is scaled up, exactly, so every point of a chart is in the same unit. Codes without
+ * ISO decimals, and finer stored scales, stay as stored.
  */
-export async function listBalanceHistory(
-  db: Db,
-  range: { from: string; to: string; account?: string },
-): Promise<Array<{ account: string; businessDate: string; currency: string; balance: bigint; movement: bigint | null }>> {
-  let query = db
-    .selectFrom('balance_history')
-    .select(['account', 'business_date', 'currency', 'balance', 'movement', 'scale', 'movement_major'])
-    .where('business_date', '>=', range.from)
-    .where('business_date', '<=', range.to)
-    .orderBy('currency')
-    .orderBy('account')
-    .orderBy('business_date');
-  if (range.account !== undefined) query = query.where('account', '=', range.account);
-  const rows = await query.execute();
-  return rows.map((r) => {
-    const iso = currencyDecimals(r.currency);
-    if (iso === null || r.scale === null || r.scale > iso) return { account: r.account, businessDate: r.business_date, currency: r.currency, balance: BigInt(r.balance), movement: exactAmount(r.movement) };
-    return {
-      account: r.account,
-      businessDate: r.business_date,
-      currency: r.currency,
-      balance: historyBalance(r),
-      movement: r.movement_major === null ? null : majorTextToScale(r.movement_major, iso),
-    };
-  });
-}
-
-/** A balance_history row's balance in its currency's ISO decimals (as listBalanceHistory gives it): stored at another scale, it is rescaled. */
 export function historyBalance(r: { currency: string; balance: string; scale: number | null }): bigint {
   const iso = currencyDecimals(r.currency);
   if (iso === null || r.scale === null || r.scale > iso) return BigInt(r.balance);
   return rescaleAmount(BigInt(r.balance), r.scale, iso);
-}
-
-/** A numeric's text ("-12.5") as an integer at `decimals` places (-1250n for 2); it has no more decimals than that. */
-function majorTextToScale(text: string, decimals: number): bigint {
-  const negative = text.startsWith('-');
-  const [whole, fraction = ''] = (negative ? text.slice(1) : text).split('.');
-  const value = BigInt(whole!) * 10n ** BigInt(decimals) + BigInt(fraction.replace(/0+$/, '').padEnd(decimals, '0') || '0');
-  return negative ? -value : value;
 }
 
 /**

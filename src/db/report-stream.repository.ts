@@ -136,7 +136,7 @@ export interface DatedBalance {
 
 /**
  * The gateway's end-of-day balances of a range (`balance_history`, in each currency's ISO
- * decimals as listBalanceHistory gives them), by currency, account and date, in batches from a cursor.
+ * decimals, as historyBalance gives them), by currency, account and date, in batches from a cursor.
  */
 export async function* streamBalanceHistory(db: Kysely<Database>, range: { from: string; to: string; account?: string }, batchRows = 2_000): AsyncGenerator<DatedBalance[]> {
   const query = sql`select account, currency, business_date::text as business_date, balance::text as balance, scale
