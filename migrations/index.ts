@@ -22,6 +22,7 @@ import * as booksDeadlineInStatus from './2026-11-27T3352_books-deadline-in-stat
 import * as keyedAuthoritativeLookups from './2026-11-27T3601_keyed-authoritative-lookups.js';
 import * as reconciliationDays from './2026-11-27T3602_reconciliation-days.js';
 import * as caseAgeInBusinessTime from './2026-11-27T4001_case-age-in-business-time.js';
+import * as coveringRunBalances from './2026-11-28T5101_covering-run-balances.js';
 
 /**
  * Every migration by its name (the file name without extension), in the order they apply.
@@ -52,4 +53,5 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '2026-11-27T3601_keyed-authoritative-lookups': keyedAuthoritativeLookups,
   '2026-11-27T3602_reconciliation-days': reconciliationDays,
   '2026-11-27T4001_case-age-in-business-time': caseAgeInBusinessTime,
+  '2026-11-28T5101_covering-run-balances': coveringRunBalances,
 };

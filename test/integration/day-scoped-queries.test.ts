@@ -2,7 +2,7 @@ import { CompiledQuery, sql, type Kysely, type KyselyPlugin } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateHistory, accountNames } from '../../bench/history.js';
 import { renderCsv } from '../../src/reports/render-csv.js';
-import { loadReport } from '../../src/reports/report-data.js';
+import { loadCurrencyHistories, loadReport } from '../../src/reports/report-data.js';
 import { streamCsv } from '../../src/reports/stream-csv.js';
 import { findFirstTrackedDates, countConsecutiveMissedDates } from '../../src/db/capture-day.repository.js';
 import { listBooksOfDate, listCapturesOfDate } from '../../src/db/console-views.repository.js';
@@ -130,6 +130,34 @@ describe(`day-scoped queries on a history (${backend})`, { timeout: 120_000 }, (
     expect(rows).toHaveLength(1);
     expect(rows[0]!.previous_business_date).toBe('2026-05-31');
     expect(BigInt(rows[0]!.movement)).toBe(BigInt(rows[0]!.balance) - BigInt(rows[0]!.previous_balance));
+  });
+
+  it("reads a page's balance trends from the run's key alone (index-only), each currency's dates in order, exactly", async () => {
+    const page = accounts.slice(0, 3);
+    const queries = await queriesOf((db) => listRecentBalances(db, page, '2026-05-19', day));
+    const plans = JSON.stringify(
+      await Promise.all(
+        queries.map(async (q) => {
+          const plan = (await t.handle.db.executeQuery<{ 'QUERY PLAN': unknown }>(CompiledQuery.raw(`explain (format json) ${q.sql}`, [...q.parameters]))).rows[0]!['QUERY PLAN'];
+          return typeof plan === 'string' ? JSON.parse(plan) : plan;
+        }),
+      ),
+    );
+    expect(plans).toMatch(/"Node Type":\s*"Index Only Scan"[^{}]*"Relation Name":\s*"balance_snapshots"/);
+    const points = await listRecentBalances(t.handle.db, page, '2026-05-19', day);
+    const { rows } = await sql<{ account: string; currency: string; business_date: string; balance: string; scale: number | null }>`
+      select r.account, b.currency, r.business_date::text as business_date, b.balance::text as balance, b.scale
+      from snapshot_runs r join balance_snapshots b on b.run_id = r.id
+      where r.status = 'succeeded' and r.account = any(${page}::text[]) and r.business_date between '2026-05-19' and ${day}
+      order by r.account, b.currency, r.business_date`.execute(t.handle.db);
+    expect(points).toEqual(rows.map((r) => ({ account: r.account, currency: r.currency, businessDate: r.business_date, balance: BigInt(r.balance), scale: r.scale })));
+    expect(points).toHaveLength(3 * SHAPE.currencies * 14);
+  });
+
+  it('reads no balance history for the charts of a one-date report (a chart needs two dates)', async () => {
+    expect(await queriesOf((db) => loadCurrencyHistories(db, { from: day, to: day }))).toEqual([]);
+    expect(await loadCurrencyHistories(t.handle.db, { from: day, to: day })).toEqual([]);
+    expect((await loadCurrencyHistories(t.handle.db, { from: '2026-05-31', to: day })).map((h) => h.dates)).toContainEqual(['2026-05-31', day]);
   });
 
   it('streams the CSV of a range page by page, line for line what the whole report renders (gaps and not_reconciled lines included)', async () => {

@@ -342,6 +342,9 @@ describe('html', () => {
     const onePoint = [{ currency: 'EUR', dates: ['2026-11-20'], series: [{ account: 'acme', kind: 'gateway' as const, points: [{ date: '2026-11-20', balance: 100n }] }] }];
     const html = renderHtml(oneBreak, onePoint, computedAt);
     expect(html).not.toContain('<svg');
+    // The date broke: "no currency moved or broke" would be untrue; the page says why there is no chart.
+    expect(html).not.toContain('No currency moved or broke');
+    expect(html).toContain('A chart needs two business dates or more: this report is of one.');
     expect(html).toContain('1 result needs attention');
     expect(renderTable(oneBreak)).toContain('1 result needs attention');
     const twoPoints = [{ ...onePoint[0]!, dates: ['2026-11-19', '2026-11-20'], series: [{ ...onePoint[0]!.series[0]!, points: [{ date: '2026-11-19', balance: 90n }, { date: '2026-11-20', balance: 100n }] }] }];
