@@ -1,5 +1,6 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database, ReconciliationStatus, ReconciliationStatusView } from './database.types.js';
+import { stateOnClock } from './state-on-clock.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
@@ -85,15 +86,6 @@ export async function listDatesWithStatus(db: Db, accounts: readonly string[], s
     .orderBy('business_date')
     .execute();
   return rows.map((r) => ({ account: r.account, businessDate: r.business_date }));
-}
-
-/**
- * A view row's state on the application's clock: the view decides `no_books` on the database's
- * clock (now()), which a command running on an injected clock must not contradict.
- */
-export function stateOnClock(row: Pick<ReconciliationStatusView, 'state' | 'books_deadline_at'>, now: Date): ReconciliationStatusView['state'] {
-  if ((row.state !== 'no_books' && row.state !== 'awaiting_books') || row.books_deadline_at === null) return row.state;
-  return row.books_deadline_at.getTime() <= now.getTime() ? 'no_books' : 'awaiting_books';
 }
 
 /** Rows of the reconciliation_status view over a range (one account or all), by date and account; with `now`, states on that clock (stateOnClock). */

@@ -3,7 +3,7 @@ import { driftFromCutoff } from '../business-date/capture-drift.js';
 import { countConsecutiveMissedDates, listNightErrors } from '../db/capture-day.repository.js';
 import type { Database } from '../db/database.types.js';
 import { countCasesOfDate, listCasesByIds } from '../db/reconciliation-case.repository.js';
-import { stateOnClock } from '../db/reconciliation-owed.repository.js';
+import { stateOnClock } from '../db/state-on-clock.js';
 import { listResults } from '../db/reconciliation-result.repository.js';
 import { countByStatus, WAITING_STATUSES, type StoredReconciliationResult } from '../reconciliation/reconciliation-result.js';
 import { formatMoney } from '../money/format-amount.js';

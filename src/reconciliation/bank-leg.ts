@@ -1,25 +1,14 @@
 import type { Transaction } from 'kysely';
 import type { AppContext } from '../app-context.js';
-import { businessCalendarOf, toleranceFor, type BankAccountConfig } from '../config/index.js';
+import { toleranceFor, type BankAccountConfig } from '../config/index.js';
 import { findClosingStatement, findPreviousClosing } from '../db/bank-statement.repository.js';
 import type { Database } from '../db/database.types.js';
 import { listExpectedBalances } from '../db/expected-balance.repository.js';
 import { listDatesWithStatus, markOwed } from '../db/reconciliation-owed.repository.js';
 import { currencyDecimals, rescaleAmount } from '../money/format-amount.js';
+import { statementAwaitedOn, statementDueAt } from './awaited-deadlines.js';
 import { reconcileBankDay } from './bank-rules.js';
 import type { ReconciliationResult } from './reconciliation-result.js';
-
-/**
- * Whether a closed date without statement still waits for it: until RECON_STATEMENT_DEADLINE
- * after its cut-off (on the context's clock); after that, it has none.
- */
-export function statementAwaitedOn(ctx: Pick<AppContext, 'clock' | 'config'>, businessDate: string): boolean {
-  return ctx.clock.now().getTime() < statementDueAt(ctx, businessDate).getTime();
-}
-
-function statementDueAt(ctx: Pick<AppContext, 'config'>, businessDate: string): Date {
-  return new Date(businessCalendarOf(ctx.config).cutoffOf(businessDate).getTime() + ctx.config.statementDeadlineMs);
-}
 
 /** Amounts stored in another scale, brought to the currency's ISO 4217 decimals (exact: never fewer digits). */
 function toScale(amount: bigint, from: number | null | undefined, to: number): bigint {

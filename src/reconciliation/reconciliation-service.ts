@@ -4,6 +4,7 @@ import { caseAgeDays } from '../cases/case-model.js';
 import { listCasesByIds } from '../db/reconciliation-case.repository.js';
 import type { Transaction } from 'kysely';
 import { allAccountNames, bankAccountNamed, businessCalendarOf, toleranceFor, type AccountConfig, type Config } from '../config/index.js';
+import { booksAwaitedOn } from './awaited-deadlines.js';
 import { oweBankDatesByTime, reconcileBankLeg } from './bank-leg.js';
 import type { Database } from '../db/database.types.js';
 import { clearOwedMarks, clearOwedWithoutSnapshot, listDatesAwaitingBooks, listOwedDates, markOwed, readOwedMarks } from '../db/reconciliation-owed.repository.js';
@@ -35,14 +36,6 @@ export function resolveAccountNames(config: Config, name?: string): string[] {
  * people (a `books.missing` notification), so it exists exactly when the results do.
  */
 export type AfterReconcileHook = (trx: Transaction<Database>, results: readonly ReconciliationResult[]) => Promise<void>;
-
-/**
- * Whether a date without books still waits for them: until RECON_BOOKS_DEADLINE after its cut-off
- * (on the context's clock), then its books are missed.
- */
-export function booksAwaitedOn(ctx: Pick<AppContext, 'clock' | 'config'>, businessDate: string): boolean {
-  return ctx.clock.now().getTime() < businessCalendarOf(ctx.config).cutoffOf(businessDate).getTime() + ctx.config.booksDeadlineMs;
-}
 
 /**
  * Reconciles the given accounts on one business date and stores the results, replacing that

@@ -32,8 +32,10 @@ const PLAIN_FIELD_RANGES: ReadonlyArray<readonly [number, number]> = [
  * Whether an expression is plainly valid without cron-parser: minute and hour `*` or a number in
  * range, every day of every month (`* * *`). That covers the default "55 23 * * *" and the usual
  * nightly schedules; anything else (ranges, steps, names, days that may not exist) gets the full check.
+ * Exported for its tests: a plain expression wrongly sent to the full check gives the same answer,
+ * only slower, so no other test would notice.
  */
-function isPlainDaily(fields: readonly string[]): boolean {
+export function isPlainDaily(fields: readonly string[]): boolean {
   if (fields.length !== 5 || fields[2] !== '*' || fields[3] !== '*' || fields[4] !== '*') return false;
   return PLAIN_FIELD_RANGES.every(([min, max], i) => fields[i] === '*' || (/^\d{1,2}$/.test(fields[i]!) && Number(fields[i]) >= min && Number(fields[i]) <= max));
 }

@@ -2,7 +2,7 @@ import type { AppContext } from '../app-context.js';
 import { businessCalendarOf } from '../config/index.js';
 import { listReconciliationStatus } from '../db/reconciliation-owed.repository.js';
 import { findAuthoritativeRunTiming } from '../db/signoff.repository.js';
-import { booksAwaitedOn } from '../reconciliation/reconciliation-service.js';
+import { booksAwaitedOn } from '../reconciliation/awaited-deadlines.js';
 import { formatLocalTime } from '../business-date/local-time.js';
 
 /** One account of a date that cannot be signed yet, and why. */

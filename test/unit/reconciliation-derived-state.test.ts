@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { stateOnClock } from '../../src/db/reconciliation-owed.repository.js';
-import { statementAwaitedOn } from '../../src/reconciliation/bank-leg.js';
-import { booksAwaitedOn } from '../../src/reconciliation/reconciliation-service.js';
+import { stateOnClock } from '../../src/db/state-on-clock.js';
+import { booksAwaitedOn, statementAwaitedOn, statementDueAt } from '../../src/reconciliation/awaited-deadlines.js';
 import {
   addCounts,
   countByStatus,
@@ -26,6 +25,7 @@ describe('books and statements awaited until their deadline, on the injected clo
   it('awaits a bank statement until RECON_STATEMENT_DEADLINE after the cut-off, then has none', () => {
     expect(statementAwaitedOn(at('2026-11-21T22:59:59.999Z'), '2026-11-20')).toBe(true);
     expect(statementAwaitedOn(at('2026-11-21T23:00:00.000Z'), '2026-11-20')).toBe(false);
+    expect(statementDueAt(at('2026-11-21T12:00:00.000Z'), '2026-11-20')).toEqual(new Date('2026-11-21T23:00:00.000Z'));
   });
 
   it('reads a date’s books state on the application’s clock, not the database’s', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { BusinessCalendar } from '../../src/business-date/business-calendar.js';
-import { checkCronExpression, checkScheduleFitsWindows, serviceOfSlot, SlotSchedule } from '../../src/scheduler/slot-schedule.js';
+import { checkCronExpression, checkScheduleFitsWindows, isPlainDaily, serviceOfSlot, SlotSchedule } from '../../src/scheduler/slot-schedule.js';
 
 const isoList = (dates: Date[]) => dates.map((d) => d.toISOString());
 
@@ -62,6 +62,42 @@ describe('cron expressions', () => {
     expect(checkCronExpression('55 23 * *')).toMatch(/5 fields .* or 6 with seconds first.*got 4 fields\)$/);
     expect(checkCronExpression('daily')).toMatch(/got 1 field\)$/);
     expect(checkCronExpression('61 23 * * *')).toMatch(/is not a valid cron expression/);
+    // Fields are split on runs of spaces, so a doubled space adds no empty field.
+    expect(checkCronExpression('55  23  * *')).toMatch(/got 4 fields\)$/);
+    expect(checkCronExpression('0 1 2 3 4 5 6')).toMatch(/got 7 fields\)$/);
+  });
+
+  it('refuses a daily-looking expression whose minute or hour is out of range or not a plain number', () => {
+    for (const expression of ['60 23 * * *', '0 24 * * *', '+5 0 * * *', '1e1 0 * * *', '5.0 1 * * *', '0 0x1 * * *']) {
+      expect([expression, checkCronExpression(expression)]).toEqual([expression, expect.stringMatching(/^is not a valid cron expression \(/)]);
+    }
+  });
+
+  it('refuses an impossible day, month or weekday after a plain minute and hour', () => {
+    for (const expression of ['0 0 32 * *', '0 0 * 13 *', '0 0 * * 8', '0 0 * * * 8']) {
+      expect([expression, checkCronExpression(expression)]).toEqual([expression, expect.stringMatching(/^is not a valid cron expression \(Constraint error/)]);
+    }
+  });
+
+  it('accepts the edges of the minute and hour ranges', () => {
+    for (const expression of ['0 0 * * *', '59 23 * * *', '* * * * *', '07 9 * * *', '0 0 * * * *']) expect([expression, checkCronExpression(expression)]).toEqual([expression, undefined]);
+  });
+});
+
+// A plain daily expression is answered without cron-parser (bundle-load.test.ts: commands that
+// never schedule do not load it); one sent to the full check by mistake gets the same answer.
+describe('plain daily expressions (checked without cron-parser)', () => {
+  const plain = (expression: string) => isPlainDaily(expression.split(' '));
+
+  it('are five fields: minute and hour each * or a number in range, then * * *', () => {
+    for (const expression of ['55 23 * * *', '0 0 * * *', '59 23 * * *', '* * * * *', '* 5 * * *', '30 * * * *', '07 09 * * *']) {
+      expect([expression, plain(expression)]).toEqual([expression, true]);
+    }
+  });
+
+  it('are not anything else: numbers out of range or written otherwise, days, months, weekdays, seconds', () => {
+    const others = ['60 23 * * *', '0 24 * * *', '+5 0 * * *', '1e1 0 * * *', '5.0 1 * * *', '007 1 * * *', 'a 1 * * *', '*/5 * * * *', '1-5 0 * * *', '0 0 1 * *', '0 0 * 1 *', '0 0 * * 1', '0 0 * * * *', '0 0 0 * * *'];
+    for (const expression of others) expect([expression, plain(expression)]).toEqual([expression, false]);
   });
 });
 
