@@ -10,8 +10,8 @@ import { ConfigError } from '../src/errors.js';
 import { gatewayScaleFor } from '../src/money/amount-scale.js';
 import { findLocks, lockedDateError } from '../src/signoff/date-lock.js';
 import { findFirstTrackedDates } from '../src/db/capture-day.repository.js';
-import { findDailyRun } from '../src/db/reconciliation-result.repository.js';
-import { insertRunningRun, markRunSucceeded } from '../src/db/snapshot-run.repository.js';
+import { findDailyRuns } from '../src/db/reconciliation-result.repository.js';
+import { insertRunningRuns, markRunsSucceeded } from '../src/db/snapshot-run.repository.js';
 import { duplicateProblem, noRows, openBalanceFile, type BalanceFileRow } from '../src/books/index.js';
 import { countUnmatched, type StatusCounts } from '../src/reconciliation/reconciliation-result.js';
 import { parseDateRange, todayOf } from '../src/reconciliation/business-dates.js';
@@ -100,6 +100,8 @@ export async function runBackfillJob(ctx: AppContext, options: BackfillJobOption
   /** Where each account's date gets its snapshot, given the (account, date) keys the statements hold. */
   const plan = async (db: Kysely<Database> | Transaction<Database>, statementDays: ReadonlyMap<string, number>) => {
     const firstTracked = await findFirstTrackedDates(db, accounts);
+    // Every account-date's run in one query, not one per account-date.
+    const runs = await findDailyRuns(db, accounts, from, to);
     const dates: BackfillDate[] = [];
     const used = new Set<string>();
     for (const businessDate of datesBetween(from, to)) {
@@ -108,8 +110,8 @@ export async function runBackfillJob(ctx: AppContext, options: BackfillJobOption
       const state = now > window.closesAt ? 'closed' : now >= window.opensAt ? 'open' : 'ahead';
       const days: BackfillAccountDay[] = [];
       for (const account of accounts) {
-        const run = await findDailyRun(db, account, businessDate);
         const key = `${account}|${businessDate}`;
+        const run = runs.get(key);
         if (run?.endOfDay) days.push({ account, action: 'existing', runId: run.runId });
         else if (state === 'open') days.push({ account, action: 'capture' });
         else if (state === 'ahead') days.push({ account, action: 'pending', runId: run?.runId });
@@ -141,12 +143,11 @@ export async function runBackfillJob(ctx: AppContext, options: BackfillJobOption
     try {
       planned = await ctx.database.db.transaction().execute(async (trx) => {
         await stageStatements(ctx, trx, file, options.account);
-        const result = await plan(trx, await countStagedRowsByDay(trx));
+        const statementDays = await countStagedRowsByDay(trx);
+        const result = await plan(trx, statementDays);
         if (options.dryRun) throw new PlanOnly(result);
         await refuseLockedDays(trx, result.dates, ctx.config.timezone);
-        for (const date of result.dates) {
-          for (const day of date.accounts) if (day.action === 'import') day.runId = await importStatementDay(ctx, trx, day.account, date.businessDate, source!);
-        }
+        await importStatementDays(ctx, trx, result.dates, statementDays, source!);
         return result;
       });
     } catch (error) {
@@ -263,17 +264,49 @@ async function stageStatements(ctx: AppContext, trx: Transaction<Database>, file
   if ((await countStagedRowsByDay(trx)).size === 0) throw noRows(opened.name);
 }
 
-/** Records one past date from the staged statements as a succeeded `backfill` run, in the backfill's transaction. */
-async function importStatementDay(ctx: AppContext, trx: Transaction<Database>, account: string, businessDate: string, source: string): Promise<number> {
-  const environment = ctx.config.accounts.find((a) => a.name === account)!.environment;
-  const now = ctx.clock.now();
-  // Statements state the balance at the day's close: end of day by definition, drift 0.
-  const cutoffAt = businessCalendarOf(ctx.config).cutoffOf(businessDate);
-  const timing = { businessDate, cutoffAt, driftSeconds: 0, endOfDay: true };
-  const runId = await insertRunningRun(trx, { account, environment, trigger: 'backfill', businessDate, startedAt: now, source, timing });
-  // The statements carry one balance per wallet: there is no single-wallet reading to compare.
-  // Their balances are as of the cut-off, whenever they were imported: that is their capture time.
-  const wallets = await insertSnapshotRowsFromStage(trx, runId, account, businessDate, cutoffAt);
-  await markRunSucceeded(trx, runId, now, { walletsReported: null, walletsFetched: wallets, pagesFetched: 0, requests: 0 }, { timing, readsFinishedAt: cutoffAt });
-  return runId;
+// Account-dates recorded per statement: 500 runs and their 10,000 rows (10 accounts × 20
+// currencies × 50 days) keep each statement, its trigger work and PGlite's heap small.
+const IMPORT_DAYS_PER_STATEMENT = 500;
+
+/**
+ * Records every past date the plan fills from the staged statements as a succeeded `backfill` run,
+ * in the backfill's transaction, a slice of account-dates per statement (not three statements per
+ * account-date): the runs are inserted running, their rows copied from the stage, then marked
+ * succeeded, as a capture writes its run. Sets each imported day's runId.
+ */
+async function importStatementDays(ctx: AppContext, trx: Transaction<Database>, dates: readonly BackfillDate[], statementDays: ReadonlyMap<string, number>, source: string): Promise<void> {
+  const calendar = businessCalendarOf(ctx.config);
+  const environments = new Map(ctx.config.accounts.map((a) => [a.name, a.environment]));
+  // In date order, then the accounts' order: the order the runs' ids follow.
+  const work = dates.flatMap((d) => d.accounts.filter((a) => a.action === 'import').map((day) => ({ day, businessDate: d.businessDate })));
+  for (let start = 0; start < work.length; start += IMPORT_DAYS_PER_STATEMENT) {
+    const slice = work.slice(start, start + IMPORT_DAYS_PER_STATEMENT);
+    const now = ctx.clock.now();
+    // Statements state the balance at the day's close: end of day by definition, drift 0.
+    const runs = slice.map(({ day, businessDate }) => {
+      const cutoffAt = calendar.cutoffOf(businessDate);
+      return { day, timing: { businessDate, cutoffAt, driftSeconds: 0, endOfDay: true } };
+    });
+    const ids = await insertRunningRuns(
+      trx,
+      runs.map(({ day, timing }) => ({ account: day.account, environment: environments.get(day.account)!, trigger: 'backfill' as const, businessDate: timing.businessDate, startedAt: now, source, timing })),
+    );
+    runs.forEach((r, i) => (r.day.runId = ids[i]));
+    // The statements carry one balance per wallet: there is no single-wallet reading to compare.
+    // Their balances are as of the cut-off, whenever they were imported: that is their capture time.
+    await insertSnapshotRowsFromStage(
+      trx,
+      runs.map(({ day, timing }) => ({ runId: day.runId!, account: day.account, businessDate: timing.businessDate, capturedAt: timing.cutoffAt })),
+    );
+    await markRunsSucceeded(
+      trx,
+      runs.map(({ day, timing }) => ({
+        id: day.runId!,
+        counts: { walletsReported: null, walletsFetched: statementDays.get(`${day.account}|${timing.businessDate}`) ?? 0, pagesFetched: 0, requests: 0 },
+        timing,
+        readsFinishedAt: timing.cutoffAt,
+      })),
+      now,
+    );
+  }
 }

@@ -2,6 +2,7 @@ import type { Transaction } from 'kysely';
 import type { Database } from '../db/database.types.js';
 import {
   attachResultsToCases,
+  countOccurrences,
   deleteOccurrence,
   insertCase,
   insertEvent,
@@ -154,7 +155,7 @@ class AccountDayTracker {
     const history = lapse === undefined ? 'its state is unchanged' : 'it is outside the accepted difference, so the acceptance lapses';
     await this.#event(c, 'seen', c.state, c.state, current ? seenNote : `${seenNote} An earlier date than the case's latest (${latestDateOf(c)}): ${history}.`, occurrenceRecord(occurrence));
 
-    let next: ReconciliationCase = { ...c, occurrences: (await listOccurrences(this.#trx, c.id)).length };
+    let next: ReconciliationCase = { ...c, occurrences: await countOccurrences(this.#trx, c.id) };
     if (lapse !== undefined) {
       next = { ...next, state: 'open', resolution: null, acceptedUntil: null, acceptedDifference: null };
       await this.#event(c, 'lapsed', 'accepted', 'open', `The acceptance lapsed on ${this.#date}: ${lapse}. The case is open again.`);

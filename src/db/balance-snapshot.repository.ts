@@ -36,14 +36,22 @@ export async function insertSnapshotRows(db: Db, runId: number, account: string,
 }
 
 /**
- * Writes a run's snapshot rows from the staged statements of one account and date (see
- * createBooksStage), in the database: the statements file is never held in memory. Returns how many.
+ * Writes the snapshot rows of several runs from the staged statements (see createBooksStage), one
+ * statement for all of them: each run gets the staged rows of its account and date, captured at
+ * its cut-off. The statements file is never held in memory. Returns how many rows were written.
  */
-export async function insertSnapshotRowsFromStage(db: Transaction<Database>, runId: number, account: string, businessDate: string, capturedAt: Date): Promise<number> {
+export async function insertSnapshotRowsFromStage(
+  db: Transaction<Database>,
+  runs: ReadonlyArray<{ runId: number; account: string; businessDate: string; capturedAt: Date }>,
+): Promise<number> {
+  if (runs.length === 0) return 0;
   const result = await sql`
     insert into balance_snapshots (run_id, account, currency, balance, single_balance, captured_at, scale, unconfirmed_reason)
-    select ${runId}, account, currency, balance, null, ${capturedAt}, scale, null
-    from books_stage where account = ${account} and business_date = ${businessDate}::date`.execute(db);
+    select r.run_id, s.account, s.currency, s.balance, null, r.captured_at, s.scale, null
+    from unnest(${runs.map((r) => r.runId)}::integer[], ${runs.map((r) => r.account)}::text[], ${runs.map((r) => r.businessDate)}::date[], ${runs.map((r) => r.capturedAt.toISOString())}::timestamptz[])
+      as r(run_id, account, business_date, captured_at)
+    join books_stage s on s.account = r.account and s.business_date = r.business_date
+    order by r.run_id, s.line`.execute(db);
   return Number(result.numAffectedRows ?? 0n);
 }
 

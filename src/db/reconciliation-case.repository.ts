@@ -119,6 +119,12 @@ export async function listOccurrences(db: Db, caseId: number): Promise<CaseOccur
   return rows.map(occurrenceFromRow);
 }
 
+/** How many occurrences a case has: counted in the database, not read row by row (a case seen daily for years has thousands). */
+export async function countOccurrences(db: Db, caseId: number): Promise<number> {
+  const row = await db.selectFrom('case_occurrences').select((eb) => eb.fn.countAll<string>().as('n')).where('case_id', '=', caseId).executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
 /** Records, or replaces, a case's occurrence on one date. */
 export async function upsertOccurrence(db: Db, o: CaseOccurrence, seenAt: Date): Promise<void> {
   const values = {

@@ -146,6 +146,24 @@ export async function findDailyRun(
   return row === undefined ? undefined : { runId: row.run_id, endOfDay: row.end_of_day, cutoffDriftSeconds: row.cutoff_drift_seconds };
 }
 
+/** findDailyRun of every account and date of a range, keyed `account|business_date`: one query for the range. */
+export async function findDailyRuns(
+  db: Db,
+  accounts: readonly string[],
+  from: string,
+  to: string,
+): Promise<Map<string, { runId: number; endOfDay: boolean; cutoffDriftSeconds: number | null }>> {
+  if (accounts.length === 0) return new Map();
+  const rows = await db
+    .selectFrom('authoritative_runs')
+    .select(['account', 'business_date', 'run_id', 'end_of_day', 'cutoff_drift_seconds'])
+    .where('account', 'in', [...accounts])
+    .where('business_date', '>=', from)
+    .where('business_date', '<=', to)
+    .execute();
+  return new Map(rows.map((r) => [`${r.account}|${r.business_date}`, { runId: r.run_id, endOfDay: r.end_of_day, cutoffDriftSeconds: r.cutoff_drift_seconds }]));
+}
+
 /** Account-date pairs among those given that already have stored results. */
 export async function findReconciledPairs(db: Db, pairs: ReadonlyArray<{ account: string; businessDate: string }>): Promise<Array<{ account: string; businessDate: string }>> {
   if (pairs.length === 0) return [];

@@ -40,6 +40,27 @@ export async function insertRunningRun(db: Db, run: NewRun): Promise<number> {
   return row.id;
 }
 
+/**
+ * Inserts several `running` runs in one statement and returns their ids in the order given (ids
+ * are assigned in that order).
+ */
+export async function insertRunningRuns(db: Db, runs: readonly NewRun[]): Promise<number[]> {
+  if (runs.length === 0) return [];
+  const { rows } = await sql<{ id: number }>`
+    insert into snapshot_runs (account, environment, trigger, business_date, status, started_at, slot, worker, source, cutoff_at, cutoff_drift_seconds, end_of_day)
+    select u.account, u.environment, u.trigger, u.business_date, 'running', u.started_at, u.slot, u.worker, u.source, u.cutoff_at, u.drift, u.end_of_day
+    from unnest(
+      ${runs.map((r) => r.account)}::text[], ${runs.map((r) => r.environment)}::text[], ${runs.map((r) => r.trigger)}::text[], ${runs.map((r) => r.businessDate)}::date[],
+      ${runs.map((r) => r.startedAt.toISOString())}::timestamptz[], ${runs.map((r) => r.slot?.toISOString() ?? null)}::timestamptz[], ${runs.map((r) => r.worker ?? null)}::text[],
+      ${runs.map((r) => r.source ?? null)}::text[], ${runs.map((r) => r.timing.cutoffAt.toISOString())}::timestamptz[], ${runs.map((r) => r.timing.driftSeconds)}::integer[],
+      ${runs.map((r) => r.timing.endOfDay)}::boolean[]
+    ) with ordinality as u(account, environment, trigger, business_date, started_at, slot, worker, source, cutoff_at, drift, end_of_day, n)
+    order by u.n
+    returning id`.execute(db);
+  // Identity values follow the insert order, which is the order given.
+  return rows.map((r) => r.id).sort((a, b) => a - b);
+}
+
 export interface RunCounts {
   walletsReported: number | null;
   walletsFetched: number;
@@ -83,6 +104,35 @@ export async function markRunSucceeded(
     .where('status', '=', 'running')
     .executeTakeFirst();
   if (result.numUpdatedRows !== 1n) throw new RunNoLongerRunningError(id);
+}
+
+/**
+ * Marks several running runs succeeded in one statement, each with its counts and how it stands to
+ * its cut-off, as markRunSucceeded does one. Throws (so the caller's transaction rolls back) if any
+ * is no longer `running`.
+ */
+export async function markRunsSucceeded(
+  db: Db,
+  runs: ReadonlyArray<{ id: number; counts: RunCounts; timing: { businessDate: string; cutoffAt: Date; driftSeconds: number; endOfDay: boolean }; readsFinishedAt: Date }>,
+  finishedAt: Date,
+): Promise<void> {
+  if (runs.length === 0) return;
+  const { rows } = await sql<{ id: number }>`
+    update snapshot_runs r set
+      business_date = u.business_date, cutoff_at = u.cutoff_at, cutoff_drift_seconds = u.drift, end_of_day = u.end_of_day, reads_finished_at = u.reads_finished_at, warning = null,
+      status = 'succeeded', finished_at = ${finishedAt}, wallets_reported = u.wallets_reported, wallets_fetched = u.wallets_fetched, pages_fetched = u.pages_fetched, requests = u.requests, error = null
+    from unnest(
+      ${runs.map((r) => r.id)}::integer[], ${runs.map((r) => r.timing.businessDate)}::date[], ${runs.map((r) => r.timing.cutoffAt.toISOString())}::timestamptz[],
+      ${runs.map((r) => r.timing.driftSeconds)}::integer[], ${runs.map((r) => r.timing.endOfDay)}::boolean[], ${runs.map((r) => r.readsFinishedAt.toISOString())}::timestamptz[],
+      ${runs.map((r) => r.counts.walletsReported)}::integer[], ${runs.map((r) => r.counts.walletsFetched)}::integer[], ${runs.map((r) => r.counts.pagesFetched)}::integer[],
+      ${runs.map((r) => r.counts.requests)}::integer[]
+    ) as u(id, business_date, cutoff_at, drift, end_of_day, reads_finished_at, wallets_reported, wallets_fetched, pages_fetched, requests)
+    where r.id = u.id and r.status = 'running'
+    returning r.id`.execute(db);
+  if (rows.length !== runs.length) {
+    const done = new Set(rows.map((r) => r.id));
+    throw new RunNoLongerRunningError(runs.find((r) => !done.has(r.id))!.id);
+  }
 }
 
 /** Marks a running run failed with a secret-free message and whatever counts are known. */

@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { InsertQueryNode, RawNode, type KyselyPlugin } from 'kysely';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { runBackfillJob } from '../../jobs/backfill-job.js';
 import { formatBackfillLine } from '../../src/cli/backfill-command.js';
@@ -105,6 +106,65 @@ describe(`backfill (${backend})`, () => {
     expect(again.dates.map((d) => d.accounts[0]!.action)).toEqual(['existing', 'existing', 'existing']);
     expect(again.unusedStatementRows).toBe(8);
     expect(await ctx.database.db.selectFrom('snapshot_runs').select('id').execute()).toHaveLength(3);
+  });
+
+  it('records a file of many days in a few statements, each run as one written day by day would be', async () => {
+    // Twelve past days before the range the other tests use: each an imported run.
+    const days = Array.from({ length: 12 }, (_, i) => `2026-11-${String(i + 7).padStart(2, '0')}`);
+    const statements = writeStatements('statements-many.csv', days);
+    // With books that agree: no case is opened (the later tests look for none before the 19th).
+    await replaceExpectedBalanceDays(ctx.database.db, days.flatMap((businessDate) => sandbox.wallets.map((w) => ({ account: 'default', businessDate, currency: w.currency, balance: w.balance }))), 'books.csv', new Date());
+    // Counts the statements that write snapshot_runs, whether built or raw SQL.
+    let runInserts = 0;
+    const counting: KyselyPlugin = {
+      transformQuery({ node }) {
+        if (InsertQueryNode.is(node) && node.into?.table.identifier.name === 'snapshot_runs') runInserts++;
+        if (RawNode.is(node) && /insert into snapshot_runs/.test(node.sqlFragments.join(''))) runInserts++;
+        return node;
+      },
+      async transformResult({ result }) {
+        return result;
+      },
+    };
+    const counted: AppContext = { ...ctx, database: { ...ctx.database, db: ctx.database.db.withPlugin(counting) } };
+    const result = await runBackfillJob(counted, { from: days[0]!, to: days.at(-1)!, importFile: statements });
+    expect(result.dates.map((d) => d.accounts[0]!.action)).toEqual(days.map(() => 'import'));
+    expect(result.exitCode).toBe(0);
+    // One statement for the twelve runs, not one per day.
+    expect(runInserts).toBe(1);
+    const runs = await ctx.database.db
+      .selectFrom('snapshot_runs')
+      .select(['id', 'business_date', 'trigger', 'status', 'source', 'started_at', 'finished_at', 'cutoff_at', 'reads_finished_at', 'cutoff_drift_seconds', 'end_of_day', 'wallets_reported', 'wallets_fetched', 'pages_fetched', 'requests', 'error', 'warning'])
+      .orderBy('id')
+      .execute();
+    const now = ctx.clock.now();
+    // Ids in date order, as the day-by-day writes gave them; each run names its own rows.
+    expect(runs.map((r) => r.business_date)).toEqual(days);
+    expect(result.dates.map((d) => d.accounts[0]!.runId)).toEqual(runs.map((r) => r.id));
+    expect(runs.map(({ id: _id, business_date: _date, cutoff_at, reads_finished_at, ...rest }) => ({ ...rest, readsAtCutoff: reads_finished_at?.getTime() === cutoff_at?.getTime() }))).toEqual(
+      days.map(() => ({
+        trigger: 'backfill',
+        status: 'succeeded',
+        source: 'statements-many.csv',
+        started_at: now,
+        finished_at: now,
+        cutoff_drift_seconds: 0,
+        end_of_day: true,
+        wallets_reported: null,
+        wallets_fetched: 4,
+        pages_fetched: 0,
+        requests: 0,
+        error: null,
+        warning: null,
+        readsAtCutoff: true,
+      })),
+    );
+    const rows = await ctx.database.db.selectFrom('balance_snapshots').select(['run_id', 'currency', 'balance', 'captured_at']).orderBy('run_id').orderBy('currency').execute();
+    expect(rows).toEqual(
+      runs.flatMap((r) =>
+        [...sandbox.wallets].sort((a, b) => a.currency.localeCompare(b.currency)).map((w) => ({ run_id: r.id, currency: w.currency, balance: w.balance.toString(), captured_at: r.cutoff_at })),
+      ),
+    );
   });
 
   it('exits 3 for a break in a filled day, and leaves a day the statements lack as a gap', async () => {
