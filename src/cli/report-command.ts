@@ -90,7 +90,7 @@ export function registerReportCommand(program: Command, runtime: CliRuntime): vo
           // Owed results are not the answer yet: the report is written, and its exit code says so.
           return (await countOwedDates(db, range, accounts)) > 0 ? 3 : 0;
         }
-        const summaryOptions = { accounts, today: today.date, latestClosedDate, now: ctx.clock.now(), bankAccounts };
+        const summaryOptions = { accounts, today: today.date, latestClosedDate, bankAccounts };
         if (opts.format === 'json') {
           // Two passes over a cursor in one snapshot, a batch in memory whatever the range.
           let summary: ReportSummary | undefined;

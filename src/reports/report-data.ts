@@ -4,7 +4,7 @@ import { datesBetween } from '../clock.js';
 import type { Database } from '../db/database.types.js';
 import { findFirstTrackedDates } from '../db/capture-day.repository.js';
 import { listCasesByIds } from '../db/reconciliation-case.repository.js';
-import { listReconciliationStatus } from '../db/reconciliation-owed.repository.js';
+import { listOwedOrBankDays } from '../db/reconciliation-owed.repository.js';
 import { listResults } from '../db/reconciliation-result.repository.js';
 import { streamBalanceHistory, streamBooksBalances, streamResultBatches, type StreamedResult } from '../db/report-stream.repository.js';
 import { CHART_COLUMNS, SeriesDownsampler, type ChartPoint } from './chart-series.js';
@@ -82,9 +82,7 @@ export interface SummaryOptions {
    * cannot be reconciled yet, so it is not listed as left unreconciled (nor advised to reconcile).
    */
   latestClosedDate?: string;
-  /** The context's clock: where each date stands is decided on it, not on the database's. */
-  now?: Date;
-  /** Where each account-date of the range stands (the reconciliation_status view). */
+  /** The account-dates of the range that are owed or a bank statement's (listOwedOrBankDays). */
   states?: ReadonlyArray<{ account: string; businessDate: string; state: string; source?: 'gateway' | 'bank' }>;
   /** The configured bank accounts: their source is `bank` even on a range without results. */
   bankAccounts?: readonly string[];
@@ -243,12 +241,7 @@ export async function loadReport(db: Kysely<Database>, range: ReportRange, optio
 
 /** The summary's options completed from the database: where each account-date stands, each account's first tracked date. */
 export async function loadSummaryOptions(db: Kysely<Database>, range: ReportRange, options: SummaryOptions): Promise<SummaryOptions> {
-  const states = (await listReconciliationStatus(db, { from: range.from, to: range.to, accounts: range.account === undefined ? options.accounts : [range.account], now: options.now })).map((s) => ({
-    account: s.account,
-    businessDate: s.business_date,
-    state: s.state,
-    source: s.source,
-  }));
+  const states = await listOwedOrBankDays(db, { from: range.from, to: range.to, accounts: range.account === undefined ? options.accounts : [range.account] });
   const firstTrackedDates = options.firstTrackedDates ?? (options.accounts === undefined ? undefined : await findFirstTrackedDates(db, options.accounts));
   return { ...options, states, firstTrackedDates };
 }

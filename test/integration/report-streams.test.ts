@@ -5,7 +5,7 @@ import { generateHistory, accountNames } from '../../bench/history.js';
 import { renderHtml } from '../../src/reports/render-html.js';
 import { renderJson, streamJson } from '../../src/reports/render-json.js';
 import { loadRangeReport } from '../../src/reports/range-report.js';
-import { loadCurrencyHistories, loadReport, streamReportResults, streamSummary } from '../../src/reports/report-data.js';
+import { loadCurrencyHistories, loadReport, loadSummaryOptions, streamReportResults, streamSummary } from '../../src/reports/report-data.js';
 import { streamJsonReport } from '../../src/reports/json-report.js';
 import { backend, createTestDatabase, type TestDatabase } from '../helpers/test-database.js';
 
@@ -53,6 +53,27 @@ describe(`reports read from a cursor (${backend})`, () => {
     for await (const chunk of streamJson(summary, streamReportResults(t.handle.db, range, options.today, 100), { tolerance })) streamed += chunk;
     expect(streamed).toBe(whole);
     expect((JSON.parse(streamed) as { results: unknown[] }).results.length).toBeGreaterThan(1000);
+  });
+
+  it('reads of where each account-date stands only the owed ones and those of a bank statement, and still says which dates are owed', async () => {
+    const owedDate = '2026-11-10';
+    const rolledBack = new Error('rolled back');
+    await expect(
+      t.handle.db.transaction().execute(async (trx) => {
+        // Books changed after the reconcile: the date's results are owed (written by the triggers).
+        await sql`update expected_balances set balance = balance + 1 where account = ${accounts[0]!} and business_date = ${owedDate} and currency = (select min(currency) from expected_balances where account = ${accounts[0]!} and business_date = ${owedDate})`.execute(trx);
+        const loaded = await loadSummaryOptions(trx, range, options);
+        // The range holds 270 account-dates, almost all reconciled and current: only the owed are read.
+        const everyDay = await sql<{ n: string }>`select count(*) as n from reconciliation_status where business_date between ${range.from} and ${range.to}`.execute(trx);
+        expect(Number(everyDay.rows[0]!.n)).toBeGreaterThan(250);
+        expect(loaded.states!.length).toBeLessThan(10);
+        expect(loaded.states!.every((s) => s.state === 'owed' || s.source === 'bank')).toBe(true);
+        expect(loaded.states).toContainEqual({ account: accounts[0]!, businessDate: owedDate, state: 'owed', source: 'gateway' });
+        const summary = await streamSummary(trx, range, options);
+        expect(summary.accounts.find((a) => a.account === accounts[0])!.owedDates).toContain(owedDate);
+        throw rolledBack;
+      }),
+    ).rejects.toBe(rolledBack);
   });
 
   it('streams an empty JSON report as the whole report renders it', async () => {
