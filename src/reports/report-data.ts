@@ -6,7 +6,7 @@ import { findFirstTrackedDates } from '../db/capture-day.repository.js';
 import { listCasesByIds } from '../db/reconciliation-case.repository.js';
 import { listOwedOrBankDays } from '../db/reconciliation-owed.repository.js';
 import { listResults } from '../db/reconciliation-result.repository.js';
-import { streamBalanceHistory, streamBooksBalances, streamResultBatches, type StreamedResult } from '../db/report-stream.repository.js';
+import { streamBalanceHistory, streamBooksBalances, streamResultBatches, streamResultTallyRows, type StreamedResult } from '../db/report-stream.repository.js';
 import { CHART_COLUMNS, SeriesDownsampler, type ChartPoint } from './chart-series.js';
 import { addCounts, countByStatus, isAccepted, reconciliationExitCode, type ReconciliationResult, type StatusCounts, type StoredReconciliationResult } from '../reconciliation/reconciliation-result.js';
 
@@ -149,7 +149,7 @@ export class SummaryTally {
   /** How many results were added. */
   count = 0;
 
-  add(r: ReconciliationResult): void {
+  add(r: Pick<ReconciliationResult, 'account' | 'businessDate' | 'currency' | 'status' | 'source' | 'case'>): void {
     this.count++;
     let own = this.byAccount.get(r.account);
     if (own === undefined) {
@@ -247,13 +247,13 @@ export async function loadSummaryOptions(db: Kysely<Database>, range: ReportRang
 }
 
 /**
- * The summary of a range read from a cursor (streamResultBatches), one batch in memory at a
+ * The summary of a range read from a cursor of what it counts (streamResultTallyRows), a batch in memory at a
  * time: what a streamed report writes before its results.
  */
 export async function streamSummary(db: Kysely<Database>, range: ReportRange, options: SummaryOptions & { today: string; signal?: AbortSignal }): Promise<ReportSummary> {
   const { signal, ...summaryOptions } = options;
   const tally = new SummaryTally();
-  for await (const batch of streamReportResults(db, range, options.today, undefined, signal)) for (const r of batch) tally.add(r);
+  for await (const batch of streamResultTallyRows(db, range, (c) => caseAgeDays(c, options.today), undefined, signal)) for (const r of batch) tally.add(r);
   return tally.summary(range, await loadSummaryOptions(db, range, summaryOptions));
 }
 
