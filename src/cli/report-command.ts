@@ -3,6 +3,7 @@ import { describeError, InterruptedError, ReconError, UsageError } from '../erro
 import { numberStyleOf } from '../money/number-style.js';
 import { LONG_RANGE_DAYS, renderHtml, renderHtmlChunks } from '../reports/render-html.js';
 import { streamJsonReport } from '../reports/json-report.js';
+import { sizeHeapForMemory } from '../process-heap.js';
 import { renderTable } from '../reports/render-table.js';
 import { latestClosedDateOf, parseBusinessDate, parseDateRange, todayOf } from '../reconciliation/business-dates.js';
 import { resolveAccountNames } from '../reconciliation/reconciliation-service.js';
@@ -64,6 +65,8 @@ export function registerReportCommand(program: Command, runtime: CliRuntime): vo
     )
     .action(async (opts: ReportOptions) => {
       const range = rangeFromFlags(opts);
+      // A range streams thousands of results through memory: keep the heap near what is live.
+      if (range.from !== range.to) sizeHeapForMemory();
       // A mistyped account would otherwise read as an account without results.
       const accounts = resolveAccountNames(runtime.config(), opts.account);
       await runtime.withContext('wallet-recon report', {}, async (ctx) => {

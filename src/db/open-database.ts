@@ -12,6 +12,7 @@ import { holdOwnerOnlyUmask, prepareDataDir, restrictToOwner } from './embedded-
 import { assertRoomToWrite } from './embedded-free-space.js';
 import { acquireDataDirLock } from './embedded-lock.js';
 import type { Database } from './database.types.js';
+import { sizeHeapForMemory } from '../process-heap.js';
 
 export type DatabaseKind = 'postgres' | 'embedded';
 
@@ -224,7 +225,7 @@ const EMBEDDED_SHARED_BUFFERS = '16MB';
  * tier, the optimizing compiler left only as the fallback for a function the baseline cannot
  * compile (which --liftoff-only would refuse).
  *
- * --optimize-for-size makes V8 collect the JavaScript heap before it grows far past what is live:
+ * The heap is sized for memory (sizeHeapForMemory): V8 collects it before it grows far past what is live:
  * a long command's round trips through the socket and the pool leave garbage that V8's default
  * sizing let grow to 110–150 MB of heap with 35 MB live.
  *
@@ -233,13 +234,14 @@ const EMBEDDED_SHARED_BUFFERS = '16MB';
  * time. Flags apply to modules compiled after they are set: set before PGlite is loaded. They
  * change speed and memory, never results.
  */
-const EMBEDDED_V8_FLAGS = '--no-wasm-dynamic-tiering --no-wasm-tier-up --optimize-for-size';
+const EMBEDDED_V8_FLAGS = '--no-wasm-dynamic-tiering --no-wasm-tier-up';
 let embeddedFlagsSet = false;
 
 function setEmbeddedV8Flags(): void {
   if (embeddedFlagsSet) return;
   embeddedFlagsSet = true;
   v8.setFlagsFromString(EMBEDDED_V8_FLAGS);
+  sizeHeapForMemory();
 }
 
 async function openEmbedded(dataDir: string, command: string, serve: boolean): Promise<DatabaseHandle> {

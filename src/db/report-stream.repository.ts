@@ -144,7 +144,7 @@ export async function* streamResultTallyRows(
   db: Kysely<Database>,
   range: { from: string; to: string; account?: string },
   ageOf: CaseAge,
-  batchRows = 2_000,
+  batchRows = 500,
   signal?: AbortSignal,
 ): AsyncGenerator<ResultTallyRow[]> {
   type Row = CaseColumns & Pick<ReconciliationResultRow, 'account' | 'business_date' | 'currency' | 'status' | 'source'>;
