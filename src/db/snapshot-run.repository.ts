@@ -19,25 +19,7 @@ export interface NewRun {
 
 /** Inserts a `running` run and returns its id. */
 export async function insertRunningRun(db: Db, run: NewRun): Promise<number> {
-  const row = await db
-    .insertInto('snapshot_runs')
-    .values({
-      account: run.account,
-      environment: run.environment,
-      trigger: run.trigger,
-      business_date: run.businessDate,
-      status: 'running',
-      started_at: run.startedAt,
-      slot: run.slot ?? null,
-      worker: run.worker ?? null,
-      source: run.source ?? null,
-      cutoff_at: run.timing.cutoffAt,
-      cutoff_drift_seconds: run.timing.driftSeconds,
-      end_of_day: run.timing.endOfDay,
-    })
-    .returning('id')
-    .executeTakeFirstOrThrow();
-  return row.id;
+  return (await insertRunningRuns(db, [run]))[0]!;
 }
 
 /**
