@@ -151,7 +151,8 @@ async function prepareDatabase(name: string, shape: HistoryShape, config: AppCon
   return { url, generateS: (performance.now() - started) / 1000 };
 }
 
-async function measureSize(shape: HistoryShape, dir: string): Promise<SizeResult> {
+/** Prepares the size's database and measures it; undefined when only the database was asked for. */
+async function measureSize(shape: HistoryShape, dir: string): Promise<SizeResult | undefined> {
   const accountsFile = path.join(dir, `accounts-${shape.accounts}.json`);
   writeFileSync(accountsFile, JSON.stringify({ accounts: accountNames(shape).map((name) => ({ name, environment: 'sandbox', apiKeyEnv: 'BENCH_KEY', apiSecretEnv: 'BENCH_SECRET' })) }));
   const baseEnv = { RECON_ACCOUNTS_FILE: accountsFile, BENCH_KEY: 'k', BENCH_SECRET: 's', LOG_LEVEL: 'error' };
@@ -161,7 +162,7 @@ async function measureSize(shape: HistoryShape, dir: string): Promise<SizeResult
   const { url, generateS } = await prepareDatabase(name, shape, config);
   if (process.env.BENCH_HISTORY_GENERATE_ONLY === '1') {
     process.stderr.write(`${name} ready (${Number.isNaN(generateS) ? 'kept' : `generated in ${generateS.toFixed(1)} s`})\n`);
-    return { shape, generateS } as SizeResult;
+    return undefined;
   }
   const env = { ...baseEnv, DATABASE_URL: url };
   const first = addDays(LAST_DATE, -(shape.days - 1));
@@ -223,7 +224,10 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(path.join(tmpdir(), 'wr-history-'));
   const results: SizeResult[] = [];
   try {
-    for (const size of SIZES) results.push(await measureSize({ ...size, lastDate: LAST_DATE }, dir));
+    for (const size of SIZES) {
+      const result = await measureSize({ ...size, lastDate: LAST_DATE }, dir);
+      if (result !== undefined) results.push(result);
+    }
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
