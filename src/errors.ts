@@ -145,3 +145,8 @@ export class DateLockedError extends ReconError {
 export class SealMismatchError extends ReconError {
   override readonly code = 'E_SEAL_MISMATCH';
 }
+
+/** A stored file's bytes cannot be given back as they arrived (missing, lost or altered in the database). */
+export class StoredFileError extends ReconError {
+  override readonly code = 'E_STORED_FILE';
+}

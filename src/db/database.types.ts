@@ -262,6 +262,8 @@ export interface BankStatementsTable {
   proof_reason: string | null;
   import_id: number;
   source_file: string;
+  /** The SHA-256 of the file the statement was read from (its bytes in stored_files); null for statements stored before files were kept. */
+  file_sha256: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface BankStatementBalancesTable {
@@ -294,6 +296,28 @@ export interface StatementReplacementsTable {
   replaced_at: Date;
   old_fingerprint: string;
   new_fingerprint: string;
+}
+
+/** What an imported file was, for people and the auditor's pack. */
+export type StoredFileKind = 'bank_statement' | 'books_file' | 'gateway_statement_file';
+
+/** An imported file's original bytes, content-addressed: one row per distinct content. */
+export interface StoredFilesTable {
+  sha256: string;
+  /** bigint travels as a string of digits. */
+  size: ColumnType<string, string, never>;
+  kind: StoredFileKind;
+  /** The file's name (without its folder) the first time it arrived. */
+  first_name: string;
+  stored_at: Date;
+  chunks: number;
+}
+
+/** The bytes of a stored file, in chunks of at most 1 MiB numbered from 0. */
+export interface StoredFileChunksTable {
+  sha256: string;
+  seq: number;
+  bytes: Buffer;
 }
 
 export interface DailyBalancesView {
@@ -589,6 +613,8 @@ export interface Database {
   bank_statement_balances: BankStatementBalancesTable;
   bank_statement_entries: BankStatementEntriesTable;
   statement_replacements: StatementReplacementsTable;
+  stored_files: StoredFilesTable;
+  stored_file_chunks: StoredFileChunksTable;
 }
 
 export type SnapshotRun = Selectable<SnapshotRunsTable>;

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { looksLikeXml, readCamt } from './camt-reader.js';
 import { looksLikeMt940, readMt940 } from './mt940-reader.js';
@@ -12,13 +13,21 @@ export function readStatementText(text: string, file: string): ParsedStatement[]
   throw new StatementFileError(`${file}: neither a camt.053/camt.052 XML file nor an MT940 message (it should start with "<" or with ":20:" or "{1:").`);
 }
 
+/** A statement file as read: its statements, and the SHA-256 and size of the bytes they were read from. */
+export interface StatementFileRead {
+  statements: ParsedStatement[];
+  sha256: string;
+  size: bigint;
+}
+
 /** Reads a statement file; a file that cannot be opened is refused naming it. */
-export function readStatementFile(file: string): ParsedStatement[] {
-  let text: string;
+export function readStatementFile(file: string): StatementFileRead {
+  let bytes: Buffer;
   try {
-    text = readFileSync(file, 'utf8');
+    bytes = readFileSync(file);
   } catch (error) {
     throw new StatementFileError(`${file}: cannot be read: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}.`);
   }
-  return readStatementText(text, file);
+  const sha256 = createHash('sha256').update(bytes).digest('hex');
+  return { statements: readStatementText(bytes.toString('utf8'), file), sha256, size: BigInt(bytes.length) };
 }

@@ -12,6 +12,7 @@ import {
   type StatementChainRow,
 } from '../db/bank-statement.repository.js';
 import type { Database } from '../db/database.types.js';
+import { storeFileFromPath } from '../db/stored-file.repository.js';
 import { InputFileError } from '../errors.js';
 import { currencyDecimals, toMajorUnits } from '../money/format-amount.js';
 import { reconcileOwedDates } from '../reconciliation/reconciliation-service.js';
@@ -63,7 +64,8 @@ class DryRun extends Error {
  * next), and the dates owed are reconciled.
  */
 export async function importStatementFiles(ctx: AppContext, files: readonly string[], options: StatementImportOptions = {}): Promise<StatementImportResult> {
-  const read = files.flatMap((file) => readStatementFile(file).map((statement) => ({ file, statement })));
+  const readFiles = files.map((file) => ({ file, ...readStatementFile(file) }));
+  const read = readFiles.flatMap(({ file, statements }) => statements.map((statement) => ({ file, statement })));
   const bankAccounts = ctx.config.bankAccounts;
   const problems: string[] = [];
   const placed = read.map(({ file, statement }) => {
@@ -85,6 +87,17 @@ export async function importStatementFiles(ctx: AppContext, files: readonly stri
     const importId = await insertStatementImport(trx, { importedAt: now, files: files.map((f) => path.basename(f)).join(', '), statements: 0, replaced: 0 });
     const outcomes: StatementOutcome[] = [];
     const conflicts: string[] = [];
+    // Each file's original bytes, stored (once per content) with the first of its statements
+    // stored, in this transaction: a statement's file is there exactly when the statement is.
+    const fileDigests = new Map<string, string>();
+    const storeOriginal = async (file: string): Promise<string> => {
+      const known = fileDigests.get(file);
+      if (known !== undefined) return known;
+      const digest = readFiles.find((f) => f.file === file)!;
+      const { sha256 } = await storeFileFromPath(trx, file, { kind: 'bank_statement', storedAt: now }, { sha256: digest.sha256, size: digest.size });
+      fileDigests.set(file, sha256);
+      return sha256;
+    };
     for (const { file, statement, account } of placed) {
       const fingerprint = statementFingerprint(statement);
       const base = { account, statementId: statement.statementId, businessDate: statement.businessDate, format: statement.format, where: statement.where };
@@ -101,7 +114,9 @@ export async function importStatementFiles(ctx: AppContext, files: readonly stri
         await deleteStatement(trx, same.id);
         await recordStatementReplacement(trx, { account, statementId: same.statementId, importId, replacedAt: now, oldFingerprint: same.fingerprint, newFingerprint: fingerprint });
       }
-      await storeStatement(trx, statement, { account, fingerprint, importId, file });
+      // A dry run stores no file's bytes: it is rolled back whole, and need not carry them.
+      const fileSha256 = options.dryRun === true ? null : await storeOriginal(file);
+      await storeStatement(trx, statement, { account, fingerprint, importId, file, fileSha256 });
       outcomes.push({ ...base, outcome: same === undefined ? 'new' : 'replaced' });
     }
     if (conflicts.length > 0) {
@@ -135,7 +150,7 @@ export async function importStatementFiles(ctx: AppContext, files: readonly stri
   return result;
 }
 
-async function storeStatement(trx: Transaction<Database>, s: ParsedStatement, at: { account: string; fingerprint: string; importId: number; file: string }): Promise<number> {
+async function storeStatement(trx: Transaction<Database>, s: ParsedStatement, at: { account: string; fingerprint: string; importId: number; file: string; fileSha256: string | null }): Promise<number> {
   const own = proveStatement(provableOf(s), null);
   return insertStatement(
     trx,
@@ -158,6 +173,7 @@ async function storeStatement(trx: Transaction<Database>, s: ParsedStatement, at
       ...proofColumns(own),
       import_id: at.importId,
       source_file: path.basename(at.file),
+      file_sha256: at.fileSha256,
     },
     s.balances,
     s.entries,
