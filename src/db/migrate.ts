@@ -89,12 +89,10 @@ export async function migrateToLatest(db: Kysely<Database>, schema: SchemaDefini
 /** The work of `migrateToLatest` under the lock, in its transaction: what another migrator did meanwhile is read again. */
 async function migrateLocked(trx: Kysely<Database>, schema: SchemaDefinition): Promise<MigrateOutcome> {
   await ensureLedgerTables(trx);
+  // Pending migrations run in name order even where the database already has a later one (as
+  // Kysely's allowUnorderedMigrations): work on several issues lands in any order, each in its
+  // own range of names, so a database migrated in between lacks an earlier-named migration.
   const { executed, pending, staleViews: before } = await readSchemaState(trx, schema);
-  const latest = executed.at(-1);
-  const early = latest === undefined ? undefined : pending.find((name) => name < latest);
-  if (early !== undefined) {
-    throw new MigrationError(`Migration "${early}" sorts before "${latest}", which the database already has: migrations must be added after the latest one. Nothing was changed.`);
-  }
   let viewsDropped = false;
   for (const name of pending) {
     if (!viewsDropped && name >= FIRST_MIGRATION_WITHOUT_VIEWS) {
