@@ -144,8 +144,8 @@ export async function assertSchemaCurrent(db: Kysely<Database>, schema: SchemaDe
   }
   if (stale.length > 0) {
     throw new SchemaMismatchError(
-      `The database's view${stale.length === 1 ? '' : 's'} ${stale.map((view) => view.name).join(', ')} ${stale.length === 1 ? 'is' : 'are'} not ` +
-        'as this version of wallet-recon defines them: another version migrated the database. Run "wallet-recon migrate" with the newest version you use.',
+      `The database's view${stale.length === 1 ? '' : 's'} ${stale.map((view) => view.name).join(', ')} ${stale.length === 1 ? 'is not as this version of wallet-recon defines it' : 'are not as this version of wallet-recon defines them'}: ` +
+        'another version migrated the database. Run "wallet-recon migrate" with the newest version you use.',
     );
   }
 }
