@@ -23,6 +23,7 @@ import * as keyedAuthoritativeLookups from './2026-11-27T3601_keyed-authoritativ
 import * as reconciliationDays from './2026-11-27T3602_reconciliation-days.js';
 import * as caseAgeInBusinessTime from './2026-11-27T4001_case-age-in-business-time.js';
 import * as coveringRunBalances from './2026-11-28T5101_covering-run-balances.js';
+import * as viewDefinitions from './2026-12-02T1000_view-definitions.js';
 import * as storedFiles from './2026-12-02T3001_stored-files.js';
 
 /**
@@ -55,5 +56,6 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '2026-11-27T3602_reconciliation-days': reconciliationDays,
   '2026-11-27T4001_case-age-in-business-time': caseAgeInBusinessTime,
   '2026-11-28T5101_covering-run-balances': coveringRunBalances,
+  '2026-12-02T1000_view-definitions': viewDefinitions,
   '2026-12-02T3001_stored-files': storedFiles,
 };

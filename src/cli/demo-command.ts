@@ -97,7 +97,14 @@ export function registerDemoCommand(program: Command, runtime: CliRuntime): void
           const migrated = await migrateToLatest(ctx.database.db);
           // Which database is said on stderr with every command; here what the demo did to it.
           const n = migrated.applied.length;
-          runtime.output.out(n === 0 ? `The demo's database (${ctx.database.description}) is up to date.` : `Prepared the demo's database (${ctx.database.description}): ${n} migration${n === 1 ? '' : 's'} applied.`);
+          const views = migrated.views.length;
+          runtime.output.out(
+            n > 0
+              ? `Prepared the demo's database (${ctx.database.description}): ${n} migration${n === 1 ? '' : 's'} applied.`
+              : views > 0
+                ? `Prepared the demo's database (${ctx.database.description}): ${views} view${views === 1 ? '' : 's'} made from ${views === 1 ? 'its definition' : 'their definitions'}.`
+                : `The demo's database (${ctx.database.description}) is up to date.`,
+          );
 
           const snapshot = await runSnapshotJob(ctx, { trigger: 'manual', signal: runtime.signal });
           runtime.output.out(`\n1. Snapshot\n${formatSnapshotSummary(snapshot.accounts)}`);

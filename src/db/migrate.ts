@@ -1,70 +1,151 @@
-import { Migrator, sql, type Kysely, type MigrationProvider, type MigrationResult } from 'kysely';
+import { DEFAULT_MIGRATION_LOCK_TABLE, DEFAULT_MIGRATION_TABLE, MIGRATION_LOCK_ID, sql, type Kysely, type Migration } from 'kysely';
 import { MIGRATIONS } from '../../migrations/index.js';
 import { MigrationError, SchemaMismatchError } from '../errors.js';
 import type { Database } from './database.types.js';
+import { createViews, dropViews, readViewStates, staleViews } from './migrate-views.js';
+import { inDependencyOrder, VIEWS, type ViewDefinition } from './views/index.js';
 
 export interface MigrateOutcome {
   applied: string[];
   alreadyApplied: number;
+  /** The views made (again) from their definitions in src/db/views/, in the order they were made. */
+  views: string[];
 }
 
-// The migrations come from a static list rather than a folder read at run time, so the bundled
-// CLI carries them and tsx, vitest and the bundle all see the same ones.
-const migrationProvider: MigrationProvider = {
-  getMigrations: () => Promise.resolve({ ...MIGRATIONS }),
-};
-
-function createMigrator(db: Kysely<Database>): Migrator {
-  return new Migrator({ db, provider: migrationProvider });
+/** What a database is migrated to: the table migrations by name, and the views. */
+export interface SchemaDefinition {
+  migrations: Readonly<Record<string, Migration>>;
+  views: readonly ViewDefinition[];
 }
 
-async function executedMigrationNames(db: Kysely<Database>): Promise<string[]> {
-  const exists = await sql<{ present: boolean }>`select to_regclass('public.kysely_migration') is not null as present`.execute(db);
-  if (!exists.rows[0]?.present) return [];
-  const rows = await sql<{ name: string }>`select name from kysely_migration order by name`.execute(db);
-  return rows.rows.map((r) => r.name);
+const WALLET_RECON_SCHEMA: SchemaDefinition = { migrations: MIGRATIONS, views: VIEWS };
+
+/**
+ * The first migration that makes no view: views come from src/db/views/ since. Those before it
+ * are history and made the views of their day themselves; before the first migration from it on
+ * runs, `migrate` drops every view (a migration may then alter any column a view reads), and
+ * makes them again from their definitions afterwards.
+ */
+export const FIRST_MIGRATION_WITHOUT_VIEWS = '2026-12-02T1000_view-definitions';
+
+// Kysely's Migrator is not used: it offers no step after the migrations inside their transaction,
+// where the views must be made. This runner keeps its ledger tables and takes its advisory lock
+// through Kysely's own adapter, so it and any Migrator (an older wallet-recon) take turns.
+const LOCK_OPTIONS = { lockTable: DEFAULT_MIGRATION_LOCK_TABLE, lockRowId: MIGRATION_LOCK_ID };
+
+interface SchemaState {
+  executed: string[];
+  pending: string[];
+  /** The views to make again, in dependency order. */
+  staleViews: ViewDefinition[];
 }
 
-// Old code must never run against a schema it does not know. Reads the ledger itself (two small
-// queries) rather than through the Migrator, whose listing introspects every table first.
-async function readMigrationState(db: Kysely<Database>): Promise<{ known: readonly string[]; executed: string[] }> {
-  const known = Object.keys(MIGRATIONS);
-  const executed = await executedMigrationNames(db);
-  const unknown = executed.filter((name) => !known.includes(name));
+/**
+ * Where the database stands against `schema`, in three small queries. Old code must never run
+ * against a schema it does not know: a migration it does not know is refused.
+ */
+async function readSchemaState(db: Kysely<Database>, schema: SchemaDefinition): Promise<SchemaState> {
+  const tables = await sql<{ ledger: boolean; views: boolean }>`
+    select to_regclass(${DEFAULT_MIGRATION_TABLE}) is not null as ledger, to_regclass('schema_views') is not null as views`.execute(db);
+  const { ledger, views } = tables.rows[0]!;
+  const executed = ledger ? (await sql<{ name: string }>`select name from ${sql.table(DEFAULT_MIGRATION_TABLE)} order by name`.execute(db)).rows.map((r) => r.name) : [];
+  const known = Object.keys(schema.migrations);
+  const unknown = executed.filter((name) => !(name in schema.migrations));
   if (unknown.length > 0) {
     throw new SchemaMismatchError(
       `The database holds migration${unknown.length === 1 ? '' : 's'} this version of wallet-recon does not know ` +
         `(${unknown.join(', ')}): it was migrated by a newer version. Run that version, or upgrade wallet-recon.`,
     );
   }
-  return { known, executed };
+  const ordered = inDependencyOrder(schema.views);
+  return {
+    executed,
+    pending: known.filter((name) => !executed.includes(name)),
+    staleViews: staleViews(ordered, await readViewStates(db, ordered, views)),
+  };
 }
 
 /**
- * Brings the schema to the latest version. Idempotent; concurrent callers are serialized by
- * Kysely's advisory lock. Refuses a database migrated by a newer version of wallet-recon.
+ * Brings the schema to the latest version: the table migrations not yet applied, then the views
+ * whose definition changed (and those that read them), all in one transaction. Idempotent: run
+ * again, it changes nothing. Concurrent callers take turns (Kysely's migration lock). Refuses a
+ * database migrated by a newer version of wallet-recon. `schema`: tests migrate to others.
  */
-export async function migrateToLatest(db: Kysely<Database>): Promise<MigrateOutcome> {
-  const { known, executed } = await readMigrationState(db);
-  // Nothing to apply: skip the Migrator, whose own checks cost every open of the embedded database.
-  if (known.every((name) => executed.includes(name))) return { applied: [], alreadyApplied: executed.length };
-  const { error, results } = await createMigrator(db).migrateToLatest();
-  if (error) {
-    const failed = results?.find((r: MigrationResult) => r.status === 'Error');
-    throw new MigrationError(
-      `Migration ${failed ? `"${failed.migrationName}" ` : ''}failed: ${(error as Error).message ?? String(error)}. The database was left at the last good migration.`,
-      { cause: error },
-    );
-  }
-  const applied = (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
-  return { applied, alreadyApplied: executed.length };
+export async function migrateToLatest(db: Kysely<Database>, schema: SchemaDefinition = WALLET_RECON_SCHEMA): Promise<MigrateOutcome> {
+  const seen = await readSchemaState(db, schema);
+  // Nothing to do (every open of the embedded database): no lock, no transaction.
+  if (seen.pending.length === 0 && seen.staleViews.length === 0) return { applied: [], alreadyApplied: seen.executed.length, views: [] };
+  return db.connection().execute(async (connection) => {
+    const adapter = connection.getExecutor().adapter;
+    await adapter.acquireMigrationLock(connection, LOCK_OPTIONS);
+    try {
+      return await connection.transaction().execute((trx) => migrateLocked(trx, schema));
+    } finally {
+      await adapter.releaseMigrationLock(connection, LOCK_OPTIONS);
+    }
+  });
 }
 
-/** Fails with a clear message when the schema is behind: commands other than migrate need it current. */
-export async function assertSchemaCurrent(db: Kysely<Database>): Promise<void> {
-  const { known, executed } = await readMigrationState(db);
-  const pending = known.filter((name) => !executed.includes(name));
+/** The work of `migrateToLatest` under the lock, in its transaction: what another migrator did meanwhile is read again. */
+async function migrateLocked(trx: Kysely<Database>, schema: SchemaDefinition): Promise<MigrateOutcome> {
+  await ensureLedgerTables(trx);
+  // Pending migrations run in name order even where the database already has a later one (as
+  // Kysely's allowUnorderedMigrations): work on several issues lands in any order, each in its
+  // own range of names, so a database migrated in between lacks an earlier-named migration.
+  const { executed, pending, staleViews: before } = await readSchemaState(trx, schema);
+  let viewsDropped = false;
+  for (const name of pending) {
+    if (!viewsDropped && name >= FIRST_MIGRATION_WITHOUT_VIEWS) {
+      await dropViews(trx, inDependencyOrder(schema.views));
+      viewsDropped = true;
+    }
+    try {
+      await schema.migrations[name]!.up(trx);
+    } catch (error) {
+      throw new MigrationError(`Migration "${name}" failed: ${(error as Error).message ?? String(error)}. Nothing was changed: the database is as it was before.`, { cause: error });
+    }
+    await sql`insert into ${sql.table(DEFAULT_MIGRATION_TABLE)} (name, timestamp) values (${name}, ${new Date().toISOString()})`.execute(trx);
+  }
+  const stale = pending.length === 0 ? before : (await readSchemaState(trx, schema)).staleViews;
+  await dropViews(trx, stale);
+  await createViews(trx, stale);
+  return { applied: pending, alreadyApplied: executed.length, views: stale.map((view) => view.name) };
+}
+
+/**
+ * The migration ledger as Kysely's Migrator makes it (the lock table too, though its lock is an
+ * advisory one on PostgreSQL), so a new database has the tables an older one has.
+ */
+async function ensureLedgerTables(trx: Kysely<Database>): Promise<void> {
+  await trx.schema
+    .createTable(DEFAULT_MIGRATION_TABLE)
+    .ifNotExists()
+    .addColumn('name', 'varchar(255)', (col) => col.notNull().primaryKey())
+    .addColumn('timestamp', 'varchar(255)', (col) => col.notNull())
+    .execute();
+  await trx.schema
+    .createTable(DEFAULT_MIGRATION_LOCK_TABLE)
+    .ifNotExists()
+    .addColumn('id', 'varchar(255)', (col) => col.notNull().primaryKey())
+    .addColumn('is_locked', 'integer', (col) => col.notNull().defaultTo(0))
+    .execute();
+  await sql`insert into ${sql.table(DEFAULT_MIGRATION_LOCK_TABLE)} (id, is_locked) values (${MIGRATION_LOCK_ID}, 0) on conflict (id) do nothing`.execute(trx);
+}
+
+/**
+ * Fails with a clear message when the schema is not this version's: a migration pending, or a
+ * view made from another definition than this version's (by an older or a newer wallet-recon).
+ * Commands other than migrate need it current.
+ */
+export async function assertSchemaCurrent(db: Kysely<Database>, schema: SchemaDefinition = WALLET_RECON_SCHEMA): Promise<void> {
+  const { pending, staleViews: stale } = await readSchemaState(db, schema);
   if (pending.length > 0) {
     throw new SchemaMismatchError(`The database schema is not up to date (${pending.length} migration(s) pending). Run "wallet-recon migrate" first.`);
+  }
+  if (stale.length > 0) {
+    throw new SchemaMismatchError(
+      `The database's view${stale.length === 1 ? '' : 's'} ${stale.map((view) => view.name).join(', ')} ${stale.length === 1 ? 'is not as this version of wallet-recon defines it' : 'are not as this version of wallet-recon defines them'}: ` +
+        'another version migrated the database. Run "wallet-recon migrate" with the newest version you use.',
+    );
   }
 }

@@ -13,10 +13,11 @@ import { installJobQueue } from '../../src/queue/job-queue.js';
  * one starts from the build's cluster, then the migrations cost about a second); on PostgreSQL,
  * `CREATE DATABASE … TEMPLATE` skips the migrations.
  *
- * Templates are keyed by what their content depends on (the migrations, the migrator, the PGlite
- * version), so a changed migration builds new ones and a stale template is never used. They are
- * kept between runs: the embedded ones under node_modules/.cache, the server one as a database
- * named wr_tpl_<key>. Older keys are removed by the next run.
+ * Templates are keyed by what their content depends on (the migrations, the views' definitions,
+ * the migrator, the PGlite version), so a changed migration or view builds new ones and a stale
+ * template is never used. They are kept between runs: the embedded ones under
+ * node_modules/.cache, the server one as a database named wr_tpl_<key>. Older keys are removed
+ * by the next run.
  */
 
 declare module 'vitest' {
@@ -36,9 +37,10 @@ const SERVER_PREFIX = 'wr_tpl_';
 export function templateKey(): string {
   const hash = createHash('sha256');
   hash.update(`pglite ${pgliteVersion()}`);
-  for (const file of ['src/db/migrate.ts', 'src/db/embedded-data-dir.ts', 'src/queue/job-queue.ts', 'node_modules/pg-boss/package.json']) hash.update(file).update(readFileSync(path.join(root, file)));
-  const migrations = path.join(root, 'migrations');
-  for (const file of readdirSync(migrations).sort()) hash.update(file).update(readFileSync(path.join(migrations, file)));
+  for (const file of ['src/db/migrate.ts', 'src/db/migrate-views.ts', 'src/db/embedded-data-dir.ts', 'src/queue/job-queue.ts', 'node_modules/pg-boss/package.json']) hash.update(file).update(readFileSync(path.join(root, file)));
+  for (const folder of ['migrations', 'src/db/views']) {
+    for (const file of readdirSync(path.join(root, folder)).sort()) hash.update(`${folder}/${file}`).update(readFileSync(path.join(root, folder, file)));
+  }
   return hash.digest('hex').slice(0, 16);
 }
 

@@ -32,7 +32,7 @@ export interface TestDatabase {
 const parked: Array<{ name: string; url: string }> = [];
 let templateShape: string | undefined;
 
-/** The schema and migration ledger of a database, as one hash: what emptying must leave as the template made it. */
+/** The schema, migration ledger and views' hashes of a database, as one hash: what emptying must leave as the template made it. */
 const SHAPE_QUERY = `
   select md5(string_agg(item, E'\n' order by item)) as shape from (
     select 'column ' || c.relname || '.' || a.attname || ' ' || format_type(a.atttypid, a.atttypmod) || ' ' || a.attnotnull || ' ' || coalesce(pg_get_expr(d.adbin, d.adrelid), '') as item
@@ -47,6 +47,7 @@ const SHAPE_QUERY = `
     union all select 'function ' || p.proname || ' ' || md5(pg_get_functiondef(p.oid)) from pg_proc p join pg_namespace n on n.oid = p.pronamespace where n.nspname = 'public'
     union all select 'view ' || c.relname || ' ' || md5(pg_get_viewdef(c.oid)) from pg_class c join pg_namespace n on n.oid = c.relnamespace where n.nspname = 'public' and c.relkind in ('v', 'm')
     union all select 'migration ' || name from kysely_migration
+    union all select 'view definition ' || name || ' ' || definition_sha256 from schema_views
   ) items`;
 
 async function shapeOf(client: pg.Client): Promise<string> {
@@ -54,7 +55,7 @@ async function shapeOf(client: pg.Client): Promise<string> {
 }
 
 /**
- * Empties database `url` for the next file: every table's rows (the ledger aside) and every
+ * Empties database `url` for the next file: every table's rows (the ledgers aside) and every
  * sequence back to its start, with triggers off for the session (the append-only tables refuse
  * DELETE otherwise). Returns false, leaving it to be dropped, when its shape is no longer the template's.
  */
@@ -69,7 +70,7 @@ async function emptyForReuse(name: string, url: string, adminUrl: string): Promi
       await client.query("set local session_replication_role = 'replica'");
       const tables = await client.query<{ name: string }>(
         `select quote_ident(c.relname) as name from pg_class c join pg_namespace n on n.oid = c.relnamespace
-          where n.nspname = 'public' and c.relkind in ('r', 'p') and c.relname not in ('kysely_migration', 'kysely_migration_lock')`,
+          where n.nspname = 'public' and c.relkind in ('r', 'p') and c.relname not in ('kysely_migration', 'kysely_migration_lock', 'schema_views')`,
       );
       for (const table of tables.rows) await client.query(`delete from ${table.name}`);
       // The job queue's jobs too: a worker of the next file must not find this file's nights.

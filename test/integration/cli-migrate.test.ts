@@ -1,9 +1,10 @@
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCliInProcess, runCliProcess } from '../helpers/run-cli.js';
-import { backend, createTestDatabase, type TestDatabase } from '../helpers/test-database.js';
+import { backend, createTestDatabase, withDatabase, type TestDatabase } from '../helpers/test-database.js';
 
 describe('wallet-recon migrate', () => {
   it('exits 2 listing every configuration problem, touching nothing', async () => {
@@ -64,6 +65,17 @@ describe(`wallet-recon migrate on the ${backend} database`, () => {
     if (backend === 'embedded') {
       expect(statSync(t.childEnv.RECON_DATA_DIR!).mode & 0o777).toBe(0o700);
     }
+  });
+
+  it('makes again a view whose definition changed, says which, and then nothing more', async () => {
+    // As a database looks to a version whose locked_dates differs from the one that made it.
+    await withDatabase(t, (db) => sql`update schema_views set definition_sha256 = ${'0'.repeat(64)} where name = 'locked_dates'`.execute(db));
+    const result = await runCliInProcess(['migrate'], { ...t.childEnv, LOG_LEVEL: 'silent' });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toMatch(/The migrations of the .* were all applied already \(\d+\)\.\nMade 1 view from its definition: locked_dates\.$/m);
+    const again = await runCliInProcess(['migrate'], { ...t.childEnv, LOG_LEVEL: 'silent' });
+    expect(again.stdout).toMatch(/is up to date \(\d+ migrations\)/);
+    expect(again.stdout).not.toMatch(/view/);
   });
 
   it('says on stderr, in one line and without a password, which database every data command used', async () => {
