@@ -24,6 +24,7 @@ import * as reconciliationDays from './2026-11-27T3602_reconciliation-days.js';
 import * as caseAgeInBusinessTime from './2026-11-27T4001_case-age-in-business-time.js';
 import * as coveringRunBalances from './2026-11-28T5101_covering-run-balances.js';
 import * as viewDefinitions from './2026-12-02T1000_view-definitions.js';
+import * as statusesForOpenWork from './2026-12-02T1100_statuses-for-open-work.js';
 import * as storedFiles from './2026-12-02T3001_stored-files.js';
 
 /**
@@ -57,5 +58,6 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '2026-11-27T4001_case-age-in-business-time': caseAgeInBusinessTime,
   '2026-11-28T5101_covering-run-balances': coveringRunBalances,
   '2026-12-02T1000_view-definitions': viewDefinitions,
+  '2026-12-02T1100_statuses-for-open-work': statusesForOpenWork,
   '2026-12-02T3001_stored-files': storedFiles,
 };
