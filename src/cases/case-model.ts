@@ -35,7 +35,10 @@ export const CASE_KIND_OF_STATUS: Readonly<Partial<Record<ReconciliationStatus, 
   no_statement: 'no_statement',
 };
 
-export const CASE_KINDS: readonly CaseKind[] = [...new Set(Object.values(CASE_KIND_OF_STATUS))];
+/** Kinds no result status opens: an item past its expected clearing date (opened and resolved with its items). */
+export const ITEM_CASE_KINDS: readonly CaseKind[] = ['overdue_item'];
+
+export const CASE_KINDS: readonly CaseKind[] = [...new Set([...Object.values(CASE_KIND_OF_STATUS), ...ITEM_CASE_KINDS])];
 
 /** Kinds about the whole account rather than one currency. */
 export const ACCOUNT_LEVEL_KINDS: readonly CaseKind[] = ['no_snapshot', 'no_books'];
@@ -54,10 +57,12 @@ export function caseKindOf(status: ReconciliationStatus): CaseKind | undefined {
 
 /**
  * The amount a case follows: gateway minus books with a missing side counted as zero (so a
- * missing_in_ledger case follows the gateway balance); for endpoint_mismatch the list balance
+ * missing_in_ledger case follows the gateway balance), for a break the unexplained remainder; for endpoint_mismatch the list balance
  * minus the single-wallet one; null when neither side has an amount (no_snapshot).
  */
-export function discrepancyAmount(r: Pick<ResultRecord, 'status' | 'gatewayBalance' | 'singleBalance' | 'expectedBalance' | 'difference'>): bigint | null {
+export function discrepancyAmount(r: Pick<ResultRecord, 'status' | 'gatewayBalance' | 'singleBalance' | 'expectedBalance' | 'difference' | 'unexplained'>): bigint | null {
+  // A break beside open reconciling items is the part they leave unexplained.
+  if (r.status === 'break' && r.unexplained !== undefined && r.unexplained !== null) return r.unexplained;
   if (r.status === 'endpoint_mismatch' && r.gatewayBalance !== null && r.singleBalance !== null) return r.gatewayBalance - r.singleBalance;
   // A raw integer of unknown decimals compares with nothing: no amount until its decimals are set.
   if (r.status === 'unknown_decimals') return null;

@@ -28,6 +28,7 @@ import {
   type CaseState,
   type ReconciliationCase,
   type ResultCase,
+  ITEM_CASE_KINDS,
 } from './case-model.js';
 import { acceptanceLapse, isCurrentFor, latestDateOf } from './case-rules.js';
 
@@ -108,12 +109,15 @@ class AccountDayTracker {
     const hasSnapshot = !own.some((r) => r.status === 'no_snapshot' || r.status === 'no_books');
     for (const c of cases) {
       if (dirty.has(keyOf(c.currency, c.kind)) || (c.currency !== null && !hasSnapshot)) continue;
+      // An overdue item's case follows its items, not the date's results.
+      if (ITEM_CASE_KINDS.includes(c.kind)) continue;
       // Another kind of discrepancy on the same currency masks this one: not seen, not cleared.
       // A disappeared wallet is flagged only on the first day it is gone; on later days the
       // currency is simply absent, which does not bring it back: only a result for it does.
       const result = c.currency === null ? undefined : own.find((r) => r.currency === c.currency);
-      const masked = (result !== undefined && result.status !== 'matched') || (c.kind === 'disappeared' && result === undefined);
-      await this.#clear(c, onDate.get(c.id), masked);
+      const explained = result?.status === 'explained';
+      const masked = (result !== undefined && result.status !== 'matched' && !explained) || (c.kind === 'disappeared' && result === undefined);
+      await this.#clear(c, onDate.get(c.id), masked, explained ? (result!.note ?? 'open reconciling items') : undefined);
     }
 
     await attachResultsToCases(
@@ -171,19 +175,26 @@ class AccountDayTracker {
     return next;
   }
 
-  async #clear(c: ReconciliationCase, before: CaseOccurrence | undefined, masked: boolean): Promise<void> {
+  /** `explainedBy`: the items that now explain the currency's difference (the result's note), when they do. */
+  async #clear(c: ReconciliationCase, before: CaseOccurrence | undefined, masked: boolean, explainedBy?: string): Promise<void> {
     let next: ReconciliationCase = c;
     if (before !== undefined) {
       await deleteOccurrence(this.#trx, c.id, this.#date);
       const remaining = await listOccurrences(this.#trx, c.id);
-      await this.#event(c, 'withdrawn', c.state, c.state, `${this.#date} was reconciled again without this discrepancy (books or snapshot corrected): its occurrence (${describeAmount(before.difference, c.currency)}) is withdrawn.`, occurrenceRecord(before));
+      const why = explainedBy === undefined ? 'books or snapshot corrected' : explainedBy;
+      await this.#event(c, 'withdrawn', c.state, c.state, `${this.#date} was reconciled again without this discrepancy (${why}): its occurrence (${describeAmount(before.difference, c.currency)}) is withdrawn.`, occurrenceRecord(before));
       next = { ...next, occurrences: remaining.length };
       const latest = remaining.at(-1);
       if (this.#date === c.lastSeenOn && latest !== undefined) next = { ...next, lastSeenOn: latest.businessDate, latestDifference: latest.difference };
     }
     if (!masked && c.state !== 'resolved' && this.#date >= c.lastSeenOn) {
-      next = { ...next, state: 'resolved', resolution: 'auto', resolvedOn: this.#date, acceptedUntil: null, acceptedDifference: null };
-      await this.#event(c, 'auto_resolved', c.state, 'resolved', `${this.#date} reconciled clean for ${c.currency ?? c.account}: resolved automatically.`);
+      if (explainedBy === undefined) {
+        next = { ...next, state: 'resolved', resolution: 'auto', resolvedOn: this.#date, acceptedUntil: null, acceptedDifference: null };
+        await this.#event(c, 'auto_resolved', c.state, 'resolved', `${this.#date} reconciled clean for ${c.currency ?? c.account}: resolved automatically.`);
+      } else {
+        next = { ...next, state: 'resolved', resolution: 'explained', resolvedOn: this.#date, acceptedUntil: null, acceptedDifference: null };
+        await this.#event(c, 'auto_resolved', c.state, 'resolved', `${this.#date}: the difference of ${c.currency ?? c.account} is ${explainedBy}: resolved as explained.`);
+      }
     }
     if (next !== c) await updateCase(this.#trx, c.id, next, this.#input.at);
   }

@@ -29,6 +29,7 @@ const LOADERS: Readonly<Record<CommandName, () => Promise<RegisterCommand>>> = {
   reconcile: async () => (await import('./reconcile-command.js')).registerReconcileCommand,
   report: async () => (await import('./report-command.js')).registerReportCommand,
   cases: async () => (await import('./cases-command.js')).registerCasesCommand,
+  items: async () => (await import('./items-command.js')).registerItemsCommand,
   backfill: async () => (await import('./backfill-command.js')).registerBackfillCommand,
   schedule: async () => (await import('./schedule-command.js')).registerScheduleCommand,
   queue: async () => (await import('./queue-command.js')).registerQueueCommand,

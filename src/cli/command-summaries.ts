@@ -15,6 +15,7 @@ export const COMMAND_SUMMARIES = {
   reconcile: "compare a business date's snapshot with the books and store the results (re-running replaces them)",
   report: 'print or write the stored reconciliation results of a date or range (table, csv, json, html)',
   cases: 'discrepancy cases: list them, show one with its history, acknowledge, assign, note, resolve, accept, reopen',
+  items: 'reconciling items that explain a difference (in transit, timing, fee, adjustment): add, clear with a note, list with their age',
   backfill: "fill missing snapshots over a range (a date whose capture window is open live, closed dates from the gateway's statements), then reconcile",
   schedule: 'run as the nightly worker: capture every account on RECON_SCHEDULE within its capture window, retry, then reconcile',
   queue: "the job queue of the current and previous night (PostgreSQL server): jobs by state, the oldest waiting; retry a dead-lettered job",

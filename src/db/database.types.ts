@@ -21,7 +21,8 @@ export type ReconciliationStatus =
   | 'roll_forward_break'
   | 'sequence_gap'
   | 'awaiting_statement'
-  | 'no_statement';
+  | 'no_statement'
+  | 'explained';
 
 /** Where a result's balance came from: the gateway's wallets or a bank account's statement. */
 export type ResultSource = 'gateway' | 'bank';
@@ -226,6 +227,48 @@ export interface ReconciliationResultsTable {
   source: ColumnType<ResultSource, ResultSource | undefined, ResultSource>;
   /** The statement a bank result came from (null for gateway results and for dates without a statement). */
   bank_statement_id: ColumnType<number | null, number | null | undefined, number | null>;
+  /** The reconciling items open on the date, summed (minor units of `scale`); null where nothing was compared. */
+  items_total: ColumnType<Amount | null, Amount | null | undefined, Amount | null>;
+  /** Gateway or bank balance − books − items_total: what no item explains; null where nothing was compared. */
+  unexplained: ColumnType<Amount | null, Amount | null | undefined, Amount | null>;
+}
+
+export type ItemKind = 'outstanding' | 'unrecorded' | 'in_transit' | 'timing' | 'fee' | 'adjustment' | 'other';
+export type ItemState = 'open' | 'cleared';
+
+/** A reconciling item a person added (items from unmatched entries are derived, not stored). */
+export interface ReconcilingItemsTable {
+  id: Generated<number>;
+  account: string;
+  source: ResultSource;
+  currency: string;
+  kind: ItemKind;
+  /** Signed so that books + items + unexplained = gateway or bank balance; minor units of `scale`. */
+  amount: Amount;
+  scale: number;
+  opened_on: DateString;
+  expected_clear: DateString | null;
+  state: ColumnType<ItemState, ItemState | undefined, ItemState>;
+  cleared_on: DateString | null;
+  cleared_by: string | null;
+  clear_note: string | null;
+  note: string;
+  evidence: string | null;
+  created_by: string;
+  created_at: Date;
+  books_entry_id: number | null;
+  statement_entry_id: number | null;
+  /** The date the item was first seen overdue, when its `item.overdue` was raised. */
+  overdue_raised_on: DateString | null;
+}
+
+export interface ReconcilingItemEventsTable {
+  id: Generated<number>;
+  item_id: number;
+  at: Date;
+  actor: string;
+  action: 'added' | 'cleared' | 'overdue';
+  note: string | null;
 }
 
 export interface StatementImportsTable {
@@ -364,9 +407,10 @@ export type CaseKind =
   | 'no_books'
   | 'roll_forward_break'
   | 'sequence_gap'
-  | 'no_statement';
+  | 'no_statement'
+  | 'overdue_item';
 export type CaseState = 'open' | 'acknowledged' | 'resolved' | 'accepted';
-export type CaseResolution = 'auto' | 'fixed' | 'accepted';
+export type CaseResolution = 'auto' | 'fixed' | 'accepted' | 'explained';
 export type CaseAction =
   | 'opened'
   | 'seen'
@@ -592,6 +636,8 @@ export interface Database {
   balance_snapshots: BalanceSnapshotsTable;
   expected_balances: ExpectedBalancesTable;
   reconciliation_results: ReconciliationResultsTable;
+  reconciling_items: ReconcilingItemsTable;
+  reconciling_item_events: ReconcilingItemEventsTable;
   daily_balances: DailyBalancesView;
   reconciliation_breaks: ReconciliationBreaksView;
   balance_history: BalanceHistoryView;

@@ -124,6 +124,8 @@ export function resultRecord(r: ReconciliationResultRow): StoredResultRecord {
     scale: r.scale,
     source: r.source,
     bankStatementId: r.bank_statement_id,
+    itemsTotal: exactAmount(r.items_total),
+    unexplained: exactAmount(r.unexplained),
   };
 }
 
@@ -221,7 +223,7 @@ export async function listStoredResultFingerprints(db: Db, account: string, busi
   const rows = await sql<{ line: string }>`
     select concat_ws('|', coalesce(currency, '~'), status, coalesce(gateway_balance::text, '~'), coalesce(single_balance::text, '~'), coalesce(expected_balance::text, '~'),
       coalesce(previous_balance::text, '~'), coalesce(movement::text, '~'), coalesce(difference::text, '~'), coalesce(scale::text, '~'), coalesce(run_id::text, '~'),
-      coalesce(books_import_id::text, '~')) as line
+      coalesce(books_import_id::text, '~'), case when coalesce(items_total, 0) <> 0 then concat(items_total::text, '|', unexplained::text) end) as line
     from reconciliation_results
     where account = ${account} and business_date = ${businessDate}
     order by coalesce(currency, '')`.execute(db);
@@ -231,7 +233,9 @@ export async function listStoredResultFingerprints(db: Db, account: string, busi
 /** The line listStoredResultFingerprints reads, for a result about to be written. */
 export function resultFingerprint(r: NewResultRow): string {
   const text = (v: unknown) => (v === null || v === undefined ? '~' : String(v));
-  return [r.currency ?? '~', r.status, text(r.gateway_balance), text(r.single_balance), text(r.expected_balance), text(r.previous_balance), text(r.movement), text(r.difference), text(r.scale), text(r.run_id), text(r.books_import_id)].join(
+  // Open items are part of what a sealed date says; a result without any keeps the line it had before items existed.
+  const items = r.items_total === null || r.items_total === undefined || r.items_total === '0' ? [] : [text(r.items_total), text(r.unexplained)];
+  return [r.currency ?? '~', r.status, text(r.gateway_balance), text(r.single_balance), text(r.expected_balance), text(r.previous_balance), text(r.movement), text(r.difference), text(r.scale), text(r.run_id), text(r.books_import_id), ...items].join(
     '|',
   );
 }

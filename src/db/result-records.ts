@@ -3,6 +3,7 @@ import type { ReconciliationStatus, ResultSource } from './database.types.js';
 /** Every status a result can have, in the order reports list them. */
 export const RECONCILIATION_STATUSES: readonly ReconciliationStatus[] = [
   'matched',
+  'explained',
   'break',
   'missing_in_ledger',
   'missing_in_gateway',
@@ -38,6 +39,10 @@ export interface ResultRecord {
   movement: bigint | null;
   /** Gateway minus books, when both sides exist. */
   difference: bigint | null;
+  /** The reconciling items open on the date, summed (absent or null: none, or nothing compared). */
+  itemsTotal?: bigint | null;
+  /** difference − itemsTotal: what no item explains (absent or null where nothing was compared). */
+  unexplained?: bigint | null;
   status: ReconciliationStatus;
   /** The run the gateway side came from: the date's authoritative snapshot. */
   runId: number | null;

@@ -17,7 +17,8 @@ export type EventType =
   | 'reconciliation.failed'
   | 'notification.test'
   | 'signoff.invalidated'
-  | 'signoff.reopened';
+  | 'signoff.reopened'
+  | 'item.overdue';
 
 export interface NotificationEvent<D = EventData> {
   /** `evt_…`, the same for every channel: a webhook receiver deduplicates on it (webhook-id). */
@@ -38,7 +39,8 @@ export type EventData =
   | ReconciliationFailedData
   | TestEventData
   | SignoffInvalidatedData
-  | SignoffReopenedData;
+  | SignoffReopenedData
+  | ItemOverdueData;
 
 /** An exact amount in minor units, as a string of digits, with its currency. */
 export interface Money {
@@ -172,6 +174,21 @@ export interface SignoffReopenedData {
   note: string;
 }
 
+/** A reconciling item still open after its expected clearing date: raised once per item. */
+export interface ItemOverdueData {
+  itemId: number;
+  account: string;
+  currency: string;
+  kind: string;
+  /** Signed, minor units: books + items + unexplained = gateway or bank balance. */
+  amount: Money;
+  openedOn: string;
+  expectedClear: string;
+  /** The date it was first seen overdue. */
+  businessDate: string;
+  note: string | null;
+}
+
 export interface TestEventData {
   message: string;
 }
@@ -226,6 +243,10 @@ export function headlineOf(event: NotificationEvent): string {
   if (event.type === 'signoff.reopened') {
     const d = event.data as SignoffReopenedData;
     return `Business date ${d.businessDate} was reopened by ${d.reopenedBy}: it is no longer signed off`;
+  }
+  if (event.type === 'item.overdue') {
+    const d = event.data as ItemOverdueData;
+    return `Reconciling item #${d.itemId} of account "${d.account}" (${d.kind}, ${d.currency}) was expected to clear by ${d.expectedClear} and is still open`;
   }
   return 'wallet-recon test notification';
 }

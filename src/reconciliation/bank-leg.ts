@@ -8,6 +8,7 @@ import { listDatesWithStatus, markOwed } from '../db/reconciliation-owed.reposit
 import { currencyDecimals, rescaleAmount } from '../money/format-amount.js';
 import { statementAwaitedOn, statementDueAt } from './awaited-deadlines.js';
 import { reconcileBankDay } from './bank-rules.js';
+import { listOpenItems, totalOpenItems } from '../items/open-items.js';
 import type { ReconciliationResult } from './reconciliation-result.js';
 
 /** Amounts stored in another scale, brought to the currency's ISO 4217 decimals (exact: never fewer digits). */
@@ -32,6 +33,7 @@ export async function reconcileBankLeg(
   const previous = await findPreviousClosing(trx, bank.name, businessDate);
   const bookRows = await listExpectedBalances(trx, bank.name, businessDate);
   const books = bookRows.map((b) => ({ currency: b.currency, balance: toScale(b.balance, b.scale, currencyDecimals(b.currency) ?? b.scale ?? 0) }));
+  const items = totalOpenItems(await listOpenItems(trx, bank.name, businessDate), (currency, amount, from) => toScale(amount, from, currencyDecimals(currency) ?? from));
   const booksImportId = bookRows.reduce<number | null>((id, row) => (row.importId !== null && (id === null || row.importId > id) ? row.importId : id), null);
   const results = reconcileBankDay({
     account: bank.name,
@@ -55,6 +57,7 @@ export async function reconcileBankLeg(
     withoutStatement: statementAwaitedOn(ctx, businessDate) ? 'await' : 'miss',
     statementDueAt: statementDueAt(ctx, businessDate).toISOString(),
     toleranceFor: (currency, balance) => toleranceFor(ctx.config, currency, currencyDecimals(currency) ?? 0, balance),
+    itemsFor: (currency) => items.get(currency),
   });
   return results.map((r) => ({ ...r, booksImportId, scale: r.currency === null ? null : (currencyDecimals(r.currency) ?? scale) }));
 }

@@ -1,6 +1,7 @@
 import { formatAmount } from '../money/format-amount.js';
 import { reconcileAccountDay, type BookBalance } from './reconcile-rules.js';
 import type { ReconciliationResult } from './reconciliation-result.js';
+import type { OpenItems } from './waterfall.js';
 
 /** A bank account's end-of-day statement for the date, as the rules need it (amounts in the comparison scale). */
 export interface BankStatementSide {
@@ -32,6 +33,8 @@ export interface BankDayInput {
   /** When the statement was due, for the note of `no_statement`. */
   statementDueAt: string;
   toleranceFor: (currency: string, balance: bigint) => bigint;
+  /** The reconciling items open on the date for a currency, at the comparison scale. */
+  itemsFor?: (currency: string) => OpenItems | undefined;
 }
 
 /**
@@ -74,6 +77,7 @@ export function reconcileBankDay(input: BankDayInput): ReconciliationResult[] {
     books: input.books,
     withoutBooks: input.withoutBooks,
     toleranceFor: input.toleranceFor,
+    itemsFor: input.itemsFor,
   });
   return results.map((r) => {
     if (r.currency !== currency || statement.proof === 'ok') return { ...r, ...bank };

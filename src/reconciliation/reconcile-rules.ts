@@ -1,4 +1,5 @@
 import type { ReconciliationResult, ReconciliationStatus } from './reconciliation-result.js';
+import { waterfallOf, type OpenItems } from './waterfall.js';
 
 /** One wallet as the snapshot holds it: the list endpoint's balance and the single-wallet endpoint's. */
 export interface SnapshotBalance {
@@ -39,7 +40,11 @@ export interface ReconcileInput {
    * relative tolerance grows with it; an absolute one ignores it).
    */
   toleranceFor: (currency: string, balance: bigint) => bigint;
+  /** The reconciling items open on the date for a currency (at the comparison scale); none when absent. */
+  itemsFor?: (currency: string) => OpenItems | undefined;
 }
+
+const NO_ITEMS: OpenItems = { total: 0n, count: 0, description: '' };
 
 const abs = (v: bigint): bigint => (v < 0n ? -v : v);
 // A relative tolerance is taken of the smaller side, so a wrong balance never widens its own tolerance.
@@ -116,25 +121,34 @@ export function reconcileAccountDay(input: ReconcileInput): ReconciliationResult
     const booksSide = expected ?? (wallet.balance === 0n && !awaitingBooks ? 0n : null);
     const difference = booksSide === null ? null : wallet.balance - booksSide;
     const unconfirmed = wallet.unconfirmedReason !== undefined && wallet.unconfirmedReason !== null;
-    const status: ReconciliationStatus =
+    const status: ReconciliationStatus | 'compared' =
       unconfirmed || (wallet.singleBalance !== null && wallet.singleBalance !== wallet.balance)
         ? 'endpoint_mismatch'
         : awaitingBooks
           ? 'awaiting_books'
           : difference === null
             ? 'missing_in_ledger'
-            : abs(difference) <= input.toleranceFor(currency, smallerMagnitude(wallet.balance, booksSide!))
-              ? 'matched'
-              : 'break';
+            : 'compared';
+    // Books + open items + unexplained = gateway balance: only what no item explains is a break.
+    const items = input.itemsFor?.(currency) ?? NO_ITEMS;
+    const waterfall = status === 'compared' ? waterfallOf(difference!, items, input.toleranceFor(currency, smallerMagnitude(wallet.balance, booksSide!))) : undefined;
     results.push(
-      row(input, currency, status, {
+      row(input, currency, waterfall?.status ?? (status as ReconciliationStatus), {
         gatewayBalance: wallet.balance,
         singleBalance: wallet.singleBalance,
         expectedBalance: expected,
         previousBalance,
         movement: previousBalance === null ? null : wallet.balance - previousBalance,
         difference,
-        note: unconfirmed ? `the single-wallet read could not confirm the listed balance: ${wallet.unconfirmedReason}` : null,
+        itemsTotal: waterfall?.itemsTotal ?? (items.count > 0 ? items.total : null),
+        unexplained: waterfall?.unexplained ?? null,
+        note: unconfirmed
+          ? `the single-wallet read could not confirm the listed balance: ${wallet.unconfirmedReason}`
+          : waterfall?.status === 'explained'
+            ? `explained by ${items.description}`
+            : waterfall?.status === 'break' && items.count > 0
+              ? `open items ${items.description} leave part of the difference unexplained`
+              : null,
       }),
     );
   }
@@ -145,7 +159,7 @@ function row(
   input: ReconcileInput,
   currency: string,
   status: ReconciliationStatus,
-  amounts: Partial<Pick<ReconciliationResult, 'gatewayBalance' | 'singleBalance' | 'expectedBalance' | 'previousBalance' | 'movement' | 'difference' | 'note'>>,
+  amounts: Partial<Pick<ReconciliationResult, 'gatewayBalance' | 'singleBalance' | 'expectedBalance' | 'previousBalance' | 'movement' | 'difference' | 'itemsTotal' | 'unexplained' | 'note'>>,
 ): ReconciliationResult {
   return {
     account: input.account,
@@ -157,6 +171,7 @@ function row(
     previousBalance: amounts.previousBalance ?? null,
     movement: amounts.movement ?? null,
     difference: amounts.difference ?? null,
+    ...(amounts.itemsTotal === undefined && amounts.unexplained === undefined ? {} : { itemsTotal: amounts.itemsTotal ?? null, unexplained: amounts.unexplained ?? null }),
     status,
     runId: input.snapshot?.runId ?? null,
     note: amounts.note ?? null,

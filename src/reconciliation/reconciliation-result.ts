@@ -50,6 +50,8 @@ export function resultColumns(r: ReconciliationResult) {
     scale: r.scale ?? (r.currency === null ? null : currencyDecimals(r.currency)),
     source: r.source ?? 'gateway',
     bank_statement_id: r.bankStatementId ?? null,
+    items_total: amountText(r.itemsTotal ?? null),
+    unexplained: amountText(r.unexplained ?? null),
   };
 }
 
@@ -70,12 +72,15 @@ export function isAccepted(r: Pick<ReconciliationResult, 'case'>): boolean {
   return r.case?.state === 'accepted';
 }
 
-/** Exit code a set of results implies: 0 when everything matched, 3 otherwise. */
+/** Statuses that need nobody: matched, or a difference open reconciling items explain. */
+export const SETTLED_STATUSES: readonly ReconciliationStatus[] = ['matched', 'explained'];
+
+/** Exit code a set of results implies: 0 when everything matched (or is explained by open items), 3 otherwise. */
 export function reconciliationExitCode(counts: StatusCounts): 0 | 3 {
-  return RECONCILIATION_STATUSES.every((s) => s === 'matched' || WAITING_STATUSES.includes(s) || counts[s] === 0) ? 0 : 3;
+  return RECONCILIATION_STATUSES.every((s) => SETTLED_STATUSES.includes(s) || WAITING_STATUSES.includes(s) || counts[s] === 0) ? 0 : 3;
 }
 
-/** How many results are not `matched`. */
+/** How many results are neither `matched` nor `explained` (nor still waiting). */
 export function countUnmatched(counts: StatusCounts): number {
-  return RECONCILIATION_STATUSES.reduce((sum, s) => (s === 'matched' || WAITING_STATUSES.includes(s) ? sum : sum + counts[s]), 0);
+  return RECONCILIATION_STATUSES.reduce((sum, s) => (SETTLED_STATUSES.includes(s) || WAITING_STATUSES.includes(s) ? sum : sum + counts[s]), 0);
 }

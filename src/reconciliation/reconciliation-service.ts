@@ -19,6 +19,8 @@ import { referenceScaleFor, unknownDecimalsAdvice } from '../money/amount-scale.
 import { rescaleAmount } from '../money/format-amount.js';
 import { reconcileAccountDay, type SnapshotBalance } from './reconcile-rules.js';
 import { resultColumns, type ReconciliationResult } from './reconciliation-result.js';
+import { listOpenItems, totalOpenItems } from '../items/open-items.js';
+import { raiseOverdueItems } from '../items/overdue-items.js';
 
 /**
  * The account names a command works on: all configured (the gateway's accounts and the bank
@@ -49,89 +51,106 @@ export async function reconcileBusinessDate(
   businessDate: string,
   options: { afterWrite?: AfterReconcileHook } = {},
 ): Promise<ReconciliationResult[]> {
+  return ctx.database.db.transaction().execute((trx) => reconcileBusinessDateIn(ctx, trx, accounts, businessDate, options));
+}
+
+/**
+ * reconcileBusinessDate inside the caller's transaction: for a change of an input (a reconciling
+ * item added or cleared) whose results must follow it in the same transaction.
+ */
+export async function reconcileBusinessDateIn(
+  ctx: AppContext,
+  trx: Transaction<Database>,
+  accounts: readonly string[],
+  businessDate: string,
+  options: { afterWrite?: AfterReconcileHook } = {},
+): Promise<ReconciliationResult[]> {
   const computedAt = ctx.clock.now();
   const withoutBooks = booksAwaitedOn(ctx, businessDate) ? 'await' : 'miss';
-  return ctx.database.db.transaction().execute(async (trx) => {
-    // Under READ COMMITTED two runs of one date would both delete, then both insert and collide
-    // on the unique key: the second waits here until the first commits, then reads its rows.
-    // Sorted, so a run over every account and a run over one never take the locks crosswise.
-    for (const account of [...accounts].sort()) await lockReconciliationDay(trx, account, businessDate);
-    // Read before the inputs: a change committed after this is marked again with another seq.
-    const owed = await readOwedMarks(trx, accounts, businessDate);
-    const all: ReconciliationResult[] = [];
-    for (const account of accounts) {
-      // A bank account's balance is its statement's closing balance, through the same rules.
-      const bank = bankAccountNamed(ctx.config, account);
-      if (bank !== undefined) {
-        all.push(...(await reconcileBankLeg(ctx, trx, bank, businessDate, withoutBooks)));
-        continue;
-      }
-      const run = await findDailyRun(trx, account, businessDate);
-      const previousDate = run === undefined ? undefined : await findPreviousSnapshotDate(trx, account, businessDate);
-      const previousRun = previousDate === undefined ? undefined : await findDailyRun(trx, account, previousDate);
-      const accountConfig = ctx.config.accounts.find((a) => a.name === account);
-      const snapshotRows = run === undefined ? [] : await listSnapshotRows(trx, run.runId);
-      const previousRows = previousRun === undefined ? [] : await listSnapshotRows(trx, previousRun.runId);
-      const bookRows = await listExpectedBalances(trx, account, businessDate);
-      const scales = new ComparisonScales(ctx.config, accountConfig, [...snapshotRows, ...previousRows, ...bookRows]);
-      const books = bookRows.map((b) => ({ ...b, balance: scales.toComparison(b.currency, b.balance, b.scale) }));
-      // A day's books come whole from one import; the newest id names it should older rows linger.
-      const booksImportId = books.reduce<number | null>((id, row) => (row.importId !== null && (id === null || row.importId > id) ? row.importId : id), null);
-      const results = reconcileAccountDay({
-        account,
-        businessDate,
-        snapshot: run === undefined ? null : { runId: run.runId, balances: scales.snapshotRows(snapshotRows, account) },
-        previous: previousRun === undefined ? null : { balances: scales.snapshotRows(previousRows, account) },
-        books,
-        withoutBooks,
-        toleranceFor: (currency, balance) => toleranceFor(ctx.config, currency, scales.of(currency) ?? 0, balance),
-      });
-      all.push(...results.map((r) => ({ ...r, booksImportId, scale: r.currency === null ? null : scales.of(r.currency) })));
+  // Under READ COMMITTED two runs of one date would both delete, then both insert and collide
+  // on the unique key: the second waits here until the first commits, then reads its rows.
+  // Sorted, so a run over every account and a run over one never take the locks crosswise.
+  for (const account of [...accounts].sort()) await lockReconciliationDay(trx, account, businessDate);
+  // Read before the inputs: a change committed after this is marked again with another seq.
+  const owed = await readOwedMarks(trx, accounts, businessDate);
+  const all: ReconciliationResult[] = [];
+  for (const account of accounts) {
+    // A bank account's balance is its statement's closing balance, through the same rules.
+    const bank = bankAccountNamed(ctx.config, account);
+    if (bank !== undefined) {
+      all.push(...(await reconcileBankLeg(ctx, trx, bank, businessDate, withoutBooks)));
+      continue;
     }
-    // Kept with the awaited date, so the status view says no_books once it passed, whoever runs next.
-    const booksDeadlineAt = new Date(businessCalendarOf(ctx.config).cutoffOf(businessDate).getTime() + ctx.config.booksDeadlineMs);
-    // A date an approved sign-off locks keeps its sealed results: the same results are left as they
-    // are (and its cases untouched); different ones refuse the whole reconcile before any write.
-    const sealed = new Set<string>();
-    for (const lock of await findLocks(trx, accounts.map((account) => ({ account, businessDate })))) {
-      const fresh = all.filter((r) => r.account === lock.account).map((r) => resultFingerprint({ ...resultColumns(r), computed_at: computedAt })).sort();
-      const stored = (await listStoredResultFingerprints(trx, lock.account, businessDate)).sort();
-      if (fresh.join('\n') !== stored.join('\n')) throw lockedDateError(lock, 'reconciling it again would change its sealed results', ctx.config.timezone);
-      sealed.add(lock.account);
-    }
-    const writable = accounts.filter((a) => !sealed.has(a));
-    const written = all.filter((r) => !sealed.has(r.account));
-    await replaceResultsForDate(
-      trx,
-      writable,
+    const openItems = await listOpenItems(trx, account, businessDate);
+    const run = await findDailyRun(trx, account, businessDate);
+    const previousDate = run === undefined ? undefined : await findPreviousSnapshotDate(trx, account, businessDate);
+    const previousRun = previousDate === undefined ? undefined : await findDailyRun(trx, account, previousDate);
+    const accountConfig = ctx.config.accounts.find((a) => a.name === account);
+    const snapshotRows = run === undefined ? [] : await listSnapshotRows(trx, run.runId);
+    const previousRows = previousRun === undefined ? [] : await listSnapshotRows(trx, previousRun.runId);
+    const bookRows = await listExpectedBalances(trx, account, businessDate);
+    const scales = new ComparisonScales(ctx.config, accountConfig, [...snapshotRows, ...previousRows, ...bookRows, ...openItems]);
+    const items = totalOpenItems(openItems, (currency, amount, scale) => scales.toComparison(currency, amount, scale));
+    const books = bookRows.map((b) => ({ ...b, balance: scales.toComparison(b.currency, b.balance, b.scale) }));
+    // A day's books come whole from one import; the newest id names it should older rows linger.
+    const booksImportId = books.reduce<number | null>((id, row) => (row.importId !== null && (id === null || row.importId > id) ? row.importId : id), null);
+    const results = reconcileAccountDay({
+      account,
       businessDate,
-      written.map((r) => ({ ...resultColumns(r), computed_at: computedAt, books_deadline_at: r.status === 'awaiting_books' ? booksDeadlineAt : null })),
-    );
-    // Discrepancy cases: each result that did not match joins (or opens) its case, in the same transaction.
-    const cases = await trackCases(trx, {
-      accounts: writable,
-      businessDate,
-      results: written,
-      at: computedAt,
-      today: todayOf(ctx).date,
-      toleranceFor: (currency, scale) => toleranceFor(ctx.config, currency, scale ?? referenceScaleFor(ctx.config, undefined, currency) ?? 0),
+      snapshot: run === undefined ? null : { runId: run.runId, balances: scales.snapshotRows(snapshotRows, account) },
+      previous: previousRun === undefined ? null : { balances: scales.snapshotRows(previousRows, account) },
+      books,
+      withoutBooks,
+      toleranceFor: (currency, balance) => toleranceFor(ctx.config, currency, scales.of(currency) ?? 0, balance),
+      itemsFor: (currency) => items.get(currency),
     });
-    // A sealed account keeps its results, and they keep naming the cases they named.
-    for (const account of sealed) {
-      const stored = await listStoredResultCases(trx, account, businessDate);
-      const found = new Map((await listCasesByIds(trx, [...stored.values()])).map((c) => [c.id, c]));
-      for (const [currency, id] of stored) {
-        const c = found.get(id);
-        if (c !== undefined) cases.set(resultCaseKey({ account, currency: currency === '' ? null : currency }), { id: c.id, state: c.state, ageDays: caseAgeDays(c, todayOf(ctx).date), acceptedUntil: c.acceptedUntil });
-      }
-    }
-    const withCases = all.map((r) => ({ ...r, case: cases.get(resultCaseKey(r)) ?? null }));
-    await options.afterWrite?.(trx, withCases);
-    await clearOwedMarks(trx, businessDate, owed);
-    // A prepared sign-off of this date whose sealed results just changed is void, in this transaction.
-    if (written.length > 0) await invalidateChangedSignoffs(ctx, trx, [businessDate]);
-    return withCases;
+    all.push(...results.map((r) => ({ ...r, booksImportId, scale: r.currency === null ? null : scales.of(r.currency) })));
+  }
+  // Kept with the awaited date, so the status view says no_books once it passed, whoever runs next.
+  const booksDeadlineAt = new Date(businessCalendarOf(ctx.config).cutoffOf(businessDate).getTime() + ctx.config.booksDeadlineMs);
+  // A date an approved sign-off locks keeps its sealed results: the same results are left as they
+  // are (and its cases untouched); different ones refuse the whole reconcile before any write.
+  const sealed = new Set<string>();
+  for (const lock of await findLocks(trx, accounts.map((account) => ({ account, businessDate })))) {
+    const fresh = all.filter((r) => r.account === lock.account).map((r) => resultFingerprint({ ...resultColumns(r), computed_at: computedAt })).sort();
+    const stored = (await listStoredResultFingerprints(trx, lock.account, businessDate)).sort();
+    if (fresh.join('\n') !== stored.join('\n')) throw lockedDateError(lock, 'reconciling it again would change its sealed results', ctx.config.timezone);
+    sealed.add(lock.account);
+  }
+  const writable = accounts.filter((a) => !sealed.has(a));
+  const written = all.filter((r) => !sealed.has(r.account));
+  await replaceResultsForDate(
+    trx,
+    writable,
+    businessDate,
+    written.map((r) => ({ ...resultColumns(r), computed_at: computedAt, books_deadline_at: r.status === 'awaiting_books' ? booksDeadlineAt : null })),
+  );
+  // Discrepancy cases: each result that did not match joins (or opens) its case, in the same transaction.
+  const cases = await trackCases(trx, {
+    accounts: writable,
+    businessDate,
+    results: written,
+    at: computedAt,
+    today: todayOf(ctx).date,
+    toleranceFor: (currency, scale) => toleranceFor(ctx.config, currency, scale ?? referenceScaleFor(ctx.config, undefined, currency) ?? 0),
   });
+  // A sealed account keeps its results, and they keep naming the cases they named.
+  for (const account of sealed) {
+    const stored = await listStoredResultCases(trx, account, businessDate);
+    const found = new Map((await listCasesByIds(trx, [...stored.values()])).map((c) => [c.id, c]));
+    for (const [currency, id] of stored) {
+      const c = found.get(id);
+      if (c !== undefined) cases.set(resultCaseKey({ account, currency: currency === '' ? null : currency }), { id: c.id, state: c.state, ageDays: caseAgeDays(c, todayOf(ctx).date), acceptedUntil: c.acceptedUntil });
+    }
+  }
+  const withCases = all.map((r) => ({ ...r, case: cases.get(resultCaseKey(r)) ?? null }));
+  await options.afterWrite?.(trx, withCases);
+  await clearOwedMarks(trx, businessDate, owed);
+  // A prepared sign-off of this date whose sealed results just changed is void, in this transaction.
+  if (written.length > 0) await invalidateChangedSignoffs(ctx, trx, [businessDate]);
+  // An item still open after its expected clearing date: one item.overdue and a case, the first time a date shows it.
+  await raiseOverdueItems(ctx, trx, writable, businessDate);
+  return withCases;
 }
 
 /**
@@ -234,6 +253,8 @@ export async function reconcileOwedDates(
   if (options.only === undefined) {
     await oweDatesPastBooksDeadline(ctx, accounts);
     await oweBankDatesByTime(ctx, bankAccounts);
+    // Time alone makes an item overdue: a pass raises it even when no date is reconciled again.
+    await ctx.database.db.transaction().execute((trx) => raiseOverdueItems(ctx, trx, accounts, latestClosedDateOf(ctx)));
   }
   // Books of a day never captured (nor missed) have nothing to be compared with: not owed. A bank
   // account's date is reconciled from whatever it has (books awaiting their statement, say).

@@ -1,0 +1,185 @@
+import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
+import type { Database, ItemKind, ItemState, ReconcilingItemsTable, ResultSource } from './database.types.js';
+
+type Db = Kysely<Database> | Transaction<Database>;
+
+/** A reconciling item as read: amounts exact, in minor units of `scale`. */
+export interface ReconcilingItem {
+  /** The item's id; null for an item derived from an unmatched entry (named by its entry id). */
+  id: number | null;
+  account: string;
+  source: ResultSource;
+  currency: string;
+  kind: ItemKind;
+  amount: bigint;
+  scale: number;
+  openedOn: string;
+  expectedClear: string | null;
+  state: ItemState;
+  clearedOn: string | null;
+  clearedBy: string | null;
+  clearNote: string | null;
+  note: string | null;
+  evidence: string | null;
+  createdBy: string | null;
+  booksEntryId: number | null;
+  statementEntryId: number | null;
+  overdueRaisedOn: string | null;
+}
+
+export interface NewReconcilingItem {
+  account: string;
+  source: ResultSource;
+  currency: string;
+  kind: ItemKind;
+  amount: bigint;
+  scale: number;
+  openedOn: string;
+  expectedClear: string | null;
+  note: string;
+  evidence: string | null;
+  createdBy: string;
+  createdAt: Date;
+}
+
+function itemFromRow(r: Selectable<ReconcilingItemsTable>): ReconcilingItem {
+  return {
+    id: Number(r.id),
+    account: r.account,
+    source: r.source,
+    currency: r.currency,
+    kind: r.kind,
+    amount: BigInt(r.amount),
+    scale: r.scale,
+    openedOn: r.opened_on,
+    expectedClear: r.expected_clear,
+    state: r.state,
+    clearedOn: r.cleared_on,
+    clearedBy: r.cleared_by,
+    clearNote: r.clear_note,
+    note: r.note,
+    evidence: r.evidence,
+    createdBy: r.created_by,
+    booksEntryId: r.books_entry_id === null ? null : Number(r.books_entry_id),
+    statementEntryId: r.statement_entry_id === null ? null : Number(r.statement_entry_id),
+    overdueRaisedOn: r.overdue_raised_on,
+  };
+}
+
+/** Adds an item and its `added` event; returns its id. */
+export async function insertItem(db: Db, item: NewReconcilingItem): Promise<number> {
+  const row = await db
+    .insertInto('reconciling_items')
+    .values({
+      account: item.account,
+      source: item.source,
+      currency: item.currency,
+      kind: item.kind,
+      amount: item.amount.toString(),
+      scale: item.scale,
+      opened_on: item.openedOn,
+      expected_clear: item.expectedClear,
+      note: item.note,
+      evidence: item.evidence,
+      created_by: item.createdBy,
+      created_at: item.createdAt,
+      books_entry_id: null,
+      statement_entry_id: null,
+      overdue_raised_on: null,
+      cleared_on: null,
+      cleared_by: null,
+      clear_note: null,
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  const id = Number(row.id);
+  await insertItemEvent(db, { itemId: id, at: item.createdAt, actor: item.createdBy, action: 'added', note: item.note });
+  return id;
+}
+
+/** One stored item; with `forUpdate`, locked until the transaction ends. */
+export async function findItem(db: Db, id: number, options: { forUpdate?: boolean } = {}): Promise<ReconcilingItem | undefined> {
+  let query = db.selectFrom('reconciling_items').selectAll().where('id', '=', id);
+  if (options.forUpdate) query = query.forUpdate();
+  const row = await query.executeTakeFirst();
+  return row === undefined ? undefined : itemFromRow(row);
+}
+
+/** Clears an open item on a date with who and why, and records the `cleared` event. */
+export async function clearItem(db: Db, id: number, clear: { clearedOn: string; clearedBy: string; note: string; at: Date }): Promise<void> {
+  await db.updateTable('reconciling_items').set({ state: 'cleared', cleared_on: clear.clearedOn, cleared_by: clear.clearedBy, clear_note: clear.note }).where('id', '=', id).where('state', '=', 'open').execute();
+  await insertItemEvent(db, { itemId: id, at: clear.at, actor: clear.clearedBy, action: 'cleared', note: clear.note });
+}
+
+export async function insertItemEvent(db: Db, e: { itemId: number; at: Date; actor: string; action: 'added' | 'cleared' | 'overdue'; note: string | null }): Promise<void> {
+  await db.insertInto('reconciling_item_events').values({ item_id: e.itemId, at: e.at, actor: e.actor, action: e.action, note: e.note }).execute();
+}
+
+/** An item's audit trail, oldest first. */
+export async function listItemEvents(db: Db, itemId: number): Promise<Array<{ at: Date; actor: string; action: string; note: string | null }>> {
+  return db.selectFrom('reconciling_item_events').select(['at', 'actor', 'action', 'note']).where('item_id', '=', itemId).orderBy('id').execute();
+}
+
+/** The stored items of these accounts open on a date (opened on or before it, not cleared by then), oldest first. */
+export async function listItemsOpenOn(db: Db, accounts: readonly string[], date: string): Promise<ReconcilingItem[]> {
+  if (accounts.length === 0) return [];
+  const rows = await db
+    .selectFrom('reconciling_items')
+    .selectAll()
+    .where('account', 'in', accounts)
+    .where('opened_on', '<=', date)
+    .where((eb) => eb.or([eb('cleared_on', 'is', null), eb('cleared_on', '>', date)]))
+    .orderBy('opened_on')
+    .orderBy('id')
+    .execute();
+  return rows.map(itemFromRow);
+}
+
+/** Stored items for `items list`: of one account or all, newest first (open before cleared). */
+export async function listItems(db: Db, filter: { account?: string }): Promise<ReconcilingItem[]> {
+  let query = db.selectFrom('reconciling_items').selectAll();
+  if (filter.account !== undefined) query = query.where('account', '=', filter.account);
+  const rows = await query.orderBy(sql`state = 'cleared'`).orderBy('opened_on').orderBy('id').execute();
+  return rows.map(itemFromRow);
+}
+
+/** Items of these accounts open on `date` past their expected clearing date whose overdue was never raised, locked. */
+export async function listOverdueToRaise(db: Transaction<Database>, accounts: readonly string[], date: string): Promise<ReconcilingItem[]> {
+  if (accounts.length === 0) return [];
+  const rows = await db
+    .selectFrom('reconciling_items')
+    .selectAll()
+    .where('account', 'in', accounts)
+    .where('overdue_raised_on', 'is', null)
+    .where('expected_clear', '<', date)
+    .where('opened_on', '<=', date)
+    .where((eb) => eb.or([eb('cleared_on', 'is', null), eb('cleared_on', '>', date)]))
+    .orderBy('id')
+    .forUpdate()
+    .execute();
+  return rows.map(itemFromRow);
+}
+
+export async function markOverdueRaised(db: Db, id: number, date: string): Promise<void> {
+  await db.updateTable('reconciling_items').set({ overdue_raised_on: date }).where('id', '=', id).execute();
+}
+
+/** Open items of an account and currency already raised overdue (still counting on `date`). */
+export async function countOverdueOpen(db: Db, account: string, currency: string, date: string): Promise<number> {
+  const row = await db
+    .selectFrom('reconciling_items')
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .where('account', '=', account)
+    .where('currency', '=', currency)
+    .where('state', '=', 'open')
+    .where('overdue_raised_on', 'is not', null)
+    .where('expected_clear', '<', date)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/** The business dates of an account that have results, from `from` on: those an item's change re-reconciles. */
+export async function listResultDatesFrom(db: Db, account: string, from: string): Promise<string[]> {
+  const rows = await db.selectFrom('reconciliation_results').select('business_date').distinct().where('account', '=', account).where('business_date', '>=', from).orderBy('business_date').execute();
+  return rows.map((r) => r.business_date);
+}

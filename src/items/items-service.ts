@@ -1,0 +1,182 @@
+import type { Transaction } from 'kysely';
+import type { AppContext } from '../app-context.js';
+import { SYSTEM_ACTOR } from '../cases/case-model.js';
+import { bankAccountNamed } from '../config/index.js';
+import type { Database, ItemKind } from '../db/database.types.js';
+import { insertEvent, listCasesOfAccount, lockAccountCases, updateCase } from '../db/reconciliation-case.repository.js';
+import { clearItem, countOverdueOpen, findItem, insertItem, listItems, listItemsOpenOn, listResultDatesFrom, type ReconcilingItem } from '../db/reconciling-item.repository.js';
+import { UsageError } from '../errors.js';
+import { referenceScaleFor } from '../money/amount-scale.js';
+import { parseMajorAmount, toMajorUnits } from '../money/format-amount.js';
+import { parseBusinessDate, todayOf } from '../reconciliation/business-dates.js';
+import { reconcileBusinessDateIn, resolveAccountNames } from '../reconciliation/reconciliation-service.js';
+import type { ReconciliationResult } from '../reconciliation/reconciliation-result.js';
+import { businessDaysBetween, itemAgeBucketOf, itemStateOn, MANUAL_ITEM_KINDS, type ItemStateOnDate } from './item-rules.js';
+import { describeItem } from './open-items.js';
+
+export interface AddItemRequest {
+  account: string;
+  currency: string;
+  /** The business date it is open from, YYYY-MM-DD. */
+  date: string;
+  kind: string;
+  /** Signed major units as people write them: `123.45`, `-2.50`. */
+  amount: string;
+  expectedClear?: string;
+  note?: string;
+  evidence?: string;
+  actor: string;
+}
+
+/** Reads a signed major-unit amount at `decimals` places exactly, or says what is wrong with it. */
+export function parseSignedMajor(text: string, decimals: number, currency: string): bigint {
+  const trimmed = text.trim();
+  const negative = trimmed.startsWith('-');
+  const minor = parseMajorAmount(negative || trimmed.startsWith('+') ? trimmed.slice(1) : trimmed, decimals);
+  if (minor === undefined) throw new UsageError(`--amount ${JSON.stringify(text)} is not an amount of ${currency}: write a signed decimal in major units with at most ${decimals} decimal${decimals === 1 ? '' : 's'}, such as 123.45 or -2.50.`);
+  if (minor === 0n) throw new UsageError('--amount is zero: an item of nothing explains nothing.');
+  return negative ? -minor : minor;
+}
+
+/**
+ * Adds a reconciling item and, in the same transaction, reconciles again every date of its
+ * account from the item's date on that has results: the item explains them from now on. A date
+ * signed off whose results would change refuses the whole addition (nothing is written).
+ */
+export async function addItem(ctx: AppContext, request: AddItemRequest): Promise<{ id: number; results: ReconciliationResult[] }> {
+  const [account] = resolveAccountNames(ctx.config, request.account);
+  const today = todayOf(ctx);
+  const date = parseBusinessDate(request.date, '--date', today);
+  const currency = request.currency;
+  if (!/^[A-Z]{3}$/.test(currency)) throw new UsageError(`--currency ${JSON.stringify(currency)} is not a currency code: use three capital letters such as EUR.`);
+  const bank = bankAccountNamed(ctx.config, account!);
+  if (bank !== undefined && bank.currency !== currency) throw new UsageError(`Bank account "${account}" is kept in ${bank.currency}, not ${currency}: an item of it is in ${bank.currency}.`);
+  if (!MANUAL_ITEM_KINDS.includes(request.kind as ItemKind)) {
+    throw new UsageError(`--kind ${JSON.stringify(request.kind)} is not a kind of item people add: use one of ${MANUAL_ITEM_KINDS.join(', ')} (outstanding and unrecorded items come from unmatched entries).`);
+  }
+  const expectedClear = request.expectedClear === undefined ? null : parseBusinessDate(request.expectedClear, '--expected-clear');
+  if (expectedClear !== null && expectedClear < date) throw new UsageError(`--expected-clear ${expectedClear} is before the item's date ${date}.`);
+  const note = request.note?.trim();
+  if (!note) throw new UsageError('--note is required: say what the item is (a payout in transit, its reference, who follows it).');
+  const accountConfig = ctx.config.accounts.find((a) => a.name === account);
+  const scale = referenceScaleFor(ctx.config, accountConfig, currency);
+  if (scale === null) throw new UsageError(`The decimals of ${currency} are not known: set GATEWAY_AMOUNT_DECIMALS_${currency} first.`);
+  const amount = parseSignedMajor(request.amount, scale, currency);
+  return ctx.database.db.transaction().execute(async (trx) => {
+    const id = await insertItem(trx, {
+      account: account!,
+      source: bank === undefined ? 'gateway' : 'bank',
+      currency,
+      kind: request.kind as ItemKind,
+      amount,
+      scale,
+      openedOn: date,
+      expectedClear,
+      note,
+      evidence: request.evidence?.trim() || null,
+      createdBy: request.actor,
+      createdAt: ctx.clock.now(),
+    });
+    const results = await reconcileFrom(ctx, trx, account!, date);
+    return { id, results };
+  });
+}
+
+/**
+ * Clears an open item a person added, with a note, on a date (default today), and reconciles
+ * again in the same transaction the dates it no longer counts on; its overdue case resolves once
+ * no overdue item of its account and currency is left.
+ */
+export async function clearReconcilingItem(ctx: AppContext, request: { id: number; note?: string; on?: string; actor: string }): Promise<{ results: ReconciliationResult[]; description: string }> {
+  const note = request.note?.trim();
+  if (!note) throw new UsageError('--note is required: say how the item cleared (the booking, the bank line, who confirmed it).');
+  const today = todayOf(ctx);
+  const on = request.on === undefined ? today.date : parseBusinessDate(request.on, '--on', today);
+  return ctx.database.db.transaction().execute(async (trx) => {
+    const item = await findItem(trx, request.id, { forUpdate: true });
+    if (item === undefined) throw new UsageError(`There is no reconciling item #${request.id}. Run "wallet-recon items list" to see them.`);
+    if (item.state === 'cleared') throw new UsageError(`Item #${request.id} was already cleared on ${item.clearedOn} by ${item.clearedBy}.`);
+    if (on < item.openedOn) throw new UsageError(`--on ${on} is before the item's date ${item.openedOn}.`);
+    const at = ctx.clock.now();
+    await clearItem(trx, request.id, { clearedOn: on, clearedBy: request.actor, note, at });
+    if (item.overdueRaisedOn !== null && (await countOverdueOpen(trx, item.account, item.currency, on)) === 0) {
+      await lockAccountCases(trx, item.account);
+      const c = (await listCasesOfAccount(trx, item.account, { forUpdate: true })).find((x) => x.kind === 'overdue_item' && x.currency === item.currency);
+      if (c !== undefined && c.state !== 'resolved') {
+        await updateCase(trx, c.id, { state: 'resolved', resolution: 'auto', resolvedOn: on, acceptedUntil: null, acceptedDifference: null }, at);
+        await insertEvent(trx, { caseId: c.id, at, actor: SYSTEM_ACTOR, action: 'auto_resolved', fromState: c.state, toState: 'resolved', note: `${describeItem(item)} was cleared by ${request.actor} on ${on} (${note}): no overdue item is left.` });
+      }
+    }
+    const results = await reconcileFrom(ctx, trx, item.account, on);
+    return { results, description: describeItem(item) };
+  });
+}
+
+/** Reconciles again, in the caller's transaction, every date of an account from `from` on that has results. */
+async function reconcileFrom(ctx: AppContext, trx: Transaction<Database>, account: string, from: string): Promise<ReconciliationResult[]> {
+  const results: ReconciliationResult[] = [];
+  for (const date of await listResultDatesFrom(trx, account, from)) results.push(...(await reconcileBusinessDateIn(ctx, trx, [account], date)));
+  return results;
+}
+
+/** An item as `items list --json` and the console give it: amounts in minor units and major units, state and age on the date asked. */
+export interface ItemRecord {
+  id: number | null;
+  account: string;
+  source: string;
+  currency: string;
+  kind: ItemKind;
+  amount: string;
+  amount_major: string;
+  opened_on: string;
+  expected_clear: string | null;
+  state: ItemStateOnDate;
+  cleared_on: string | null;
+  /** Business days (Monday to Friday) from opened_on to the date asked (or to cleared_on once cleared). */
+  age_days: number;
+  age_bucket: string;
+  note: string | null;
+  books_entry_id: number | null;
+  statement_entry_id: number | null;
+}
+
+/** An item as seen on a date: its state and age then. */
+export function itemRecord(item: ReconcilingItem, asOf: string): ItemRecord {
+  const state = itemStateOn(item, asOf);
+  const end = state === 'cleared' && item.clearedOn !== null && item.clearedOn < asOf ? item.clearedOn : asOf;
+  const age = businessDaysBetween(item.openedOn, end);
+  return {
+    id: item.id,
+    account: item.account,
+    source: item.source,
+    currency: item.currency,
+    kind: item.kind,
+    amount: item.amount.toString(),
+    amount_major: toMajorUnits(item.amount, item.scale),
+    opened_on: item.openedOn,
+    expected_clear: item.expectedClear,
+    state,
+    cleared_on: item.clearedOn,
+    age_days: age,
+    age_bucket: itemAgeBucketOf(age),
+    note: item.note,
+    books_entry_id: item.booksEntryId,
+    statement_entry_id: item.statementEntryId,
+  };
+}
+
+/**
+ * The items `items list` gives: with a date, those open on it (state and age on that date);
+ * without, every item, its state and age today.
+ */
+export async function listItemRecords(ctx: AppContext, filter: { date?: string; account?: string }): Promise<ItemRecord[]> {
+  const accounts = resolveAccountNames(ctx.config, filter.account);
+  const db = ctx.database.db;
+  if (filter.date !== undefined) {
+    const items = await listItemsOpenOn(db, accounts, filter.date);
+    return items.map((i) => itemRecord(i, filter.date!));
+  }
+  const today = todayOf(ctx).date;
+  const items = await listItems(db, { account: filter.account });
+  return items.map((i) => itemRecord(i, today));
+}
