@@ -131,6 +131,8 @@ export interface ReconciliationStatusView {
   source: ResultSource;
   /** The end-of-day statement a bank date is reconciled from (null for gateway dates). */
   bank_statement_id: number | null;
+  /** How many of its results are explained by open reconciling items. */
+  explained: number;
 }
 
 export interface ReconciliationOwedTable {
@@ -495,6 +497,8 @@ export interface ReconciliationBreaksView extends Omit<ReconciliationResultsTabl
   expected_balance_major: string | null;
   difference_major: string | null;
   movement_major: string | null;
+  items_total_major: string | null;
+  unexplained_major: string | null;
 }
 
 export type NotificationChannel = 'webhook' | 'slack' | 'email';

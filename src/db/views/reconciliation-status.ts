@@ -5,7 +5,8 @@ import type { ViewDefinition } from './view-definition.js';
  * authoritative snapshot or statement and its latest books), `owed` (an input changed since they
  * were computed; `owed_reason` says which), `awaiting_statement`, `not_captured`, `awaiting_books`,
  * or `no_books` once the books deadline kept with the awaited results has passed; with the run,
- * books import and statement the results should come from, and the `source` (gateway or bank).
+ * books import and statement the results should come from, and the `source` (gateway or bank);
+ * `explained` counts its results whose difference open reconciling items explain.
  *
  * It reads `reconciliation_days`, the derived state triggers keep per account-date, so a
  * one-date read is one table's rows; only `no_books` is decided here, as it depends on now().
@@ -30,6 +31,7 @@ export const reconciliationStatus: ViewDefinition = {
       d.owed_reason,
       case when d.statement_pk is not null or coalesce(d.bank, false) then 'bank' else 'gateway' end as source,
       d.statement_pk as bank_statement_id,
-      d.books_deadline_at
+      d.books_deadline_at,
+      (select count(*) from reconciliation_results r where r.account = d.account and r.business_date = d.business_date and r.status = 'explained')::integer as explained
     from reconciliation_days d`,
 };
