@@ -8,7 +8,7 @@ import { describeJsonValue, isJsonInteger, isLosslessNumber, parseJsonLosslessly
 import { currencyDecimals } from '../money/format-amount.js';
 import type { BusinessToday } from '../reconciliation/business-dates.js';
 import { readMajorAmount } from './amount-text.js';
-import { BOOKS_FIELDS, REQUIRED_FIELDS, type ColumnMap } from './column-map.js';
+import { BALANCE_FIELD_SET, BOOKS_FIELDS, REQUIRED_FIELDS, type ColumnMap, type FieldSet } from './column-map.js';
 import { readCsvRecords, streamCsvRecords } from './csv-table.js';
 import { readDate, type DateFormat } from './date-text.js';
 import { FooterFilter, TableShaper, type RawRow, type SkippedRow, type TableRow } from './table.js';
@@ -116,6 +116,25 @@ export interface BalanceFileStream {
  * bounded by the batch, not the file. A file that does not exist is a usage error (exit 2).
  */
 export async function openBalanceFile(filePath: string, options: BalanceFileOptions, batchRows = 5_000): Promise<BalanceFileStream> {
+  const { name, format, unit, rows, problems, skipped } = await openRawRows(filePath, options, BALANCE_FIELD_SET);
+  return { name, format, unit, batches: validBatches(rows, name, options, problems, batchRows), problems, skipped };
+}
+
+/** A books file opened for streaming its rows as read (named fields, not yet validated). */
+export interface RawRowStream {
+  name: string;
+  format: BalanceFileFormat;
+  unit: 'line' | 'row';
+  rows: AsyncGenerator<RawRow>;
+  problems: ProblemList;
+  skipped: SkippedRow[];
+}
+
+/**
+ * Opens a CSV, .xlsx or JSON lines file of the given fields (balances or entries) and streams its
+ * rows as read. A file that does not exist is a usage error (exit 2).
+ */
+export async function openRawRows(filePath: string, options: BooksFormat, fieldSet: FieldSet): Promise<RawRowStream> {
   let head: Buffer;
   try {
     const handle = await open(filePath, 'r');
@@ -137,8 +156,8 @@ export async function openBalanceFile(filePath: string, options: BalanceFileOpti
   const problems = new ProblemList();
   const skipped: SkippedRow[] = [];
   const problem = (text: string) => problems.add(text);
-  const raw = format === 'jsonl' ? streamJsonLines(filePath, name, options, problem, skipped) : streamTableRows(format === 'csv' ? streamCsvRecords(filePath, name, problem, options.skipRows ?? 0) : streamXlsxRecords(filePath, name, problem, options.skipRows ?? 0), name, unit, options, problem, skipped);
-  return { name, format, unit, batches: validBatches(raw, name, options, problems, batchRows), problems, skipped };
+  const raw = format === 'jsonl' ? streamJsonLines(filePath, name, options, problem, skipped) : streamTableRows(format === 'csv' ? streamCsvRecords(filePath, name, problem, options.skipRows ?? 0) : streamXlsxRecords(filePath, name, problem, options.skipRows ?? 0), name, unit, options, problem, skipped, fieldSet);
+  return { name, format, unit, rows: raw, problems, skipped };
 }
 
 async function* validBatches(raw: AsyncIterable<RawRow>, name: string, options: BalanceFileOptions, problems: ProblemList, batchRows: number): AsyncGenerator<BalanceFileRow[]> {
@@ -155,8 +174,8 @@ async function* validBatches(raw: AsyncIterable<RawRow>, name: string, options: 
   if (batch.length > 0) yield batch;
 }
 
-async function* streamTableRows(records: AsyncIterable<TableRow>, name: string, unit: 'line' | 'row', options: BooksFormat, problem: (text: string) => void, skipped: SkippedRow[]): AsyncGenerator<RawRow> {
-  const shaper = new TableShaper(name, unit, options.map, options.skipFooter ?? 0, skipped, problem);
+async function* streamTableRows(records: AsyncIterable<TableRow>, name: string, unit: 'line' | 'row', options: BooksFormat, problem: (text: string) => void, skipped: SkippedRow[], fieldSet: FieldSet): AsyncGenerator<RawRow> {
+  const shaper = new TableShaper(name, unit, options.map, options.skipFooter ?? 0, skipped, problem, fieldSet);
   for await (const { line, cells } of records) yield* shaper.push(line, cells);
   shaper.end();
 }
@@ -289,19 +308,19 @@ export function validateRow({ line, unit, fields, balanceColumn }: RawRow, name:
   return { row: { line, account, businessDate: date, currency, balance } };
 }
 
-function readDateField(value: unknown, format: DateFormat, at: string, problems: string[]): string | undefined {
+export function readDateField(value: unknown, format: DateFormat, at: string, problems: string[], field = 'business_date'): string | undefined {
   if (value === undefined || value === '' || value === null) return undefined;
   // A spreadsheet's date cell is a date whatever the text format says.
   if (value instanceof CellDate) return value.iso;
   const iso = typeof value === 'string' ? (format === 'YYYY-MM-DD' ? (isCalendarDate(value) ? value : undefined) : readDate(value, format)) : undefined;
   if (iso === undefined) {
     const hint = format === 'YYYY-MM-DD' && typeof value === 'string' && /^\d{1,2}[./-]\d{1,2}[./-]\d{4}$/.test(value) ? '; pass --date-format, e.g. --date-format DD/MM/YYYY' : '';
-    problems.push(`${at}: business_date ${show(value)} is not a real date in the form ${format}${hint}`);
+    problems.push(`${at}: ${field} ${show(value)} is not a real date in the form ${format}${hint}`);
   }
   return iso;
 }
 
-function readCurrency(value: unknown, at: string, problems: string[]): string | undefined {
+export function readCurrency(value: unknown, at: string, problems: string[]): string | undefined {
   if (value === undefined || value === '' || value === null) return undefined;
   // Exports write codes in any case ("eur"); the code itself is upper case.
   const code = typeof value === 'string' ? value.toUpperCase() : undefined;
@@ -312,18 +331,18 @@ function readCurrency(value: unknown, at: string, problems: string[]): string | 
   return code;
 }
 
-function readBalance(value: unknown, currency: string | undefined, options: BalanceFileOptions, at: string, problems: string[], column: string): bigint | undefined {
+export function readBalance(value: unknown, currency: string | undefined, options: BooksFormat, at: string, problems: string[], column: string, field = 'balance'): bigint | undefined {
   if (value === undefined || value === '' || value === null) return undefined;
   if (typeof value === 'string' && value !== value.trim()) {
     // " 100" may be a column shifted by a stray separator: refused rather than guessed. Only
     // spaces is no balance: said so, never a row dropped without a word.
-    problems.push(value.trim() === '' ? `${at}: balance is missing` : `${at}: balance ${show(value)} has spaces around it; write the amount alone, e.g. ${value.trim()}`);
+    problems.push(value.trim() === '' ? `${at}: ${field} is missing` : `${at}: ${field} ${show(value)} has spaces around it; write the amount alone, e.g. ${value.trim()}`);
     return undefined;
   }
   if (options.amounts === 'minor') {
     const text = typeof value === 'string' ? value : isJsonInteger(value) ? value.value : undefined;
     if (text === undefined || !MINOR_BALANCE.test(text)) {
-      problems.push(`${at}: balance ${show(value)} ${minorBalanceProblem(value)}`);
+      problems.push(`${at}: ${field} ${show(value)} ${minorBalanceProblem(value)}`);
       return undefined;
     }
     return BigInt(text);
@@ -331,7 +350,7 @@ function readBalance(value: unknown, currency: string | undefined, options: Bala
   // A number (JSON or a spreadsheet cell) is written with a decimal point whatever the locale.
   const text = typeof value === 'string' ? value : isLosslessNumber(value) ? value.value : undefined;
   if (text === undefined) {
-    problems.push(`${at}: balance ${show(value)} is not an amount such as 1234.56`);
+    problems.push(`${at}: ${field} ${show(value)} is not an amount such as 1234.56`);
     return undefined;
   }
   if (currency === undefined) return undefined;
@@ -349,7 +368,7 @@ function readBalance(value: unknown, currency: string | undefined, options: Bala
   return reading.minor;
 }
 
-function resolveAccount(value: unknown, options: BalanceFileOptions, at: string, problems: string[]): string | undefined {
+export function resolveAccount(value: unknown, options: BalanceFileOptions, at: string, problems: string[]): string | undefined {
   const named = value === undefined || value === '' ? undefined : value;
   if (named !== undefined && typeof named !== 'string') {
     problems.push(`${at}: account ${show(named)} must be a name such as ${options.knownAccounts[0] ?? 'default'}`);
@@ -371,7 +390,7 @@ function resolveAccount(value: unknown, options: BalanceFileOptions, at: string,
   return account;
 }
 
-function show(value: unknown): string {
+export function show(value: unknown): string {
   if (typeof value === 'string') return JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}…` : value);
   if (value instanceof CellDate) return value.iso;
   return `(${describeJsonValue(value)})`;
@@ -379,7 +398,7 @@ function show(value: unknown): string {
 
 /** The map names JSON keys as it names headers: key → field. */
 function jsonRenames(map: ColumnMap | undefined): Map<string, string> {
-  return new Map(Object.entries(map ?? {}).map(([field, key]) => [key, field]));
+  return new Map(Object.entries(map ?? {}).flatMap(([field, key]) => (key === undefined ? [] : [[key, field] as [string, string]])));
 }
 
 function jsonLineRow(content: string, line: number, name: string, rename: Map<string, string>, problem: (text: string) => void): RawRow | undefined {

@@ -5,26 +5,41 @@ export const BOOKS_FIELDS = ['business_date', 'currency', 'balance', 'account'] 
 export type BooksField = (typeof BOOKS_FIELDS)[number];
 export const REQUIRED_FIELDS = ['business_date', 'currency', 'balance'] as const;
 
+/** The fields of a books entries row (`ledger import --entries`), as the default header names them. */
+export const ENTRY_FIELDS = ['account', 'booking_date', 'value_date', 'currency', 'amount', 'reference', 'description', 'entry_id'] as const;
+export const REQUIRED_ENTRY_FIELDS = ['booking_date', 'currency', 'amount'] as const;
+
+/** The fields a kind of file holds: every one it may name, those it must, and the one holding the amount. */
+export interface FieldSet {
+  all: readonly string[];
+  required: readonly string[];
+  amount: string;
+}
+
+export const BALANCE_FIELD_SET: FieldSet = { all: BOOKS_FIELDS, required: REQUIRED_FIELDS, amount: 'balance' };
+export const ENTRY_FIELD_SET: FieldSet = { all: ENTRY_FIELDS, required: REQUIRED_ENTRY_FIELDS, amount: 'amount' };
+
 /** Which header (or JSON key) holds each field, for exports whose columns have other names. */
-export type ColumnMap = Partial<Record<BooksField, string>>;
+export type ColumnMap = Partial<Record<BooksField, string>> & Partial<Record<string, string>>;
 
 /**
  * Parses `--map business_date="Value date",currency=Curr,balance="Closing balance"`: pairs
  * separated by commas, a header in double quotes when it holds a comma or spaces at its ends.
  */
-export function parseColumnMap(spec: string): ColumnMap {
+export function parseColumnMap(spec: string, fieldSet: FieldSet = BALANCE_FIELD_SET): ColumnMap {
   const map: ColumnMap = {};
+  const known = fieldSet.all;
   for (const pair of splitOutsideQuotes(spec)) {
     const eq = pair.indexOf('=');
     const field = (eq < 0 ? pair : pair.slice(0, eq)).trim();
-    if (eq < 0 || !(BOOKS_FIELDS as readonly string[]).includes(field)) {
-      throw new UsageError(`--map ${JSON.stringify(pair.trim())} must be FIELD=HEADER with FIELD one of ${BOOKS_FIELDS.join(', ')}, e.g. --map business_date="Value date",balance="Closing balance"`);
+    if (eq < 0 || !known.includes(field)) {
+      throw new UsageError(`--map ${JSON.stringify(pair.trim())} must be FIELD=HEADER with FIELD one of ${known.join(', ')}, e.g. --map ${fieldSet === BALANCE_FIELD_SET ? 'business_date="Value date",balance="Closing balance"' : 'booking_date="Booking date",amount=Betrag'}`);
     }
     const raw = pair.slice(eq + 1).trim();
     const header = /^".*"$/s.test(raw) ? raw.slice(1, -1).replace(/""/g, '"') : raw;
     if (header === '') throw new UsageError(`--map ${field}= names no header; write ${field}="Header in the file"`);
-    if (map[field as BooksField] !== undefined) throw new UsageError(`--map names ${field} twice`);
-    map[field as BooksField] = header;
+    if (map[field] !== undefined) throw new UsageError(`--map names ${field} twice`);
+    map[field] = header;
   }
   return map;
 }
@@ -50,11 +65,11 @@ function splitOutsideQuotes(text: string): string[] {
  * dropped; with a map, the columns it does not name are the export's others and are ignored.
  * Returns a problem (without the file name) when a required column cannot be found.
  */
-export function resolveColumns(header: readonly string[], map: ColumnMap | undefined): { fields: Array<BooksField | undefined> } | { problem: string } {
+export function resolveColumns(header: readonly string[], map: ColumnMap | undefined, fieldSet: FieldSet = BALANCE_FIELD_SET): { fields: Array<string | undefined> } | { problem: string } {
   const names = header.map((h) => h.trim().toLowerCase());
   if (map === undefined || Object.keys(map).length === 0) {
-    const missing = REQUIRED_FIELDS.filter((f) => !names.includes(f));
-    const unknown = names.filter((c) => !(BOOKS_FIELDS as readonly string[]).includes(c));
+    const missing = fieldSet.required.filter((f) => !names.includes(f));
+    const unknown = names.filter((c) => !fieldSet.all.includes(c));
     const repeated = names.filter((c, i) => names.indexOf(c) !== i);
     if (missing.length > 0 || unknown.length > 0 || repeated.length > 0) {
       const reasons = [
@@ -62,20 +77,24 @@ export function resolveColumns(header: readonly string[], map: ColumnMap | undef
         unknown.length > 0 ? `unknown ${unknown.map((c) => `"${c}"`).join(', ')}` : '',
         repeated.length > 0 ? `repeated ${repeated.join(', ')}` : '',
       ].filter(Boolean);
+      if (fieldSet !== BALANCE_FIELD_SET) {
+        const optional = fieldSet.all.filter((f) => !fieldSet.required.includes(f));
+        return { problem: `the header must name the columns ${fieldSet.required.join(', ')} and optionally ${optional.join(', ')} (${reasons.join('; ')}); for other headers pass a column map such as --map booking_date="Booking date",amount=Betrag` };
+      }
       return {
         problem: `the header must name the columns business_date, currency, balance and optionally account (${reasons.join('; ')}); for other headers pass a column map such as --map business_date="Value date",balance="Closing balance"`,
       };
     }
-    return { fields: names as BooksField[] };
+    return { fields: names };
   }
-  const fields: Array<BooksField | undefined> = names.map(() => undefined);
+  const fields: Array<string | undefined> = names.map(() => undefined);
   const problems: string[] = [];
-  for (const field of BOOKS_FIELDS) {
+  for (const field of fieldSet.all) {
     const wanted = (map[field] ?? field).trim().toLowerCase();
     const matches = names.flatMap((n, i) => (n === wanted ? [i] : []));
     if (matches.length > 1) problems.push(`the column "${map[field] ?? field}" (${field}) appears ${matches.length} times`);
     else if (matches.length === 1) fields[matches[0]!] = field;
-    else if ((REQUIRED_FIELDS as readonly string[]).includes(field)) problems.push(`no column "${map[field] ?? field}" for ${field}`);
+    else if (fieldSet.required.includes(field)) problems.push(`no column "${map[field] ?? field}" for ${field}`);
   }
   if (problems.length > 0) return { problem: `${problems.join('; ')} (the header has: ${header.map((h) => JSON.stringify(h.trim())).join(', ')})` };
   return { fields };

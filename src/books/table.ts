@@ -1,4 +1,4 @@
-import { resolveColumns, type BooksField, type ColumnMap } from './column-map.js';
+import { BALANCE_FIELD_SET, resolveColumns, type ColumnMap, type FieldSet } from './column-map.js';
 
 /** One data row: the 1-based line (or spreadsheet row) and its cells as read. */
 export interface TableRow {
@@ -78,7 +78,7 @@ export class FooterFilter {
  * taken off. Problems are said with the file name and the line (or spreadsheet row).
  */
 export class TableShaper {
-  #fields: Array<BooksField | undefined> | undefined;
+  #fields: Array<string | undefined> | undefined;
   #balanceColumn: string | undefined;
   #headerRefused = false;
   readonly #footer: FooterFilter;
@@ -90,6 +90,7 @@ export class TableShaper {
     skipFooter: number,
     skipped: SkippedRow[],
     private readonly problem: (text: string) => void,
+    private readonly fieldSet: FieldSet = BALANCE_FIELD_SET,
   ) {
     this.#footer = new FooterFilter(skipFooter, unit, skipped);
   }
@@ -104,14 +105,14 @@ export class TableShaper {
     if (this.#headerRefused) return [];
     if (this.#fields === undefined) {
       const header = cells.map(headerText);
-      const columns = resolveColumns(header, this.map);
+      const columns = resolveColumns(header, this.map, this.fieldSet);
       if ('problem' in columns) {
         this.problem(`${this.name} ${this.unit} ${line}: ${columns.problem}`);
         this.#headerRefused = true;
         return [];
       }
       this.#fields = columns.fields;
-      const at = columns.fields.indexOf('balance');
+      const at = columns.fields.indexOf(this.fieldSet.amount);
       this.#balanceColumn = at < 0 ? undefined : header[at]?.trim();
       return [];
     }
@@ -133,7 +134,7 @@ export class TableShaper {
       if (field === undefined) return;
       const cell = cells[i];
       // Every text field but the balance is read without surrounding spaces; a balance with them is refused.
-      fields[field] = typeof cell === 'string' && field !== 'balance' ? cell.trim() : cell;
+      fields[field] = typeof cell === 'string' && field !== this.fieldSet.amount ? cell.trim() : cell;
     });
     return [{ line, unit: this.unit, fields, balanceColumn: this.#balanceColumn }];
   }

@@ -7,12 +7,30 @@ import { checkBaseUrl } from '../gateway/base-url.js';
 import { Secret } from '../secret.js';
 import { accountBooksSchema } from './books-settings.js';
 import { configProblems } from './config-problems.js';
-import type { AccountConfig, BankAccountConfig, Config, Environment } from './config-types.js';
+import type { AccountConfig, BankAccountConfig, BankMatchingSettings, Config, Environment } from './config-types.js';
 import { currencyDecimals } from '../money/format-amount.js';
 import { resolveSecretFiles } from './secret-files.js';
 import { checkGatewayDecimals } from './business-settings.js';
 
 const accountName = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/, 'must be letters, digits, ".", "_" or "-"');
+
+// How a bank account's books entries are matched with its statement entries (#38): each key optional.
+const matchingSchema = z
+  .object({
+    dateWindowDays: z.number().int().min(0).max(366).optional(),
+    amountTolerance: z.union([z.string(), z.number()]).transform(String).refine((v) => /^\d{1,15}(\.\d{1,18})?$/.test(v), 'must be an amount in major units such as 0.05').optional(),
+    references: z.array(z.enum(['end_to_end', 'bank_reference', 'remittance'])).min(1, 'must name at least one of end_to_end, bank_reference, remittance').optional(),
+    groupSize: z.number().int().min(1).max(10).optional(),
+    expectedClearDays: z.number().int().min(0).max(366).optional(),
+  })
+  .strict();
+
+/** An amount in major units ("0.05") as minor units of a currency, or a problem. */
+function toleranceInMinorUnits(text: string, decimals: number): bigint | string {
+  const [whole, fraction = ''] = text.split('.');
+  if (fraction.length > decimals) return `has ${fraction.length} decimals, the currency ${decimals}`;
+  return BigInt(`${whole}${fraction.padEnd(decimals, '0')}`);
+}
 
 // A bank account: reconciled from its bank statements (camt.053, MT940) instead of the gateway.
 const bankAccountSchema = z
@@ -26,6 +44,7 @@ const bankAccountSchema = z
     accountId: z.string().trim().min(1, 'must not be empty').max(70).optional(),
     currency: z.string().regex(/^[A-Z]{3}$/, 'must be a three-letter currency code such as EUR'),
     books: accountBooksSchema.optional(),
+    matching: matchingSchema.optional(),
   })
   .strict()
   .refine((b) => b.iban !== undefined || b.accountId !== undefined, { message: 'needs an iban or an accountId (how its statements name it)' });
@@ -152,6 +171,7 @@ export function resolveAccounts(
       accountId: b.accountId,
       currency: b.currency,
       ...(b.books === undefined ? {} : { books: { ...b.books, ...(b.books.sqlFile === undefined ? {} : { sqlFile: path.resolve(path.dirname(fullPath), b.books.sqlFile) }) } }),
+      ...(b.matching === undefined ? {} : { matching: matchingOf(b.matching, b.currency, (problem) => problems.push(`RECON_ACCOUNTS_FILE (${file}) at bankAccounts.${index}.matching.amountTolerance: ${problem}`)) }),
     } satisfies BankAccountConfig;
   });
   const byIdentifier = new Map<string, string>();
@@ -169,6 +189,22 @@ export function resolveAccounts(
 /** Every account name a reconciliation covers: the gateway's accounts, then the bank accounts. */
 export function allAccountNames(config: Pick<Config, 'accounts' | 'bankAccounts'>): string[] {
   return [...config.accounts.map((a) => a.name), ...config.bankAccounts.map((b) => b.name)];
+}
+
+function matchingOf(m: z.infer<typeof matchingSchema>, currency: string, problem: (text: string) => void): BankMatchingSettings {
+  let amountTolerance: bigint | undefined;
+  if (m.amountTolerance !== undefined) {
+    const minor = toleranceInMinorUnits(m.amountTolerance, currencyDecimals(currency) ?? 0);
+    if (typeof minor === 'string') problem(`${m.amountTolerance} ${minor}`);
+    else amountTolerance = minor;
+  }
+  return {
+    ...(m.dateWindowDays === undefined ? {} : { dateWindowDays: m.dateWindowDays }),
+    ...(amountTolerance === undefined ? {} : { amountTolerance }),
+    ...(m.references === undefined ? {} : { references: [...new Set(m.references)] }),
+    ...(m.groupSize === undefined ? {} : { groupSize: m.groupSize }),
+    ...(m.expectedClearDays === undefined ? {} : { expectedClearDays: m.expectedClearDays }),
+  };
 }
 
 /** The bank account of that name, if it is one. */

@@ -50,6 +50,19 @@ export interface BankAccountConfig {
   readonly accountId: string | undefined;
   readonly currency: string;
   readonly books?: AccountBooksSettings;
+  /** How its books entries are matched with its statement entries (`matching:`); defaults apply to what is absent. */
+  readonly matching?: BankMatchingSettings;
+}
+
+/** A bank account's `matching:` settings, as read from the accounts file. */
+export interface BankMatchingSettings {
+  readonly dateWindowDays?: number;
+  /** Minor units of the account's currency (written in major units in the file). */
+  readonly amountTolerance?: bigint;
+  readonly references?: ReadonlyArray<'end_to_end' | 'bank_reference' | 'remittance'>;
+  readonly groupSize?: number;
+  /** Days after its date an unmatched entry is expected to clear; absent: no expected date. */
+  readonly expectedClearDays?: number;
 }
 
 /** An account's saved books settings; command-line options win over them. */

@@ -7,6 +7,7 @@ export {
   type AccountBooksSettings,
   type AccountConfig,
   type BankAccountConfig,
+  type BankMatchingSettings,
   type AmountUnitSettings,
   type ToleranceSettings,
   type BooksSourceSettings,

@@ -320,6 +320,8 @@ export interface BankStatementBalancesTable {
 }
 
 export interface BankStatementEntriesTable {
+  /** bigint identity (migration 2026-12-02T5000): what a match names. pg returns it as a string. */
+  id: ColumnType<string, string | number | undefined, never>;
   statement_pk: number;
   position: number;
   amount: Amount;
@@ -331,6 +333,52 @@ export interface BankStatementEntriesTable {
   bank_reference: string | null;
   details: string | null;
   reversal: boolean;
+}
+
+/** One line of the ledger (`ledger import --entries`): signed minor units at `scale`. */
+export interface BooksEntriesTable {
+  /** bigint identity: pg returns it as a string. */
+  id: ColumnType<string, string | number | undefined, never>;
+  account: string;
+  currency: string;
+  booking_date: DateString;
+  value_date: DateString | null;
+  amount: Amount;
+  scale: number;
+  reference: string | null;
+  description: string | null;
+  /** The ledger's own line id, else a stable key of the line (a hash of its fields and its occurrence number). */
+  entry_key: string;
+  import_id: number | null;
+  imported_at: Date;
+}
+
+export type MatchRule = 'reference' | 'amount_date' | 'group_reference' | 'group_window' | 'manual';
+export type MatchState = 'active' | 'undone';
+
+/** A match of books entries with statement entries; an entry is matched iff it is a member of an active match. */
+export interface EntryMatchesTable {
+  id: ColumnType<string, string | number | undefined, never>;
+  account: string;
+  currency: string;
+  /** The date of the match's latest entry. */
+  business_date: DateString;
+  rule: MatchRule;
+  state: ColumnType<MatchState, MatchState | undefined, MatchState>;
+  /** 'wallet-recon' for a rule's match, else the person who matched by hand. */
+  matched_by: string;
+  note: string | null;
+  created_at: Date;
+  undone_by: string | null;
+  undone_at: Date | null;
+  undo_note: string | null;
+}
+
+/** One entry of a match: exactly one of the two ids is set. */
+export interface EntryMatchMembersTable {
+  match_id: ColumnType<string, string | number, never>;
+  books_entry_id: ColumnType<string | null, string | number | null, never>;
+  statement_entry_id: ColumnType<string | null, string | number | null, never>;
 }
 
 export interface StatementReplacementsTable {
@@ -665,6 +713,9 @@ export interface Database {
   statement_replacements: StatementReplacementsTable;
   stored_files: StoredFilesTable;
   stored_file_chunks: StoredFileChunksTable;
+  books_entries: BooksEntriesTable;
+  entry_matches: EntryMatchesTable;
+  entry_match_members: EntryMatchMembersTable;
 }
 
 export type SnapshotRun = Selectable<SnapshotRunsTable>;
