@@ -183,3 +183,61 @@ export async function listResultDatesFrom(db: Db, account: string, from: string)
   const rows = await db.selectFrom('reconciliation_results').select('business_date').distinct().where('account', '=', account).where('business_date', '>=', from).orderBy('business_date').execute();
   return rows.map((r) => r.business_date);
 }
+
+/**
+ * The items unmatched entries make of these accounts on a date, derived (never stored): a books
+ * entry no active match of that date or earlier holds is an `outstanding` item of the opposite
+ * amount (−500.00 paid in the books, not at the bank: +500.00); a booked entry of an end-of-day
+ * statement likewise an `unrecorded` item of its own signed amount (a fee of −2.50: −2.50). Each
+ * is open from its entry's date until the date of the match that takes it (a match belongs to the
+ * date of its latest entry). `expectedClearDays` (the account's `matching:` rule) sets when it is due.
+ */
+export async function listEntryItemsOpenOn(db: Db, accounts: ReadonlyArray<{ account: string; expectedClearDays?: number }>, date: string): Promise<ReconcilingItem[]> {
+  if (accounts.length === 0) return [];
+  const names = accounts.map((a) => a.account);
+  const days = new Map(accounts.map((a) => [a.account, a.expectedClearDays]));
+  const rows = await sql<{ side: 'books' | 'statement'; id: string; account: string; currency: string; amount: string; scale: number; opened_on: string }>`
+    select 'books' as side, e.id::text as id, e.account, e.currency, (-e.amount)::text as amount, e.scale, e.booking_date::text as opened_on
+    from books_entries e
+    where e.account = any(${names}::text[]) and e.booking_date <= ${date}::date
+      and not exists (
+        select 1 from entry_match_members m join entry_matches x on x.id = m.match_id
+        where m.books_entry_id = e.id and x.state = 'active' and x.business_date <= ${date}::date)
+    union all
+    select 'statement', e.id::text, s.account, s.currency, e.amount::text, s.scale::integer, coalesce(e.booking_date, e.value_date, s.business_date)::text
+    from bank_statement_entries e join bank_statements s on s.id = e.statement_pk
+    where s.account = any(${names}::text[]) and not s.intraday and e.status = 'BOOK'
+      and coalesce(e.booking_date, e.value_date, s.business_date) <= ${date}::date
+      and not exists (
+        select 1 from entry_match_members m join entry_matches x on x.id = m.match_id
+        where m.statement_entry_id = e.id and x.state = 'active' and x.business_date <= ${date}::date)
+    order by 7, 1, 2`.execute(db);
+  return rows.rows.map((r) => {
+    const clearDays = days.get(r.account);
+    return {
+      id: null,
+      account: r.account,
+      source: 'bank',
+      currency: r.currency,
+      kind: r.side === 'books' ? 'outstanding' : 'unrecorded',
+      amount: BigInt(r.amount),
+      scale: Number(r.scale),
+      openedOn: r.opened_on,
+      expectedClear: clearDays === undefined ? null : addDays(r.opened_on, clearDays),
+      state: 'open',
+      clearedOn: null,
+      clearedBy: null,
+      clearNote: null,
+      note: null,
+      evidence: null,
+      createdBy: null,
+      booksEntryId: r.side === 'books' ? Number(r.id) : null,
+      statementEntryId: r.side === 'statement' ? Number(r.id) : null,
+      overdueRaisedOn: null,
+    };
+  });
+}
+
+function addDays(date: string, days: number): string {
+  return new Date(Date.parse(`${date}T00:00:00Z`) + days * 86_400_000).toISOString().slice(0, 10);
+}

@@ -4,7 +4,7 @@ import { SYSTEM_ACTOR } from '../cases/case-model.js';
 import { bankAccountNamed } from '../config/index.js';
 import type { Database, ItemKind } from '../db/database.types.js';
 import { insertEvent, listCasesOfAccount, lockAccountCases, updateCase } from '../db/reconciliation-case.repository.js';
-import { clearItem, countOverdueOpen, findItem, insertItem, listItems, listItemsOpenOn, listResultDatesFrom, type ReconcilingItem } from '../db/reconciling-item.repository.js';
+import { clearItem, countOverdueOpen, findItem, insertItem, listEntryItemsOpenOn, listItems, listItemsOpenOn, listResultDatesFrom, type ReconcilingItem } from '../db/reconciling-item.repository.js';
 import { UsageError } from '../errors.js';
 import { referenceScaleFor } from '../money/amount-scale.js';
 import { parseMajorAmount, toMajorUnits } from '../money/format-amount.js';
@@ -171,12 +171,14 @@ export function itemRecord(item: ReconcilingItem, asOf: string): ItemRecord {
  */
 export async function listItemRecords(ctx: AppContext, filter: { date?: string; account?: string }): Promise<ItemRecord[]> {
   const accounts = resolveAccountNames(ctx.config, filter.account);
+  const banks = accounts.flatMap((a) => {
+    const bank = bankAccountNamed(ctx.config, a);
+    return bank === undefined ? [] : [{ account: a, expectedClearDays: bank.matching?.expectedClearDays }];
+  });
   const db = ctx.database.db;
-  if (filter.date !== undefined) {
-    const items = await listItemsOpenOn(db, accounts, filter.date);
-    return items.map((i) => itemRecord(i, filter.date!));
-  }
-  const today = todayOf(ctx).date;
-  const items = await listItems(db, { account: filter.account });
-  return items.map((i) => itemRecord(i, today));
+  const asOf = filter.date ?? todayOf(ctx).date;
+  // Items of unmatched entries exist only while open: on the date asked, or today.
+  const fromEntries = await listEntryItemsOpenOn(db, banks, asOf);
+  const stored = filter.date !== undefined ? await listItemsOpenOn(db, accounts, filter.date) : await listItems(db, { account: filter.account });
+  return [...fromEntries, ...stored].map((i) => itemRecord(i, asOf));
 }

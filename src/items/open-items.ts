@@ -1,6 +1,7 @@
 import type { Transaction } from 'kysely';
 import type { Database } from '../db/database.types.js';
-import { listItemsOpenOn, type ReconcilingItem } from '../db/reconciling-item.repository.js';
+import type { BankAccountConfig } from '../config/index.js';
+import { listEntryItemsOpenOn, listItemsOpenOn, type ReconcilingItem } from '../db/reconciling-item.repository.js';
 import { formatMoney } from '../money/format-amount.js';
 import type { OpenItems } from '../reconciliation/waterfall.js';
 
@@ -15,9 +16,11 @@ export function describeItem(item: Pick<ReconcilingItem, 'id' | 'kind' | 'curren
   return `${name} ${formatMoney(item.amount, item.currency, item.scale)}`;
 }
 
-/** The reconciling items of one account open on a date (stored ones; those of unmatched entries join them once entries are matched). */
-export async function listOpenItems(trx: Transaction<Database>, account: string, date: string): Promise<ReconcilingItem[]> {
-  return listItemsOpenOn(trx, [account], date);
+/** The reconciling items of one account open on a date: those people added and, for a bank account, those of its unmatched entries. */
+export async function listOpenItems(trx: Transaction<Database>, account: string, date: string, bank?: Pick<BankAccountConfig, 'matching'>): Promise<ReconcilingItem[]> {
+  const stored = await listItemsOpenOn(trx, [account], date);
+  if (bank === undefined) return stored;
+  return [...(await listEntryItemsOpenOn(trx, [{ account, expectedClearDays: bank.matching?.expectedClearDays }], date)), ...stored];
 }
 
 /** Open items totalled per currency at the scale the date is compared in (`toComparison` brings an amount there). */

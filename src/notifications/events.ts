@@ -205,7 +205,7 @@ export function headlineOf(event: NotificationEvent): string {
     // The problems come first, so a subject line says what needs doing before anything else.
     const missed = d.accounts.filter((a) => a.status === 'missed').length;
     const breaks = d.reconciliation.break ?? 0;
-    const other = Object.entries(d.reconciliation).reduce((sum, [status, n]) => (status === 'matched' || status === 'awaiting_books' || status === 'break' ? sum : sum + n), 0);
+    const other = Object.entries(d.reconciliation).reduce((sum, [status, n]) => (status === 'matched' || status === 'explained' || status === 'awaiting_books' || status === 'break' ? sum : sum + n), 0);
     const awaited = (d.pending ?? []).filter((p) => p.state === 'awaiting_books').length;
     const problems = [
       ...(breaks > 0 ? [`${breaks} break${breaks === 1 ? '' : 's'}`] : []),

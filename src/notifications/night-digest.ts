@@ -133,7 +133,7 @@ export function compareRelativeSize(a: Pick<RankedDiscrepancy, 'size' | 'balance
 /** A result that is not matched and has a currency, with its amount: gateway minus books (a missing side as zero), or list minus single-wallet balance for an endpoint mismatch without books. */
 function toDiscrepancy(r: StoredReconciliationResult): RankedDiscrepancy | undefined {
   // A result still waiting (books or a bank statement) has no verdict: not a discrepancy yet.
-  if (r.status === 'matched' || WAITING_STATUSES.includes(r.status) || r.currency === null) return undefined;
+  if (r.status === 'matched' || r.status === 'explained' || WAITING_STATUSES.includes(r.status) || r.currency === null) return undefined;
   const difference =
     r.difference ??
     (r.status === 'endpoint_mismatch' && r.gatewayBalance !== null && r.singleBalance !== null

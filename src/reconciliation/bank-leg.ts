@@ -33,7 +33,7 @@ export async function reconcileBankLeg(
   const previous = await findPreviousClosing(trx, bank.name, businessDate);
   const bookRows = await listExpectedBalances(trx, bank.name, businessDate);
   const books = bookRows.map((b) => ({ currency: b.currency, balance: toScale(b.balance, b.scale, currencyDecimals(b.currency) ?? b.scale ?? 0) }));
-  const items = totalOpenItems(await listOpenItems(trx, bank.name, businessDate), (currency, amount, from) => toScale(amount, from, currencyDecimals(currency) ?? from));
+  const items = totalOpenItems(await listOpenItems(trx, bank.name, businessDate, bank), (currency, amount, from) => toScale(amount, from, currencyDecimals(currency) ?? from));
   const booksImportId = bookRows.reduce<number | null>((id, row) => (row.importId !== null && (id === null || row.importId > id) ? row.importId : id), null);
   const results = reconcileBankDay({
     account: bank.name,

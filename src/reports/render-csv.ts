@@ -11,7 +11,8 @@ const AMOUNT_COLUMNS = ['gateway_balance', 'single_balance', 'expected_balance',
  * The CSV columns: those of the reconciliation_results table (amounts as exact minor-unit
  * integers, for machines), then the currency's decimals and each amount formatted for people
  * in major units ("2,674,944,142,140,371.99"; an unknown currency: minor units, decimals empty),
- * then the result's case (id, state now, age in days).
+ * then the result's case (id, state now, age in days), its source, and last the waterfall: the
+ * reconciling items open on the date and what they leave unexplained (minor units, then formatted).
  */
 export const CSV_COLUMNS = [
   'account',
@@ -27,6 +28,10 @@ export const CSV_COLUMNS = [
   'case_state',
   'case_age_days',
   'source',
+  'items_total',
+  'unexplained',
+  'items_total_formatted',
+  'unexplained_formatted',
 ] as const;
 
 /** The status of a date of the range on which an account has no stored result at all. */
@@ -60,6 +65,8 @@ export function resultCells(r: StoredReconciliationResult, style: NumberStyle = 
     ...amounts.map((v) => (v === null ? '' : style.locale === undefined ? formatAmount(v, r.currency, r.scale) : formatAmountCell(v, r.currency, r.scale, style))),
     ...caseCells(r),
     r.source ?? 'gateway',
+    ...[r.itemsTotal ?? null, r.unexplained ?? null].map((v) => amountText(v) ?? ''),
+    ...[r.itemsTotal ?? null, r.unexplained ?? null].map((v) => (v === null ? '' : style.locale === undefined ? formatAmount(v, r.currency, r.scale) : formatAmountCell(v, r.currency, r.scale, style))),
   ];
 }
 

@@ -262,6 +262,30 @@ ${rows.join('\n')}
  * (largest absolute difference first), a table per currency with the matched rows too, charts
  * of the currencies that moved or broke (small multiples over the same dates), and a sign-off block.
  */
+/**
+ * The waterfall of each account, currency and date that has open reconciling items or a break:
+ * books + open items = adjusted books; the gateway or bank balance minus that is unexplained.
+ */
+function waterfallSection(results: readonly StoredReconciliationResult[]): string {
+  const shown = results.filter((r) => r.currency !== null && r.expectedBalance !== null && r.gatewayBalance !== null && (r.status === 'break' || (r.itemsTotal ?? 0n) !== 0n || r.status === 'explained'));
+  if (shown.length === 0) return '';
+  const money = (v: bigint | null | undefined, r: StoredReconciliationResult) => (v === null || v === undefined ? '' : escapeHtml(formatAmount(v, r.currency, r.scale)));
+  const rows = shown.map((r) => {
+    const items = r.itemsTotal ?? 0n;
+    const unexplained = r.unexplained ?? r.difference;
+    return `<tr data-account="${escapeHtml(r.account)}" data-currency="${escapeHtml(r.currency!)}"><td>${escapeHtml(r.businessDate)}</td><td>${escapeHtml(r.account)}</td><td>${escapeHtml(r.currency!)}</td><td class="amount">${money(r.expectedBalance, r)}</td><td class="amount">${money(items, r)}</td><td class="amount">${money(r.expectedBalance! + items, r)}</td><td class="amount">${money(r.gatewayBalance, r)}</td><td class="amount">${money(unexplained, r)}</td><td>${escapeHtml(r.status)}</td></tr>`;
+  });
+  return `
+<h2>Waterfall</h2>
+<p>Books + open reconciling items = adjusted books; the gateway or bank balance minus the adjusted books is unexplained. Only an unexplained part beyond the tolerance is a break.</p>
+<table id="waterfall">
+<thead><tr><th>business date</th><th>account</th><th>currency</th><th class="amount">books</th><th class="amount">open items</th><th class="amount">adjusted books</th><th class="amount">gateway / bank</th><th class="amount">unexplained</th><th>status</th></tr></thead>
+<tbody>
+${rows.join('\n')}
+</tbody>
+</table>`;
+}
+
 export function renderHtml(
   report: Report<StoredReconciliationResult>,
   histories: readonly CurrencyHistory[],
@@ -362,7 +386,7 @@ ${RESULT_HEAD(true)}
 ${view.breaks.map((r) => resultRow(r, true)).join('\n')}
 </tbody>
 </table>`
-}
+}${waterfallSection(results)}
 </section>
 ${
   oneDate

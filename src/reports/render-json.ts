@@ -5,7 +5,7 @@ import { resultColumns, type StoredReconciliationResult } from '../reconciliatio
 import type { Report, ReportSummary } from './report-data.js';
 
 /** The amount columns a result's `formatted` repeats for people, in column order. */
-type AmountColumn = 'gateway_balance' | 'single_balance' | 'expected_balance' | 'previous_balance' | 'movement' | 'difference';
+type AmountColumn = 'gateway_balance' | 'single_balance' | 'expected_balance' | 'previous_balance' | 'movement' | 'difference' | 'items_total' | 'unexplained';
 
 /** One result as the JSON report lists it. */
 export function jsonResult(r: StoredReconciliationResult) {
@@ -19,6 +19,8 @@ export function jsonResult(r: StoredReconciliationResult) {
     previous_balance: format(r.previousBalance),
     movement: format(r.movement),
     difference: format(r.difference),
+    items_total: format(r.itemsTotal ?? null),
+    unexplained: format(r.unexplained ?? null),
   };
   return {
     ...columns,

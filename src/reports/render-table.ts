@@ -41,6 +41,8 @@ export const SUMMARY_COLUMNS: ReadonlyArray<{ header: string; count: (c: StatusC
   { header: 'no books', count: (c) => c.no_books },
   { header: 'awaiting books', count: (c) => c.awaiting_books },
   { header: 'unknown decimals', count: (c) => c.unknown_decimals },
+  // Differences open reconciling items explain: counted apart, neither matched nor a break.
+  { header: 'explained', count: (c) => c.explained },
 ];
 
 /** Summary columns of the bank leg, shown when a report covers a bank account. */
@@ -107,9 +109,10 @@ export function renderTable(report: Report<ReconciliationResult>, options: { tol
   const advice = summary.unreconciledDates.length === 0 ? '' : `\nRun "wallet-recon reconcile --date D" (or "wallet-recon backfill") for the dates not reconciled.`;
   const head = unreconciled.length === 0 ? withCases : `${withCases}\n\n${unreconciled.join('\n')}${advice}`;
   const unmatched = results.filter((r) => r.status !== 'matched').sort(compareByAbsoluteDifference);
+  const waterfall = results.some((r) => r.itemsTotal !== undefined && r.itemsTotal !== null && r.itemsTotal !== 0n);
   if (unmatched.length === 0) return `${head}\n\n${unreconciled.length === 0 ? 'Every result matched.' : 'Every stored result matched, but not every date was reconciled.'}`;
   const details = formatTable(
-    ['business date', 'account', ...(bank ? ['source'] : []), 'currency', 'status', bank ? 'gateway / bank' : 'gateway', 'single wallet', 'books', 'difference', 'movement', 'run', 'case', 'case state', 'age (days)'],
+    ['business date', 'account', ...(bank ? ['source'] : []), 'currency', 'status', bank ? 'gateway / bank' : 'gateway', 'single wallet', 'books', 'difference', 'movement', 'run', 'case', 'case state', 'age (days)', ...(waterfall ? ['open items', 'unexplained'] : [])],
     unmatched.map((r) => [
       r.businessDate,
       r.account,
@@ -123,6 +126,7 @@ export function renderTable(report: Report<ReconciliationResult>, options: { tol
       formatOptionalAmount(r.movement, r.currency, r.scale, options.style),
       r.runId === null ? '' : String(r.runId),
       ...caseCells(r),
+      ...(waterfall ? [formatOptionalAmount(r.itemsTotal ?? null, r.currency, r.scale, options.style), formatOptionalAmount(r.unexplained ?? null, r.currency, r.scale, options.style)] : []),
     ]),
   );
   const acceptedNote = summary.accepted === 0 ? '' : `, ${summary.accepted} accepted`;

@@ -123,7 +123,7 @@ export class CurrencyTallies {
  * counts and movement come from them, and the report's results are the ones it kept.
  */
 export function buildReportView<R extends ReconciliationResult>(report: Report<R>, histories: readonly CurrencyHistory[], tallies?: ReadonlyMap<string, CurrencyTally>): ReportView<R> {
-  const breaks = report.results.filter((r) => r.status !== 'matched' && !WAITING_STATUSES.includes(r.status)).sort(compareByAbsoluteDifference);
+  const breaks = report.results.filter((r) => r.status !== 'matched' && r.status !== 'explained' && !WAITING_STATUSES.includes(r.status)).sort(compareByAbsoluteDifference);
   const currencies = [...new Set([...report.results.flatMap((r) => (r.currency === null ? [] : [r.currency])), ...(tallies?.keys() ?? [])])].sort();
   // Grouped once by currency: a filter per currency over all results multiplied the two.
   const byCurrency = new Map<string, R[]>();

@@ -134,6 +134,14 @@ describe(`wallet-recon items: a gateway difference explained by an item in trans
     expect(await results('2026-11-18')).toMatchObject({ status: 'explained' });
     const afterClear = JSON.parse((await cli('cases', '--kind', 'overdue_item', '--json')).stdout) as Array<{ state: string }>;
     expect(afterClear).toEqual([expect.objectContaining({ state: 'resolved' })]);
+    // The reports give the waterfall: JSON per result, the HTML report a waterfall table.
+    const json = await cli('report', '--from', '2026-11-16', '--to', '2026-11-16', '--format', 'json');
+    expect(json.code, json.stderr).toBe(0);
+    const report = JSON.parse(json.stdout) as { results: Array<{ status: string; items_total: string; unexplained: string; formatted: { unexplained: string } }> };
+    expect(report.results).toEqual([expect.objectContaining({ status: 'explained', items_total: '12345', unexplained: '0', formatted: expect.objectContaining({ items_total: '123.45', unexplained: '0.00' }) })]);
+    const html = await cli('report', '--from', '2026-11-16', '--to', '2026-11-16', '--format', 'html');
+    expect(html.code, html.stderr).toBe(0);
+    expect(html.stdout).toMatch(/<table id="waterfall">[\s\S]*<td>2026-11-16<\/td><td>default<\/td><td>EUR<\/td><td class="amount">1,000.00<\/td><td class="amount">123.45<\/td><td class="amount">1,123.45<\/td><td class="amount">1,123.45<\/td><td class="amount">0.00<\/td><td>explained<\/td>/);
     const audit = await withDb((db) => db.selectFrom('reconciling_item_events').select(['actor', 'action']).where('item_id', '=', itemId).orderBy('id').execute());
     expect(audit).toEqual([
       { actor: 'anna', action: 'added' },

@@ -85,7 +85,7 @@ describe(`wallet-recon report (${backend})`, () => {
     const lines = readFileSync(out, 'utf8').split('\r\n');
     expect(lines[0]).toBe(
       'account,business_date,currency,gateway_balance,single_balance,expected_balance,previous_balance,movement,difference,status,run_id,computed_at,' +
-        'currency_decimals,gateway_balance_formatted,single_balance_formatted,expected_balance_formatted,previous_balance_formatted,movement_formatted,difference_formatted,case_id,case_state,case_age_days,source',
+        'currency_decimals,gateway_balance_formatted,single_balance_formatted,expected_balance_formatted,previous_balance_formatted,movement_formatted,difference_formatted,case_id,case_state,case_age_days,source,items_total,unexplained,items_total_formatted,unexplained_formatted',
     );
     expect(lines).toHaveLength(11);
     expect(lines[3]).toMatch(/^default,2026-11-17,EUR,9007199254740993,9007199254740993,9007199254740993,9007199254740000,993,0,matched,\d+,/);

@@ -140,9 +140,9 @@ describe('csv', () => {
     expect(lines[0]).toBe(CSV_COLUMNS.join(','));
     expect(lines[2]).toBe(
       'acme,2026-11-20,USD,9007199254740993,9007199254740993,9007199254740893,1,9007199254740992,100,break,3,2026-11-21T06:00:00.000Z,' +
-        '2,"90,071,992,547,409.93","90,071,992,547,409.93","90,071,992,547,408.93",0.01,"90,071,992,547,409.92",1.00,,,,gateway',
+        '2,"90,071,992,547,409.93","90,071,992,547,409.93","90,071,992,547,408.93",0.01,"90,071,992,547,409.92",1.00,,,,gateway,,,,',
     );
-    expect(lines[3]).toBe('zeta,2026-11-20,,,,,,,,no_snapshot,,2026-11-21T06:00:00.000Z,,,,,,,,,,,gateway');
+    expect(lines[3]).toBe('zeta,2026-11-20,,,,,,,,no_snapshot,,2026-11-21T06:00:00.000Z,,,,,,,,,,,gateway,,,,');
   });
 
   it('adds a not_reconciled line for each account and date without any result, in date order', () => {
@@ -183,6 +183,8 @@ describe('json', () => {
       scale: 2,
       source: 'gateway',
       bank_statement_id: null,
+      items_total: null,
+      unexplained: null,
       computed_at: '2026-11-21T06:00:00.000Z',
       case_id: null,
       case_state: null,
@@ -195,6 +197,8 @@ describe('json', () => {
         previous_balance: '0.01',
         movement: '90,071,992,547,409.92',
         difference: '1.00',
+        items_total: null,
+        unexplained: null,
       },
     });
   });
@@ -225,7 +229,7 @@ describe('cases in reports', () => {
   });
 
   it('gives every format the case id, state and age of each result', () => {
-    expect(renderCsv(withCases).split('\r\n')[5]).toMatch(/,5,accepted,3,gateway$/);
+    expect(renderCsv(withCases).split('\r\n')[5]).toMatch(/,5,accepted,3,gateway,,,,$/);
     const json = JSON.parse(renderJson(withCases)) as { results: Array<Record<string, unknown>> };
     expect(json.results[4]).toMatchObject({ case_id: 5, case_state: 'accepted', case_age_days: 3 });
     const html = renderHtml(withCases, [], computedAt);
