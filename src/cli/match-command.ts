@@ -60,7 +60,8 @@ export function registerMatchCommand(program: Command, runtime: CliRuntime): voi
           runtime.output.out(`${opts.dryRun === true ? 'The rules would match' : 'The rules matched'} nothing: no unmatched books entry and statement entry agree.`);
           return 0;
         }
-        const rows = made.map((m) => [
+        // A month's first run makes tens of thousands: the first thousand are listed, all counted.
+        const rows = made.slice(0, 1000).map((m) => [
           m.id ?? '-',
           m.account,
           m.businessDate,
@@ -69,7 +70,9 @@ export function registerMatchCommand(program: Command, runtime: CliRuntime): voi
           m.statement.map((e) => `${e.id} ${formatAmount(e.amount, m.currency)}${e.reference === null ? '' : ` ${e.reference}`}`).join('; '),
         ]);
         runtime.output.out(formatTable(['match', 'account', 'date', 'rule', 'books entries', 'statement entries'], rows));
-        runtime.output.out(`${opts.dryRun === true ? 'Dry run, nothing written: would make' : 'Made'} ${made.length} match${made.length === 1 ? '' : 'es'}.`);
+        const byRule = [...new Set(made.map((m) => m.rule))].map((r) => `${made.filter((m) => m.rule === r).length} by ${r}`).join(', ');
+        if (made.length > rows.length) runtime.output.out(`… and ${made.length - rows.length} more.`);
+        runtime.output.out(`${opts.dryRun === true ? 'Dry run, nothing written: would make' : 'Made'} ${made.length} match${made.length === 1 ? '' : 'es'} (${byRule}).`);
         return 0;
       });
     });
