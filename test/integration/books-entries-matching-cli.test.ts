@@ -57,7 +57,7 @@ const booksCsv = [
   '',
 ].join('\n');
 
-describe(`books entries and matching through the CLI (${backend})`, () => {
+describe(`books entries and matching through the CLI (${backend})`, { timeout: 180_000 }, () => {
   it('refuses a bad entries file whole, naming each line, and writes nothing', async () => {
     const bad = await cli(['ledger', 'import', file('bad.csv', 'booking_date,currency,amount\n2026-11-31,EUR,1.00\n2026-11-02,EUR,1.005\n'), '--entries']);
     expect(bad.code).toBe(1);
