@@ -7,6 +7,7 @@ export { duplicateProblem, noRows, openBalanceFile, readBalanceFile, type Balanc
 export { importBooksFile, type BooksImportOptions, type BooksImportResult } from './books-import.js';
 export { describeProfile, loadImportProfile, loadImportProfiles, resolveBooksFormat, type ImportProfile, type SavedImportProfile } from './import-profile.js';
 export type { SkippedRow } from './table.js';
-export { parseColumnMap, type ColumnMap } from './column-map.js';
+export { ENTRY_FIELD_SET, parseColumnMap, type ColumnMap } from './column-map.js';
+export { booksRollForward, importEntriesFile, type BooksRollForward, type EntriesImportOptions, type EntriesImportResult } from './entries-import.js';
 export { DATE_FORMATS, parseDateFormat, type DateFormat } from './date-text.js';
 export { booksSqlSourceOf, pullBooks, pullBooksIfDue, type BooksPullOutcome } from './sql-source.js';

@@ -26,6 +26,7 @@ const LOADERS: Readonly<Record<CommandName, () => Promise<RegisterCommand>>> = {
   ledger: async () => (await import('./ledger-command.js')).registerLedgerCommand,
   books: async () => (await import('./books-command.js')).registerBooksCommand,
   statements: async () => (await import('./statements-command.js')).registerStatementsCommand,
+  match: async () => (await import('./match-command.js')).registerMatchCommand,
   reconcile: async () => (await import('./reconcile-command.js')).registerReconcileCommand,
   report: async () => (await import('./report-command.js')).registerReportCommand,
   cases: async () => (await import('./cases-command.js')).registerCasesCommand,

@@ -1,5 +1,5 @@
 import { Option, type Command } from 'commander';
-import { DATE_FORMATS, describeProfile, importBooksFile, loadImportProfile, loadImportProfiles, parseColumnMap, parseDateFormat, type BooksImportResult, type ColumnMap, type DateFormat } from '../books/index.js';
+import { DATE_FORMATS, describeProfile, ENTRY_FIELD_SET, importBooksFile, importEntriesFile, type EntriesImportResult, loadImportProfile, loadImportProfiles, parseColumnMap, parseDateFormat, type BooksImportResult, type ColumnMap, type DateFormat } from '../books/index.js';
 import { UsageError } from '../errors.js';
 import { formatAmount } from '../money/format-amount.js';
 import { resolveAccountNames } from '../reconciliation/reconciliation-service.js';
@@ -19,6 +19,7 @@ interface LedgerImportOptions {
   skipFooter?: string;
   replaceDay?: boolean;
   saveProfile?: boolean;
+  entries?: boolean;
 }
 
 /** `wallet-recon ledger import FILE`: loads the merchant's expected balances (the books). */
@@ -39,12 +40,14 @@ export function registerLedgerCommand(program: Command, runtime: CliRuntime): vo
     .option('--replace-day', "let the import remove a day's stored currencies the file lacks (each day in the file is its complete books)")
     .option('--save-profile', "save this import's options as the account's import profile, used by later imports")
     .option('--dry-run', 'print what would change and write nothing')
+    .option('--entries', 'the file holds the ledger\'s detail lines (account,booking_date,value_date,currency,amount,reference,description,entry_id), not closing balances')
     .addHelpText(
       'after',
       "\nEach (account, business date) in the file is taken as that day's complete books: its keys (account,\nbusiness date, currency) are inserted or replaced, recording the file name as their source. Days the file\ndoes not mention are left alone. When the file lacks currencies stored for one of its days, the import says\nwhich and is refused unless --replace-day (or the account's saved profile) consents to removing them.\nDates that were already reconciled are reconciled again with the new books, in the same command.\nA signed-off (approved) date is locked: a file that would change it is refused whole; its identical rows\nare left as they are (counted unchanged).\n\nAmounts are in major units by default: 1234.56, -1234.56, 1,234.56 and (1,234.56) for a negative. More\ndecimals than the currency has (1234.565 for EUR) are refused, never rounded. Without --decimal-point or\n--decimal-comma an amount whose separator could group thousands for its currency (JPY 250.000, EUR 1.500,\nKWD 1,234) is refused, not guessed. Currency codes may be in any case.\n\nRows above the header are skipped with --skip-rows N; total rows at the end (\"Summe\", \"Total\", ...) are\nleft out and said so; --skip-footer N leaves out the last N rows.\n\n--save-profile stores this import's options (map, date format, decimal mark, unit, rows to skip, consent to\nreplace days) as the account's import profile, for any account including the default one; later imports of\nthe account use it, options given here win. \"wallet-recon ledger profile show\" prints it. The accounts\nfile's \"books\" section is read after the profile. See docs/books.md.\n\nExamples:\n  wallet-recon ledger import books-2026-11.csv --account eu-main\n  wallet-recon ledger import kontostand.csv --map business_date=Datum,currency=Währung,balance=Schlusssaldo \\\n    --date-format DD/MM/YYYY --decimal-comma --save-profile\n  wallet-recon ledger import kontostand-2026-11-27.csv        (the saved profile applies)\n  wallet-recon ledger import books.xlsx --dry-run\n\nPrints how many keys are new, changed, unchanged and removed, and the rows it skipped. Dates after the current business date\n(RECON_TIMEZONE) and amounts with spaces around them are refused.\n\nExit codes: 0 imported (or, with --dry-run, checked), 1 the file has bad rows or would remove a day's other currencies without consent (each listed; nothing imported), or the books were imported but reconciling their dates again failed (said so; the dates stay owed), 2 usage or configuration error (also a file that does not exist), or a change to a signed-off date (nothing imported), 130 stopped by Ctrl-C (SIGINT), 143 stopped by SIGTERM.",
     )
     .action(async (file: string, opts: LedgerImportOptions) => {
       // Bad options are refused before the database is opened.
+      if (opts.entries === true) return importEntries(runtime, file, opts);
       const dateFormat = opts.dateFormat === undefined ? undefined : checkDateFormat(opts.dateFormat);
       const map: ColumnMap | undefined = opts.map === undefined ? undefined : parseColumnMap(opts.map);
       const skipRows = opts.skipRows === undefined ? undefined : rowCount(opts.skipRows, '--skip-rows');
@@ -78,6 +81,54 @@ export function registerLedgerCommand(program: Command, runtime: CliRuntime): vo
       });
     });
   registerProfileCommand(ledger, runtime);
+}
+
+/** `ledger import FILE --entries`: the ledger's detail lines, matched with the bank's entries. */
+async function importEntries(runtime: CliRuntime, file: string, opts: LedgerImportOptions): Promise<void> {
+  if (opts.replaceDay === true) throw new UsageError('--replace-day is for closing balances; books entries are added line by line (a line already imported is left as it is).');
+  if (opts.saveProfile === true) throw new UsageError('--save-profile saves the options of a balances import; give the options of an entries import each time (or set them in the accounts file\'s books section).');
+  const dateFormat = opts.dateFormat === undefined ? undefined : checkDateFormat(opts.dateFormat);
+  const map: ColumnMap | undefined = opts.map === undefined ? undefined : parseColumnMap(opts.map, ENTRY_FIELD_SET);
+  const skipRows = opts.skipRows === undefined ? undefined : rowCount(opts.skipRows, '--skip-rows');
+  const skipFooter = opts.skipFooter === undefined ? undefined : rowCount(opts.skipFooter, '--skip-footer');
+  await runtime.withContext('wallet-recon ledger import', {}, async (ctx) => {
+    const result = await importEntriesFile(ctx, file, {
+      account: opts.account,
+      amounts: opts.amounts,
+      decimalMark: opts.decimalComma === true ? 'comma' : opts.decimalPoint === true ? 'point' : undefined,
+      dateFormat,
+      map,
+      skipRows,
+      skipFooter,
+      dryRun: opts.dryRun === true,
+    });
+    runtime.output.out(describeEntriesImport(result));
+    if (result.reconcileFailure !== undefined) {
+      runtime.output.err(`The entries were imported, but reconciling their dates again failed: ${result.reconcileFailure} Those dates stay owed.`);
+      return 1;
+    }
+    return 0;
+  });
+}
+
+/** The summary of an entries import: counts, the matches made, and the books' roll-forward. */
+export function describeEntriesImport(result: EntriesImportResult): string {
+  const period = result.firstDate === result.lastDate ? result.firstDate : `${result.firstDate} to ${result.lastDate}`;
+  const counts = `${result.inserted} new, ${result.changed} changed, ${result.unchanged} unchanged`;
+  const plural = result.rows === 1 ? 'y' : 'ies';
+  const head = result.dryRun
+    ? `Dry run, nothing written: ${result.rows} books entr${plural} from ${result.source} for ${result.accounts.join(', ')}, ${period} would give ${counts}; matching would make ${result.matches.length} match${result.matches.length === 1 ? '' : 'es'}.`
+    : `Imported ${result.rows} books entr${plural} from ${result.source} for ${result.accounts.join(', ')}, ${period}: ${counts}; matching made ${result.matches.length} match${result.matches.length === 1 ? '' : 'es'}.`;
+  const lines = [head];
+  for (const r of result.rollForward) {
+    const ok = r.residual === 0n;
+    lines.push(
+      `Roll-forward ${r.account} ${r.currency} ${r.businessDate}: closing ${formatAmount(r.previousClosing, r.currency)} (${r.previousDate}) + entries ${formatAmount(r.entries, r.currency)} ${ok ? '=' : '≠'} closing ${formatAmount(r.closing, r.currency)}${ok ? '' : `: a break, residual ${formatAmount(r.residual, r.currency)}`}.`,
+    );
+  }
+  for (const s of result.skipped) lines.push(`Skipped ${s.unit} ${s.line}: ${s.why}.`);
+  if (result.reconciledDates > 0) lines.push(`Re-reconciled ${result.reconciledDates} date${result.reconciledDates === 1 ? '' : 's'}.`);
+  return lines.join('\n');
 }
 
 /** `wallet-recon ledger profile show [--account NAME]`: the saved import profiles. */

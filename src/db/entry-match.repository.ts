@@ -23,7 +23,13 @@ export interface UnmatchedStatementRow {
   details: string | null;
 }
 
-/** The account's books entries in no active match (of dates from `from`, when given). */
+// Who the rules' own matches and undos are recorded as (matching/matching-service.ts says the same).
+const RULES = 'wallet-recon';
+
+/**
+ * The account's books entries the rules may match: in no active match, and in no match a person
+ * undid (the rules leave those to people: what someone unmatched is not matched back behind them).
+ */
 export async function listUnmatchedBooksEntries(db: Db, account: string, range: { from?: string; to?: string } = {}): Promise<UnmatchedBooksRow[]> {
   const rows = await sql<{ id: string; currency: string; date: string; amount: string; reference: string | null }>`
     select e.id::text as id, e.currency, e.booking_date::text as date, e.amount::text as amount, e.reference
@@ -31,12 +37,12 @@ export async function listUnmatchedBooksEntries(db: Db, account: string, range: 
     where e.account = ${account}
       and (${range.from ?? null}::date is null or e.booking_date >= ${range.from ?? null}::date)
       and (${range.to ?? null}::date is null or e.booking_date <= ${range.to ?? null}::date)
-      and not exists (select 1 from entry_match_members m join entry_matches x on x.id = m.match_id where m.books_entry_id = e.id and x.state = 'active')
+      and not exists (select 1 from entry_match_members m join entry_matches x on x.id = m.match_id where m.books_entry_id = e.id and (x.state = 'active' or x.undone_by <> ${RULES}))
     order by e.booking_date, e.id`.execute(db);
   return rows.rows.map((r) => ({ ...r, amount: BigInt(r.amount) }));
 }
 
-/** The account's booked entries of end-of-day statements in no active match. */
+/** The account's booked entries of end-of-day statements the rules may match (as listUnmatchedBooksEntries). */
 export async function listUnmatchedStatementEntries(db: Db, account: string, range: { from?: string; to?: string } = {}): Promise<UnmatchedStatementRow[]> {
   const rows = await sql<{ id: string; currency: string; date: string; amount: string; reference: string | null; bank_reference: string | null; details: string | null }>`
     select e.id::text as id, s.currency, coalesce(e.booking_date, e.value_date, s.business_date)::text as date, e.amount::text as amount, e.reference, e.bank_reference, e.details
@@ -44,7 +50,7 @@ export async function listUnmatchedStatementEntries(db: Db, account: string, ran
     where s.account = ${account} and not s.intraday and e.status = 'BOOK'
       and (${range.from ?? null}::date is null or coalesce(e.booking_date, e.value_date, s.business_date) >= ${range.from ?? null}::date)
       and (${range.to ?? null}::date is null or coalesce(e.booking_date, e.value_date, s.business_date) <= ${range.to ?? null}::date)
-      and not exists (select 1 from entry_match_members m join entry_matches x on x.id = m.match_id where m.statement_entry_id = e.id and x.state = 'active')
+      and not exists (select 1 from entry_match_members m join entry_matches x on x.id = m.match_id where m.statement_entry_id = e.id and (x.state = 'active' or x.undone_by <> ${RULES}))
     order by 3, e.id`.execute(db);
   return rows.rows.map((r) => ({ id: r.id, currency: r.currency, date: r.date, amount: BigInt(r.amount), reference: r.reference, bankReference: r.bank_reference, details: r.details }));
 }

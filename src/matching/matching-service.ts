@@ -1,7 +1,7 @@
-import type { Kysely, Transaction } from 'kysely';
+import { sql, type Kysely, type Transaction } from 'kysely';
 import { bankAccountNamed, type Config } from '../config/index.js';
 import type { Database } from '../db/database.types.js';
-import { insertMatches, listUnmatchedBooksEntries, listUnmatchedStatementEntries, type NewMatch } from '../db/entry-match.repository.js';
+import { insertMatches, listUnmatchedBooksEntries, listUnmatchedStatementEntries, undoMatches, type NewMatch } from '../db/entry-match.repository.js';
 import { DEFAULT_MATCHING_RULES, matchEntries, type MatchingRules, type RuleName } from './match-rules.js';
 
 /** Who a rule's match is recorded as made by. */
@@ -85,4 +85,18 @@ export async function runMatching(
 
 function shiftDate(date: string, days: number): string {
   return new Date(Date.parse(`${date}T00:00:00Z`) + days * 86_400_000).toISOString().slice(0, 10);
+}
+
+/** Undoes the active matches holding entries of a statement about to be replaced. */
+export async function undoMatchesOfStatement(db: Kysely<Database> | Transaction<Database>, statementPk: number, now: Date): Promise<string[]> {
+  const held = await sql<{ id: string }>`
+    select distinct m.match_id::text as id from entry_match_members m join bank_statement_entries e on e.id = m.statement_entry_id
+    join entry_matches x on x.id = m.match_id where e.statement_pk = ${statementPk} and x.state = 'active'`.execute(db);
+  return undoMatches(
+    db,
+    held.rows.map((r) => r.id),
+    MATCHED_BY_RULES,
+    now,
+    'statement replaced (statements import --replace)',
+  );
 }

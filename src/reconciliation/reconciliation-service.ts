@@ -21,6 +21,7 @@ import { reconcileAccountDay, type SnapshotBalance } from './reconcile-rules.js'
 import { resultColumns, type ReconciliationResult } from './reconciliation-result.js';
 import { listOpenItems, totalOpenItems } from '../items/open-items.js';
 import { raiseOverdueItems } from '../items/overdue-items.js';
+import { runMatching } from '../matching/matching-service.js';
 
 /**
  * The account names a command works on: all configured (the gateway's accounts and the bank
@@ -78,6 +79,8 @@ export async function reconcileBusinessDateIn(
     // A bank account's balance is its statement's closing balance, through the same rules.
     const bank = bankAccountNamed(ctx.config, account);
     if (bank !== undefined) {
+      // Entries either side that arrived since are matched first, in this transaction.
+      await runMatching(trx, ctx.config, [account], { now: computedAt });
       all.push(...(await reconcileBankLeg(ctx, trx, bank, businessDate, withoutBooks)));
       continue;
     }

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { runMatching, undoMatchesOfStatement } from '../matching/index.js';
 import type { AppContext } from '../app-context.js';
 import {
   deleteStatement,
@@ -47,6 +48,8 @@ export interface StatementImportResult {
   proofs: Array<{ account: string; statementId: string; businessDate: string; proof: StatementProof['proof']; detail: string | null }>;
   /** Account-dates reconciled after the import (none for a dry run). */
   reconciled: Array<{ account: string; businessDate: string }>;
+  /** Matches the rules made between the new statement entries and the books entries. */
+  matches: number;
 }
 
 class DryRun extends Error {
@@ -111,6 +114,8 @@ export async function importStatementFiles(ctx: AppContext, files: readonly stri
         continue;
       }
       if (same !== undefined) {
+        // The matches of its entries are undone first: they stay on record, the entries go.
+        await undoMatchesOfStatement(trx, same.id, now);
         await deleteStatement(trx, same.id);
         await recordStatementReplacement(trx, { account, statementId: same.statementId, importId, replacedAt: now, oldFingerprint: same.fingerprint, newFingerprint: fingerprint });
       }
@@ -130,7 +135,9 @@ export async function importStatementFiles(ctx: AppContext, files: readonly stri
     for (const account of [...new Set(stored.map((o) => o.account))].sort()) {
       proofs.push(...(await proveAccountStatements(trx, account)).filter((p) => p.changed || storedIds.has(`${account}\u0000${p.statementId}`)).map(({ changed: _changed, ...p }) => p));
     }
-    return { dryRun: options.dryRun === true, files: [...files], outcomes, proofs, reconciled: [] };
+    // The new entries are matched with the books in this transaction: results follow both.
+    const matches = await runMatching(trx, ctx.config, [...new Set(stored.map((o) => o.account))], { now });
+    return { dryRun: options.dryRun === true, files: [...files], outcomes, proofs, reconciled: [], matches: matches.length };
   };
 
   let result: StatementImportResult;
