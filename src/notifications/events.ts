@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { StatusCounts } from '../reconciliation/reconciliation-result.js';
+import { problemHeadline, type ProblemData, type ProblemEventType, type ProblemFoldedData } from './problems/problem-events.js';
 
 /**
  * Glossary. An *event* is something people are told about (a settled night, a missed date); it
@@ -17,7 +18,8 @@ export type EventType =
   | 'reconciliation.failed'
   | 'notification.test'
   | 'signoff.invalidated'
-  | 'signoff.reopened';
+  | 'signoff.reopened'
+  | ProblemEventType;
 
 export interface NotificationEvent<D = EventData> {
   /** `evt_…`, the same for every channel: a webhook receiver deduplicates on it (webhook-id). */
@@ -38,7 +40,9 @@ export type EventData =
   | ReconciliationFailedData
   | TestEventData
   | SignoffInvalidatedData
-  | SignoffReopenedData;
+  | SignoffReopenedData
+  | ProblemData
+  | ProblemFoldedData;
 
 /** An exact amount in minor units, as a string of digits, with its currency. */
 export interface Money {
@@ -227,5 +231,6 @@ export function headlineOf(event: NotificationEvent): string {
     const d = event.data as SignoffReopenedData;
     return `Business date ${d.businessDate} was reopened by ${d.reopenedBy}: it is no longer signed off`;
   }
+  if (event.type.startsWith('problem.')) return problemHeadline(event.type as ProblemEventType, event.data as ProblemData | ProblemFoldedData);
   return 'wallet-recon test notification';
 }

@@ -70,12 +70,15 @@ export function isAccepted(r: Pick<ReconciliationResult, 'case'>): boolean {
   return r.case?.state === 'accepted';
 }
 
-/** Exit code a set of results implies: 0 when everything matched, 3 otherwise. */
+/** Statuses that need no one: agreed, or beyond tolerance but within materiality (issue 45). */
+const SETTLED_WELL: readonly ReconciliationStatus[] = ['matched', 'immaterial'];
+
+/** Exit code a set of results implies: 0 when everything matched (or is immaterial), 3 otherwise. */
 export function reconciliationExitCode(counts: StatusCounts): 0 | 3 {
-  return RECONCILIATION_STATUSES.every((s) => s === 'matched' || WAITING_STATUSES.includes(s) || counts[s] === 0) ? 0 : 3;
+  return RECONCILIATION_STATUSES.every((s) => SETTLED_WELL.includes(s) || WAITING_STATUSES.includes(s) || counts[s] === 0) ? 0 : 3;
 }
 
-/** How many results are not `matched`. */
+/** How many results are not `matched` (nor immaterial). */
 export function countUnmatched(counts: StatusCounts): number {
-  return RECONCILIATION_STATUSES.reduce((sum, s) => (s === 'matched' || WAITING_STATUSES.includes(s) ? sum : sum + counts[s]), 0);
+  return RECONCILIATION_STATUSES.reduce((sum, s) => (SETTLED_WELL.includes(s) || WAITING_STATUSES.includes(s) ? sum : sum + counts[s]), 0);
 }

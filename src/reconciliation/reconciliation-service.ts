@@ -19,6 +19,9 @@ import { referenceScaleFor, unknownDecimalsAdvice } from '../money/amount-scale.
 import { rescaleAmount } from '../money/format-amount.js';
 import { reconcileAccountDay, type SnapshotBalance } from './reconcile-rules.js';
 import { resultColumns, type ReconciliationResult } from './reconciliation-result.js';
+import { applyMateriality } from './materiality.js';
+import { trackProblems } from '../notifications/problems/track-problems.js';
+import { summarizeFolded } from '../notifications/problems/problem-outbox.js';
 
 /**
  * The account names a command works on: all configured (the gateway's accounts and the bank
@@ -47,7 +50,7 @@ export async function reconcileBusinessDate(
   ctx: AppContext,
   accounts: readonly string[],
   businessDate: string,
-  options: { afterWrite?: AfterReconcileHook } = {},
+  options: { afterWrite?: AfterReconcileHook; /** false: the caller sends the date's folded summary once it reconciled every account (reconcileOwedDates). */ summarizeFolded?: boolean } = {},
 ): Promise<ReconciliationResult[]> {
   const computedAt = ctx.clock.now();
   const withoutBooks = booksAwaitedOn(ctx, businessDate) ? 'await' : 'miss';
@@ -86,7 +89,7 @@ export async function reconcileBusinessDate(
         withoutBooks,
         toleranceFor: (currency, balance) => toleranceFor(ctx.config, currency, scales.of(currency) ?? 0, balance),
       });
-      all.push(...results.map((r) => ({ ...r, booksImportId, scale: r.currency === null ? null : scales.of(r.currency) })));
+      all.push(...applyMateriality(ctx.config, results.map((r) => ({ ...r, booksImportId, scale: r.currency === null ? null : scales.of(r.currency) }))));
     }
     // Kept with the awaited date, so the status view says no_books once it passed, whoever runs next.
     const booksDeadlineAt = new Date(businessCalendarOf(ctx.config).cutoffOf(businessDate).getTime() + ctx.config.booksDeadlineMs);
@@ -127,6 +130,9 @@ export async function reconcileBusinessDate(
     }
     const withCases = all.map((r) => ({ ...r, case: cases.get(resultCaseKey(r)) ?? null }));
     await options.afterWrite?.(trx, withCases);
+    // What people are told: new, changed, aging and cleared problems; repeats only counted (issue 45).
+    await trackProblems(trx, ctx.config, writable, businessDate, withCases.filter((r) => writable.includes(r.account)), computedAt);
+    if (options.summarizeFolded !== false) await summarizeFolded(trx, ctx.config, [businessDate], computedAt);
     await clearOwedMarks(trx, businessDate, owed);
     // A prepared sign-off of this date whose sealed results just changed is void, in this transaction.
     if (written.length > 0) await invalidateChangedSignoffs(ctx, trx, [businessDate]);
@@ -246,7 +252,7 @@ export async function reconcileOwedDates(
   for (const { account, businessDate } of owed) {
     if (options.signal?.aborted) break;
     try {
-      await reconcileBusinessDate(ctx, [account], businessDate, { afterWrite: options.afterWrite });
+      await reconcileBusinessDate(ctx, [account], businessDate, { afterWrite: options.afterWrite, summarizeFolded: false });
       reconciled.push({ account, businessDate });
     } catch (error) {
       // A closed date whose results would change stays as sealed (and owed) until it is reopened;
@@ -264,5 +270,7 @@ export async function reconcileOwedDates(
       await options.onFailure?.(failure);
     }
   }
+  // One folded summary per channel and date, once every account of the round is reconciled.
+  if (reconciled.length > 0) await summarizeFolded(ctx.database.db, ctx.config, reconciled.map((r) => r.businessDate), ctx.clock.now());
   return { reconciled, failed };
 }
