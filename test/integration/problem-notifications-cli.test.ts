@@ -102,4 +102,23 @@ describe(`problem notifications (${backend})`, () => {
     const occurrences = await withDatabase(t, (db) => db.selectFrom('problems').select(['occurrences', 'state']).executeTakeFirstOrThrow());
     expect(occurrences).toEqual({ occurrences: 6, state: 'open' });
   }, 240_000);
+
+  it('cases snooze needs a note (exit 2); snoozed until the ninth date, the seventh and eighth send nothing although the break stays', async () => {
+    const caseId = String((await withDatabase(t, (db) => db.selectFrom('reconciliation_cases').select('id').executeTakeFirstOrThrow())).id);
+    const noNote = await cli('cases', 'snooze', caseId, '--until', dates[8]!);
+    expect(noNote.code).toBe(2);
+    expect(noNote.stderr).toContain('cases snooze needs --note TEXT');
+    const snoozed = await cli('cases', 'snooze', caseId, '--until', dates[8]!, '--note', 'bank corrects it on the ninth', '--by', 'ana');
+    expect(snoozed.code, snoozed.stderr).toBe(0);
+    expect(snoozed.stdout).toContain(`snoozed until ${dates[8]}`);
+    const events = await withDatabase(t, (db) => db.selectFrom('case_events').select(['actor', 'note']).where('case_id', '=', Number(caseId)).where('action', '=', 'noted').execute());
+    expect(events).toEqual([{ actor: 'ana', note: `snoozed until ${dates[8]}: bank corrects it on the ninth` }]);
+
+    for (const date of dates.slice(6, 8)) {
+      expect(await night(date, '750.00')).toBe(3);
+      expect((await deliver()).filter((e) => e.type.startsWith('problem.'))).toEqual([]);
+    }
+    const log = JSON.parse((await cli('notify', 'log', '--date', dates[7]!, '--json')).stdout) as Array<Record<string, string>>;
+    expect(log).toEqual([expect.objectContaining({ event: 'problem.repeat', business_date: dates[7], decision: 'snoozed', reason: expect.stringContaining('bank corrects it on the ninth') })]);
+  }, 240_000);
 });
