@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FixedClock } from '../../src/clock.js';
 import { loadConfig } from '../../src/config/index.js';
 import { createSilentLogger } from '../../src/logger.js';
+import { Metrics } from '../../src/metrics/metrics.js';
 import { currencyDecimals } from '../../src/money/format-amount.js';
 import { createChannels } from '../../src/notifications/create-channels.js';
 import { Deliverer } from '../../src/notifications/deliverer.js';
@@ -87,6 +88,9 @@ describe(`notification caps, quiet hours and materiality (${backend})`, () => {
     const log = JSON.parse((await s.cli('notify', 'log', '--date', date, '--json')).stdout) as Array<{ decision: string }>;
     expect(log.filter((e) => e.decision === 'sent')).toHaveLength(20);
     expect(log.filter((e) => e.decision === 'folded')).toHaveLength(280);
+    const scraped = await withDatabase(s.t, (db) => new Metrics({ perAccount: true, accounts: ['default'], processDefaults: false, db }).registry.metrics());
+    expect(scraped).toMatch(/^wallet_recon_notifications_total\{channel="webhook",decision="sent"\} 20$/m);
+    expect(scraped).toMatch(/^wallet_recon_notifications_total\{channel="webhook",decision="folded"\} 280$/m);
   }, 300_000);
 
   it('a Slack message due inside RECON_QUIET_HOURS is held and delivered when the quiet ends; the webhook gets it at once', async () => {
