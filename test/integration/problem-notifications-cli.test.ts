@@ -101,7 +101,7 @@ describe(`problem notifications (${backend})`, () => {
     expect(entries.find((e) => e.event === 'problem.changed')).toMatchObject({ business_date: dates[5], account: 'default', currency: 'EUR', channel: 'webhook', decision: 'sent' });
     const occurrences = await withDatabase(t, (db) => db.selectFrom('problems').select(['occurrences', 'state']).executeTakeFirstOrThrow());
     expect(occurrences).toEqual({ occurrences: 6, state: 'open' });
-  }, 240_000);
+  }, 600_000);
 
   it('cases snooze needs a note (exit 2); snoozed until the ninth date, the seventh and eighth send nothing although the break stays', async () => {
     const caseId = String((await withDatabase(t, (db) => db.selectFrom('reconciliation_cases').select('id').executeTakeFirstOrThrow())).id);
@@ -120,5 +120,5 @@ describe(`problem notifications (${backend})`, () => {
     }
     const log = JSON.parse((await cli('notify', 'log', '--date', dates[7]!, '--json')).stdout) as Array<Record<string, string>>;
     expect(log).toEqual([expect.objectContaining({ event: 'problem.repeat', business_date: dates[7], decision: 'snoozed', reason: expect.stringContaining('bank corrects it on the ninth') })]);
-  }, 240_000);
+  }, 600_000);
 });
