@@ -28,6 +28,7 @@ import * as statusesForOpenWork from './2026-12-02T1100_statuses-for-open-work.j
 import * as storedFiles from './2026-12-02T3001_stored-files.js';
 import * as booksEntriesAndMatches from './2026-12-02T5000_books-entries-and-matches.js';
 import * as reconcilingItems from './2026-12-02T5501_reconciling-items.js';
+import * as problemNotifications from './2026-12-02T7001_problem-notifications.js';
 
 /**
  * Every migration by its name (the file name without extension), in the order they apply.
@@ -64,4 +65,5 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '2026-12-02T3001_stored-files': storedFiles,
   '2026-12-02T5000_books-entries-and-matches': booksEntriesAndMatches,
   '2026-12-02T5501_reconciling-items': reconcilingItems,
+  '2026-12-02T7001_problem-notifications': problemNotifications,
 };

@@ -3,6 +3,7 @@ import { InvalidArgumentError, Option, type Command } from 'commander';
 import { detectSignoffChanges } from '../signoff/signoff-service.js';
 import { applyCaseAction, type CaseActionRequest, type ManualCaseAction } from '../cases/case-actions.js';
 import { resolveActor } from '../cases/case-actor.js';
+import { snoozeCase } from '../cases/case-snooze.js';
 import { ACTIVE_STATES, caseAgeDays, caseAmountText, CASE_KINDS, CASE_STATE_FILTERS, describeCase, occurrenceRecord, type CaseEvent, type ReconciliationCase } from '../cases/case-model.js';
 import { findCase, hasCasesOfAccount, listCases, listEvents, listOccurrences } from '../db/reconciliation-case.repository.js';
 import { UsageError } from '../errors.js';
@@ -204,4 +205,20 @@ Exit codes: 0 done, 1 error, 2 usage error (also a transition the case's state d
     c.option('--note <text>', 'why it is accepted').option('--until <date>', 'last business date the acceptance covers, YYYY-MM-DD'),
   );
   action('reopen', 'open a resolved or accepted case again', (c) => c.option('--note <text>', 'why'));
+  cases
+    .command('snooze')
+    .description('keep a case quiet until a business date: its repeats are not announced unless it changes materially; it still blocks sign-off as its state says')
+    .argument('<id>', 'case number', parseCaseId)
+    .option('--until <date>', 'last business date the snooze covers, YYYY-MM-DD (required)')
+    .option('--note <text>', 'why it may stay quiet (required)')
+    .option('--by <name>', 'who does it (default: RECON_ACTOR, else the operating-system user)')
+    .addHelpText('after', '\nExample:\n  wallet-recon cases snooze 7 --until 2026-11-24 --note "bank fixes it Monday"\n\nExit codes: 0 snoozed, 2 no such case, not active, a missing note or a bad date.')
+    .action(async (id: number, opts: { until?: string; note?: string; by?: string }) => {
+      await runtime.withContext('wallet-recon cases snooze', {}, async (ctx) => {
+        const actor = resolveActor(opts.by, ctx.config);
+        const done = await snoozeCase(ctx, { caseId: id, until: opts.until, note: opts.note, actor });
+        runtime.output.out(`Case ${describeCase(done.case)}: snoozed until ${done.until} (by ${actor}); it is announced again only if it changes materially, and the snooze ends by itself after that date.`);
+        return 0;
+      });
+    });
 }

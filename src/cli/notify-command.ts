@@ -7,6 +7,7 @@ import { createChannels } from '../notifications/create-channels.js';
 import type { CliRuntime } from './runtime.js';
 import { summaryOf } from './command-summaries.js';
 import { formatLocalTime } from '../business-date/local-time.js';
+import { registerNotifyLogCommand } from './notify-log-command.js';
 
 const STATUSES: readonly NotificationStatus[] = ['pending', 'sent', 'failed'];
 
@@ -106,6 +107,8 @@ export function registerNotifyCommand(program: Command, runtime: CliRuntime): vo
         return 0;
       });
     });
+
+  registerNotifyLogCommand(notify, runtime);
 
   notify
     .command('retry')

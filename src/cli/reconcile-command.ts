@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { runReconcileJob } from '../../jobs/reconcile-job.js';
+import { prepareCleanDates } from '../signoff/auto-prepare.js';
 import { findFirstCapturableDates } from '../db/capture-day.repository.js';
 import { latestClosedDateOf, parseBusinessDate, todayOf } from '../reconciliation/business-dates.js';
 import { resolveAccountNames } from '../reconciliation/reconciliation-service.js';
@@ -41,6 +42,8 @@ export function registerReconcileCommand(program: Command, runtime: CliRuntime):
           if (accounts.length === 0) return 0;
         }
         const result = await runReconcileJob(ctx, { date: businessDate, account: opts.account, ...(accounts === undefined ? {} : { accounts }) });
+        // A settled date that came out clean prepares itself (and is approved by rule with certify: auto).
+        await prepareCleanDates(ctx, [businessDate]);
         runtime.output.out(renderTable(summarizeResults({ from: businessDate, to: businessDate, account: opts.account }, result.results), { tolerance: ctx.config.tolerance }));
         return result.exitCode;
       });

@@ -2,6 +2,8 @@ import type { Command } from 'commander';
 import { runNight, settleClosedDates } from '../../jobs/nightly-job.js';
 import { BooksPuller } from '../../jobs/books-pull-job.js';
 import { reconcileAfterSnapshot, settleOwedReconciliations } from '../../jobs/reconcile-job.js';
+import { prepareCleanRecentDates } from '../signoff/auto-prepare.js';
+import { todayOf } from '../reconciliation/business-dates.js';
 import { detectSignoffChanges } from '../signoff/signoff-service.js';
 import type { AppContext } from '../app-context.js';
 import { assertScheduleFitsWindows, businessCalendarOf, selectAccounts } from '../config/index.js';
@@ -56,6 +58,7 @@ export function registerScheduleCommand(program: Command, runtime: CliRuntime): 
           await booksPuller.pullDue(ctx, signal);
           await settleOwedReconciliations(ctx, { signal });
           await detectSignoffChanges(ctx);
+          await prepareCleanRecentDates(ctx, todayOf(ctx).date);
           deliverer.wake();
         };
         // On a PostgreSQL server the night is jobs any number of workers share; the embedded

@@ -11,6 +11,22 @@ import type { AccountConfig, BankAccountConfig, BankMatchingSettings, Config, En
 import { currencyDecimals } from '../money/format-amount.js';
 import { resolveSecretFiles } from './secret-files.js';
 import { checkGatewayDecimals } from './business-settings.js';
+import { parseAmountOrShare, type AmountOrShare } from './quiet-settings.js';
+
+/** An account's `materiality` and `certify` as its config keeps them (absent when not given). */
+function quietOf(a: { materiality?: Record<string, string> | undefined; certify?: 'auto' | 'manual' | undefined }): { materiality?: Record<string, AmountOrShare>; certify?: 'auto' | 'manual' } {
+  return {
+    ...(a.materiality === undefined ? {} : { materiality: Object.fromEntries(Object.entries(a.materiality).map(([k, v]) => [k, parseAmountOrShare(v)!])) }),
+    ...(a.certify === undefined ? {} : { certify: a.certify }),
+  };
+}
+
+// Issue 45: per account, what is worth a person's time ({ default: "1.00", EUR: "0.50" }), and
+// whether a clean date of it may be approved by rule (`certify: auto`, a control choice an admin makes).
+const materialitySchema = z
+  .record(z.string().regex(/^(default|[A-Z]{3})$/, 'must be default or a three-letter currency code such as EUR'), z.string().refine((v) => parseAmountOrShare(v) !== undefined, 'must be an amount in major units (1.00), a share of the balance (0.1%), or both (1.00,0.1%)'))
+  .optional();
+const certifySchema = z.enum(['auto', 'manual'], { error: 'must be one of: auto, manual' }).optional();
 
 const accountName = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/, 'must be letters, digits, ".", "_" or "-"');
 
@@ -45,6 +61,8 @@ const bankAccountSchema = z
     currency: z.string().regex(/^[A-Z]{3}$/, 'must be a three-letter currency code such as EUR'),
     books: accountBooksSchema.optional(),
     matching: matchingSchema.optional(),
+    materiality: materialitySchema,
+    certify: certifySchema,
   })
   .strict()
   .refine((b) => b.iban !== undefined || b.accountId !== undefined, { message: 'needs an iban or an accountId (how its statements name it)' });
@@ -63,6 +81,8 @@ const accountsFileSchema = z
           books: accountBooksSchema.optional(),
           amountUnit: z.enum(['minor', 'major'], { error: 'must be one of: minor, major' }).optional(),
           amountDecimals: z.record(z.string().regex(/^[A-Z]{3}$/, 'must be a three-letter currency code such as IDR'), z.number().int().min(0).max(18)).optional(),
+          materiality: materialitySchema,
+          certify: certifySchema,
         })
         .strict(),
     )
@@ -159,6 +179,7 @@ export function resolveAccounts(
         ? {}
         : { amounts: { ...(a.amountUnit === undefined ? {} : { unit: a.amountUnit }), ...(a.amountDecimals === undefined ? {} : { decimalsByCurrency: a.amountDecimals }) } }),
       ...(a.books === undefined ? {} : { books: { ...a.books, ...(a.books.sqlFile === undefined ? {} : { sqlFile: path.resolve(path.dirname(fullPath), a.books.sqlFile) }) } }),
+      ...quietOf(a),
     } satisfies AccountConfig;
   });
   const bankAccounts = (parsed.data.bankAccounts ?? []).map((b, index) => {
@@ -172,6 +193,7 @@ export function resolveAccounts(
       currency: b.currency,
       ...(b.books === undefined ? {} : { books: { ...b.books, ...(b.books.sqlFile === undefined ? {} : { sqlFile: path.resolve(path.dirname(fullPath), b.books.sqlFile) }) } }),
       ...(b.matching === undefined ? {} : { matching: matchingOf(b.matching, b.currency, (problem) => problems.push(`RECON_ACCOUNTS_FILE (${file}) at bankAccounts.${index}.matching.amountTolerance: ${problem}`)) }),
+      ...quietOf(b),
     } satisfies BankAccountConfig;
   });
   const byIdentifier = new Map<string, string>();

@@ -1,3 +1,4 @@
+import type { AmountOrShare, QuietSettings } from './quiet-settings.js';
 import type { Secret } from '../secret.js';
 
 export type Environment = 'live' | 'sandbox';
@@ -37,6 +38,10 @@ export interface AccountConfig {
   readonly amounts?: Partial<AmountUnitSettings>;
   /** How this account's books are written and where they are pulled from (the accounts file's `books`). */
   readonly books?: AccountBooksSettings;
+  /** Issue 45: materiality per currency (`default` for the rest), winning over RECON_MATERIALITY[_<CODE>]. */
+  readonly materiality?: Readonly<Record<string, AmountOrShare>>;
+  /** Issue 45: `auto`: a settled, clean date may be approved by rule when every account of it says so. */
+  readonly certify?: 'auto' | 'manual';
 }
 
 /**
@@ -52,6 +57,10 @@ export interface BankAccountConfig {
   readonly books?: AccountBooksSettings;
   /** How its books entries are matched with its statement entries (`matching:`); defaults apply to what is absent. */
   readonly matching?: BankMatchingSettings;
+  /** Issue 45: materiality per currency (`default` for the rest), winning over RECON_MATERIALITY[_<CODE>]. */
+  readonly materiality?: Readonly<Record<string, AmountOrShare>>;
+  /** Issue 45: `auto`: a settled, clean date may be approved by rule when every account of it says so. */
+  readonly certify?: 'auto' | 'manual';
 }
 
 /** A bank account's `matching:` settings, as read from the accounts file. */
@@ -144,6 +153,8 @@ export interface Config {
   /** RECON_SIGNING_KEY_FILE as an absolute path: the Ed25519 private key (PEM) that signs each sign-off step; undefined: steps are not signed. */
   readonly signingKeyFile: string | undefined;
   readonly notifications: NotificationSettings;
+  /** Quiet nights: re-announcing, materiality, caps and quiet hours (src/config/quiet-settings.ts). */
+  readonly quiet: QuietSettings;
   readonly metrics: MetricsSettings;
   readonly books: BooksSourceSettings;
   readonly console: ConsoleSettings;

@@ -8,6 +8,7 @@ import { consoleVariables } from './console-settings.js';
 import { databaseTimeoutVariables } from './database-timeouts.js';
 import { metricsVariables } from './metrics-settings.js';
 import { notificationVariables } from './notification-settings.js';
+import { quietVariables } from './quiet-settings.js';
 import { positiveInt, trueOrFalse, wholeNumber } from './schema-helpers.js';
 
 /** Every variable wallet-recon reads (besides the per-account ones an accounts file names), with its rule and default. */
@@ -127,6 +128,7 @@ export const envSchema = z.object({
   RECON_ACTOR: z.string().trim().min(1).max(200).optional(),
   RECON_SIGNING_KEY_FILE: z.string().min(1).optional(),
   ...notificationVariables,
+  ...quietVariables,
   ...metricsVariables,
   ...booksVariables,
   ...consoleVariables,

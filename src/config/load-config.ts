@@ -16,6 +16,7 @@ import { consoleProblems, consoleSettingsOf } from './console-settings.js';
 import { metricsSettingsOf } from './metrics-settings.js';
 import { notificationProblems, notificationSettingsOf } from './notification-settings.js';
 import { resolveSecretFiles, SECRET_VARIABLES } from './secret-files.js';
+import { isQuietCurrencyVariable, quietSettingsOf } from './quiet-settings.js';
 
 export interface LoadConfigOptions {
   /** The environment to read; defaults to process.env. A .env file in `cwd` fills what it lacks. */
@@ -70,6 +71,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
   problems.push(...accountsResult.problems);
   const databaseUrl = parsed.success ? resolveDatabaseUrl(parsed.data.DATABASE_URL, parsed.data.DATABASE_PASSWORD, problems) : undefined;
   const books = parsed.success ? booksSettingsOf(parsed.data, cwd, accountsResult.accounts, problems) : undefined;
+  const quiet = parsed.success ? quietSettingsOf(parsed.data, env, problems) : undefined;
   const dataDir = resolveDataDir(parsed.success ? parsed.data.RECON_DATA_DIR : undefined, cwd, problems);
 
   if (!parsed.success || problems.length > 0) {
@@ -120,6 +122,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     actor: v.RECON_ACTOR,
     signingKeyFile: v.RECON_SIGNING_KEY_FILE === undefined ? undefined : path.resolve(cwd, v.RECON_SIGNING_KEY_FILE),
     notifications: notificationSettingsOf(v),
+    quiet: quiet!,
     metrics: metricsSettingsOf(v),
     books: books!,
     console: consoleSettingsOf(v),
@@ -145,7 +148,7 @@ function accountVariables(account: AccountConfig): string[] {
 
 function isKnownVariable(name: string, accounts: readonly AccountConfig[]): boolean {
   // Per-currency tolerances are checked where they are read (RECON_TOLERANCE_JPY).
-  return KNOWN_VARIABLES.includes(name) || name.startsWith('RECON_TOLERANCE_') || name.startsWith('GATEWAY_AMOUNT_DECIMALS_') || accounts.some((a) => accountVariables(a).includes(name));
+  return KNOWN_VARIABLES.includes(name) || name.startsWith('RECON_TOLERANCE_') || isQuietCurrencyVariable(name) || name.startsWith('GATEWAY_AMOUNT_DECIMALS_') || accounts.some((a) => accountVariables(a).includes(name));
 }
 
 function deepFreeze<T>(value: T): T {

@@ -22,7 +22,9 @@ export type ReconciliationStatus =
   | 'sequence_gap'
   | 'awaiting_statement'
   | 'no_statement'
-  | 'explained';
+  | 'explained'
+  /** Beyond tolerance but within materiality (issue 45): recorded and counted, no case, no alert. */
+  | 'immaterial';
 
 /** Where a result's balance came from: the gateway's wallets or a bank account's statement. */
 export type ResultSource = 'gateway' | 'bank';
@@ -550,7 +552,8 @@ export interface ReconciliationBreaksView extends Omit<ReconciliationResultsTabl
 }
 
 export type NotificationChannel = 'webhook' | 'slack' | 'email';
-export type NotificationStatus = 'pending' | 'sent' | 'failed';
+/** `folded`: kept, carried by a problem.folded summary instead of sent alone; `held`: waiting for quiet hours to end. */
+export type NotificationStatus = 'pending' | 'sent' | 'failed' | 'folded' | 'held';
 
 export interface NotificationsTable {
   id: Generated<string>;
@@ -716,6 +719,9 @@ export interface Database {
   books_entries: BooksEntriesTable;
   entry_matches: EntryMatchesTable;
   entry_match_members: EntryMatchMembersTable;
+  problems: ProblemsTable;
+  notification_decisions: NotificationDecisionsTable;
+  case_snoozes: CaseSnoozesTable;
 }
 
 export type SnapshotRun = Selectable<SnapshotRunsTable>;
@@ -724,3 +730,52 @@ export type ReconciliationResultRow = Selectable<ReconciliationResultsTable>;
 export type ReconciliationCaseRow = Selectable<ReconciliationCasesTable>;
 export type CaseOccurrenceRow = Selectable<CaseOccurrencesTable>;
 export type CaseEventRow = Selectable<CaseEventsTable>;
+
+/** One problem as people are told about it (issue 45): see src/notifications/problems/. */
+export interface ProblemsTable {
+  fingerprint: string;
+  account: string;
+  source: string;
+  /** '' for an account-level problem. */
+  currency: string;
+  kind: string;
+  sign: '+' | '-' | '0';
+  first_date: DateString;
+  last_date: DateString;
+  /** The amount last announced (problem.new / problem.changed), minor units at `scale`. */
+  announced_amount: Amount | null;
+  last_amount: Amount | null;
+  scale: number | null;
+  bucket: string;
+  occurrences: number;
+  state: 'open' | 'cleared';
+  cleared_date: DateString | null;
+  updated_at: Date;
+}
+
+export type NotificationDecision = 'sent' | 'folded' | 'repeat' | 'snoozed' | 'quiet' | 'immaterial';
+
+/** What became of one event on one channel, and why (`notify log`). */
+export interface NotificationDecisionsTable {
+  id: Generated<string>;
+  event_type: string;
+  business_date: DateString | null;
+  account: string | null;
+  currency: string | null;
+  fingerprint: string | null;
+  /** '' when no channel is configured. */
+  channel: string;
+  decision: NotificationDecision;
+  reason: string;
+  dedupe_key: string;
+  created_at: Date;
+}
+
+/** A case's snooze: not announced until `until_date` (inclusive) unless it changes materially. */
+export interface CaseSnoozesTable {
+  case_id: number;
+  until_date: DateString;
+  note: string;
+  snoozed_by: string;
+  snoozed_at: Date;
+}

@@ -15,6 +15,7 @@ export const RECONCILIATION_STATUSES: readonly ReconciliationStatus[] = [
   'roll_forward_break',
   'sequence_gap',
   'no_statement',
+  'immaterial',
   'awaiting_books',
   'awaiting_statement',
 ];

@@ -1,3 +1,4 @@
+import { countDecisions } from '../notifications/problems/decision-counts.js';
 import type { Kysely } from 'kysely';
 import { sql } from 'kysely';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
@@ -69,7 +70,7 @@ export class Metrics implements MetricsRecorder {
   readonly #duration: Histogram<'trigger'>;
   readonly #gateway: Counter<'endpoint' | 'status_class'>;
   readonly #missed: Counter<string>;
-  readonly #notifications: Counter<'channel' | 'outcome'>;
+  readonly #notifications: Counter<'channel' | 'outcome' | 'decision'>;
 
   constructor(options: MetricsOptions) {
     const registers = [this.registry];
@@ -94,11 +95,24 @@ export class Metrics implements MetricsRecorder {
       registers,
     });
     this.#missed = new Counter({ name: `${PREFIX}missed_dates_total`, help: 'Business dates recorded missed by this process (window closed without an end-of-day snapshot).', labelNames: accountLabel, registers });
+    // Decisions (issue 45) are made by whichever process reconciles and kept in the database: at
+    // scrape time the counter is brought up to their totals (it only ever grows by the difference).
+    const decided = new Map<string, number>();
     this.#notifications = new Counter({
       name: `${PREFIX}notifications_total`,
-      help: 'Notification delivery attempts by channel and outcome (sent, retry, failed).',
-      labelNames: ['channel', 'outcome'],
+      help: 'Notification delivery attempts by channel and outcome (sent, retry, failed); and problem events by channel and decision (sent, folded, repeat, snoozed, quiet, immaterial).',
+      labelNames: ['channel', 'outcome', 'decision'],
       registers,
+      async collect() {
+        await keepOnFailure(async () => {
+          for (const { channel, decision, n } of await countDecisions(db)) {
+            const key = `${channel}|${decision}`;
+            const delta = n - (decided.get(key) ?? 0);
+            if (delta > 0) this.inc({ channel, decision }, delta);
+            decided.set(key, Math.max(n, decided.get(key) ?? 0));
+          }
+        });
+      },
     });
 
     const perAccount = this.#perAccount;

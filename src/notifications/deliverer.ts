@@ -17,6 +17,7 @@ import type { Logger } from '../logger.js';
 import type { MetricsRecorder } from '../metrics/metrics.js';
 import type { Channel } from './channels/channel.js';
 import type { NotificationEvent } from './events.js';
+import { releaseHeld } from './problems/problem-outbox.js';
 
 export interface DelivererOptions {
   db: Kysely<Database>;
@@ -75,6 +76,8 @@ export class Deliverer {
   /** One pass: every row due now, claimed one by one until none is left (or `signal` aborts). */
   async deliverDue(signal?: AbortSignal): Promise<DeliveryPass> {
     const pass: DeliveryPass = { sent: 0, retried: 0, failed: 0 };
+    // Messages held for quiet hours that have ended go now, folded per channel.
+    await releaseHeld(this.#o.db, this.#o.clock.now());
     while (!signal?.aborted) {
       const now = this.#o.clock.now();
       const token = randomUUID();

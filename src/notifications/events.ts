@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { StatusCounts } from '../reconciliation/reconciliation-result.js';
+import { problemHeadline, type ProblemData, type ProblemEventType, type ProblemFoldedData } from './problems/problem-events.js';
 
 /**
  * Glossary. An *event* is something people are told about (a settled night, a missed date); it
@@ -18,7 +19,8 @@ export type EventType =
   | 'notification.test'
   | 'signoff.invalidated'
   | 'signoff.reopened'
-  | 'item.overdue';
+  | 'item.overdue'
+  | ProblemEventType;
 
 export interface NotificationEvent<D = EventData> {
   /** `evt_…`, the same for every channel: a webhook receiver deduplicates on it (webhook-id). */
@@ -40,7 +42,9 @@ export type EventData =
   | TestEventData
   | SignoffInvalidatedData
   | SignoffReopenedData
-  | ItemOverdueData;
+  | ItemOverdueData
+  | ProblemData
+  | ProblemFoldedData;
 
 /** An exact amount in minor units, as a string of digits, with its currency. */
 export interface Money {
@@ -248,5 +252,6 @@ export function headlineOf(event: NotificationEvent): string {
     const d = event.data as ItemOverdueData;
     return `Reconciling item #${d.itemId} of account "${d.account}" (${d.kind}, ${d.currency}) was expected to clear by ${d.expectedClear} and is still open`;
   }
+  if (event.type.startsWith('problem.')) return problemHeadline(event.type as ProblemEventType, event.data as ProblemData | ProblemFoldedData);
   return 'wallet-recon test notification';
 }

@@ -72,15 +72,18 @@ export function isAccepted(r: Pick<ReconciliationResult, 'case'>): boolean {
   return r.case?.state === 'accepted';
 }
 
-/** Statuses that need nobody: matched, or a difference open reconciling items explain. */
-export const SETTLED_STATUSES: readonly ReconciliationStatus[] = ['matched', 'explained'];
+/**
+ * Statuses that need nobody: matched, a difference open reconciling items explain, or one beyond
+ * tolerance but within materiality (recorded and counted, no case, no alert).
+ */
+export const SETTLED_STATUSES: readonly ReconciliationStatus[] = ['matched', 'explained', 'immaterial'];
 
-/** Exit code a set of results implies: 0 when everything matched (or is explained by open items), 3 otherwise. */
+/** Exit code a set of results implies: 0 when everything matched (or is explained by open items, or immaterial), 3 otherwise. */
 export function reconciliationExitCode(counts: StatusCounts): 0 | 3 {
   return RECONCILIATION_STATUSES.every((s) => SETTLED_STATUSES.includes(s) || WAITING_STATUSES.includes(s) || counts[s] === 0) ? 0 : 3;
 }
 
-/** How many results are neither `matched` nor `explained` (nor still waiting). */
+/** How many results are neither `matched`, `explained` nor `immaterial` (nor still waiting). */
 export function countUnmatched(counts: StatusCounts): number {
   return RECONCILIATION_STATUSES.reduce((sum, s) => (SETTLED_STATUSES.includes(s) || WAITING_STATUSES.includes(s) ? sum : sum + counts[s]), 0);
 }

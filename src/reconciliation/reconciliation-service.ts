@@ -22,6 +22,9 @@ import { resultColumns, type ReconciliationResult } from './reconciliation-resul
 import { listOpenItems, totalOpenItems } from '../items/open-items.js';
 import { raiseOverdueItems } from '../items/overdue-items.js';
 import { runMatching } from '../matching/matching-service.js';
+import { applyMateriality } from './materiality.js';
+import { trackProblems } from '../notifications/problems/track-problems.js';
+import { summarizeFolded } from '../notifications/problems/problem-outbox.js';
 
 /**
  * The account names a command works on: all configured (the gateway's accounts and the bank
@@ -50,7 +53,7 @@ export async function reconcileBusinessDate(
   ctx: AppContext,
   accounts: readonly string[],
   businessDate: string,
-  options: { afterWrite?: AfterReconcileHook } = {},
+  options: { afterWrite?: AfterReconcileHook; /** false: the caller sends the date's folded summary once it reconciled every account (reconcileOwedDates). */ summarizeFolded?: boolean } = {},
 ): Promise<ReconciliationResult[]> {
   return ctx.database.db.transaction().execute((trx) => reconcileBusinessDateIn(ctx, trx, accounts, businessDate, options));
 }
@@ -64,7 +67,7 @@ export async function reconcileBusinessDateIn(
   trx: Transaction<Database>,
   accounts: readonly string[],
   businessDate: string,
-  options: { afterWrite?: AfterReconcileHook } = {},
+  options: { afterWrite?: AfterReconcileHook; /** false: the caller sends the date's folded summary once it reconciled every account (reconcileOwedDates). */ summarizeFolded?: boolean } = {},
 ): Promise<ReconciliationResult[]> {
   const computedAt = ctx.clock.now();
   const withoutBooks = booksAwaitedOn(ctx, businessDate) ? 'await' : 'miss';
@@ -107,7 +110,7 @@ export async function reconcileBusinessDateIn(
       toleranceFor: (currency, balance) => toleranceFor(ctx.config, currency, scales.of(currency) ?? 0, balance),
       itemsFor: (currency) => items.get(currency),
     });
-    all.push(...results.map((r) => ({ ...r, booksImportId, scale: r.currency === null ? null : scales.of(r.currency) })));
+    all.push(...applyMateriality(ctx.config, results.map((r) => ({ ...r, booksImportId, scale: r.currency === null ? null : scales.of(r.currency) }))));
   }
   // Kept with the awaited date, so the status view says no_books once it passed, whoever runs next.
   const booksDeadlineAt = new Date(businessCalendarOf(ctx.config).cutoffOf(businessDate).getTime() + ctx.config.booksDeadlineMs);
@@ -148,6 +151,9 @@ export async function reconcileBusinessDateIn(
   }
   const withCases = all.map((r) => ({ ...r, case: cases.get(resultCaseKey(r)) ?? null }));
   await options.afterWrite?.(trx, withCases);
+  // What people are told: new, changed, aging and cleared problems; repeats only counted (issue 45).
+  await trackProblems(trx, ctx.config, writable, businessDate, withCases.filter((r) => writable.includes(r.account)), computedAt);
+  if (options.summarizeFolded !== false) await summarizeFolded(trx, ctx.config, [businessDate], computedAt);
   await clearOwedMarks(trx, businessDate, owed);
   // A prepared sign-off of this date whose sealed results just changed is void, in this transaction.
   if (written.length > 0) await invalidateChangedSignoffs(ctx, trx, [businessDate]);
@@ -270,7 +276,7 @@ export async function reconcileOwedDates(
   for (const { account, businessDate } of owed) {
     if (options.signal?.aborted) break;
     try {
-      await reconcileBusinessDate(ctx, [account], businessDate, { afterWrite: options.afterWrite });
+      await reconcileBusinessDate(ctx, [account], businessDate, { afterWrite: options.afterWrite, summarizeFolded: false });
       reconciled.push({ account, businessDate });
     } catch (error) {
       // A closed date whose results would change stays as sealed (and owed) until it is reopened;
@@ -288,5 +294,7 @@ export async function reconcileOwedDates(
       await options.onFailure?.(failure);
     }
   }
+  // One folded summary per channel and date, once every account of the round is reconciled.
+  if (reconciled.length > 0) await summarizeFolded(ctx.database.db, ctx.config, reconciled.map((r) => r.businessDate), ctx.clock.now());
   return { reconciled, failed };
 }

@@ -102,7 +102,8 @@ async function importBooks(ctx: AppContext, date: string, adjust: (currency: str
   await importBooksFile(ctx, file, { amounts: 'minor' });
 }
 
-const outbox = () => t.handle.db.selectFrom('notifications').selectAll().orderBy('id').execute();
+// Problem events (issue 45) that the night's breaks raise are followed by the problem-*-cli tests; these follow the others.
+const outbox = () => t.handle.db.selectFrom('notifications').selectAll().where('event_type', 'not like', 'problem.%').orderBy('id').execute();
 
 describe(`notifications through the outbox on the ${backend} database`, () => {
   it('queues one night.completed digest per channel when the night settles, and delivers it signed, to Slack and by e-mail with the report', async () => {
@@ -122,6 +123,7 @@ describe(`notifications through the outbox on the ${backend} database`, () => {
     expect(new Set(rows.map((r) => r.event_id)).size).toBe(1);
 
     // Delivered days after the date: the report's case ages count to the day of delivery, as `cases` does.
+    await t.handle.db.deleteFrom('notifications').where('event_type', 'like', 'problem.%').execute();
     const { deliverer: d, clock: deliveryClock } = deliverer(ctx, logs);
     const ageAtDelivery = daysBetween('2026-11-20', businessCalendarOf(ctx.config).businessDateOf(deliveryClock.now()));
     expect(ageAtDelivery).toBeGreaterThan(0);
