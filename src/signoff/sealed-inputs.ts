@@ -39,7 +39,9 @@ export function describeInputChanges(signed: SignoffInputs, now: SignoffInputs):
     if (before.booksDigest !== undefined && after.booksDigest !== undefined && before.booksDigest !== after.booksDigest) {
       changes.push(`${before.account}: the books changed`);
     }
-    if (before.statements !== undefined && after.statements !== undefined && !same(before.statements, after.statements)) {
+    // Compared field by field: stored as jsonb, the keys come back in jsonb's order.
+    const keyOf = (list: ReadonlyArray<{ statement_id: string; file_sha256: string | null }>) => list.map((st) => `${st.statement_id}|${st.file_sha256 ?? ''}`);
+    if (before.statements !== undefined && after.statements !== undefined && !same(keyOf(before.statements), keyOf(after.statements))) {
       const names = (list: ReadonlyArray<{ statement_id: string }>) => list.map((st) => st.statement_id).join(', ') || 'none';
       changes.push(`${before.account}: the bank statements changed (${names(before.statements)} → ${names(after.statements)})`);
     } else if (before.statementBalancesDigest !== undefined && after.statementBalancesDigest !== undefined && before.statementBalancesDigest !== after.statementBalancesDigest) {

@@ -119,12 +119,18 @@ export async function approveSignoff(ctx: AppContext, user: Pick<ConsoleUser, 'i
   };
   await detectSignoffChanges(ctx);
   const { state, current } = await signoffStateOf(ctx, businessDate);
+  if (state === 'changed after sign-off') {
+    // The inputs changed since it was prepared (a write that took the inputs lock first): the same refusal as below.
+    const message = `${businessDate} changed since sign-off #${current!.id} was prepared: ${(current!.invalidation ?? []).join('; ') || 'its inputs changed'}. Nothing was approved: it must be prepared again.`;
+    await insertAudit(db, { at, userName: user.name, address, action: 'signoff.approve', target: businessDate, outcome: 'refused', detail: { reason: message } });
+    throw new SignoffInputsChangedError(message);
+  }
   if (state !== 'prepared') {
     return refuse(
       state === 'approved'
         ? `${businessDate} is already approved (by ${current!.approvedBy}).`
-        : state === 'changed after sign-off' || state === 'reopened'
-          ? `${businessDate} ${state === 'reopened' ? 'was reopened' : 'changed after sign-off'}: it must be prepared again before it can be approved.`
+        : state === 'reopened'
+          ? `${businessDate} was reopened: it must be prepared again before it can be approved.`
           : `${businessDate} has not been prepared: a preparer signs it first ("Prepare sign-off").`,
     );
   }
