@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runReconcileJob } from '../../jobs/reconcile-job.js';
 import { addDays } from '../../src/business-date/zoned-time.js';
@@ -156,5 +157,20 @@ describe(`a bank account's statements as sealed inputs through the built CLI (${
       await expect(db.deleteFrom('bank_statement_entries').execute()).rejects.toThrow(/bank_statement_entries of account .* are locked/);
       await expect(db.updateTable('bank_statement_balances').set({ amount: '1' }).execute()).rejects.toThrow(/bank_statement_balances of account .* are locked/);
     });
+  });
+
+  it('verify re-reads the approved day: results altered past the triggers exit 1 naming the date and the account', async () => {
+    const cli = (...args: string[]) => runCliProcess(args, env);
+    const clean = await cli('signoff', 'verify');
+    expect(clean.code, clean.stderr).toBe(0);
+    await withDatabase(t, (db) =>
+      db.transaction().execute(async (trx) => {
+        await sql`set local session_replication_role = replica`.execute(trx);
+        await sql`update reconciliation_results set expected_balance = 99999 where account = 'eu-bank' and business_date = ${DATE}`.execute(trx);
+      }),
+    );
+    const broken = await cli('signoff', 'verify', '--date', DATE);
+    expect(broken.code).toBe(1);
+    expect(broken.stderr).toContain(`${DATE} of account "eu-bank" (sign-off #1): its results differ from the sealed ones`);
   });
 });
