@@ -9,6 +9,7 @@ import { countStagedRowsByDay, createBooksStage, findStagedDuplicates, indexBook
 import { ConfigError } from '../src/errors.js';
 import { gatewayScaleFor } from '../src/money/amount-scale.js';
 import { findLocks, lockedDateError } from '../src/signoff/date-lock.js';
+import { lockAccountDates } from '../src/db/date-lock.repository.js';
 import { findFirstTrackedDates } from '../src/db/capture-day.repository.js';
 import { findDailyRuns } from '../src/db/reconciliation-result.repository.js';
 import { insertRunningRuns, markRunsSucceeded } from '../src/db/snapshot-run.repository.js';
@@ -211,6 +212,8 @@ export async function runBackfillJob(ctx: AppContext, options: BackfillJobOption
  */
 async function refuseLockedDays(db: Kysely<Database> | Transaction<Database>, dates: readonly BackfillDate[], timezone: string): Promise<void> {
   const work = dates.flatMap((d) => d.accounts.filter((a) => a.action === 'import' || a.action === 'capture').map((a) => ({ businessDate: d.businessDate, account: a.account, action: a.action })));
+  // Inside the writing transaction the dates' inputs lock is held until commit (see lockAccountDates).
+  if (db.isTransaction) await lockAccountDates(db, work);
   const [lock] = await findLocks(db, work);
   if (lock === undefined) return;
   const action = work.find((w) => w.businessDate === lock.businessDate && w.account === lock.account)!.action;

@@ -141,6 +141,12 @@ export class DateLockedError extends ReconError {
   override readonly exitCode = 2;
 }
 
+/** An approval refused because the date's sealed inputs changed since it was prepared: nothing was approved. */
+export class SignoffInputsChangedError extends ReconError {
+  override readonly code = 'E_SIGNOFF_CHANGED';
+  override readonly exitCode = 2;
+}
+
 /** A sealed report whose bytes no longer hash to its seal: it is not served. */
 export class SealMismatchError extends ReconError {
   override readonly code = 'E_SEAL_MISMATCH';

@@ -27,6 +27,7 @@ import { loadImportProfile, mergeProfile, resolveBooksFormat, storeImportProfile
 import type { SkippedRow } from './table.js';
 import { listLiveSignoffs } from '../db/signoff.repository.js';
 import { findLocks, lockedDateError } from '../signoff/date-lock.js';
+import { lockAccountDates } from '../db/date-lock.repository.js';
 
 export interface BooksImportOptions extends ImportProfile {
   /** `--account`: the account of rows without an account column; its saved profile and books settings apply. */
@@ -181,6 +182,8 @@ async function storeBookBatches(
       checkComparisonSettings(ctx.config, staged.currencies);
       // Concurrent imports of the same accounts take turns from here until the commit.
       if (!dryRun) await lockBooksOfAccounts(trx, staged.accounts);
+      // And with an approval of any of its days: whichever commits first, the other sees it.
+      if (!dryRun) await lockAccountDates(trx, staged.days);
       const preview = await previewBooksStage(trx, dryRun ? LISTED_CHANGES : 0);
       const summary = {
         source,

@@ -1,3 +1,5 @@
+import type { Transaction } from 'kysely';
+import type { Database } from '../db/database.types.js';
 import type { AppContext } from '../app-context.js';
 import { isCalendarDate } from '../clock.js';
 import { businessCalendarOf } from '../config/index.js';
@@ -39,6 +41,8 @@ export interface CaseActionRequest {
   due?: string;
   /** accept: last business date the acceptance covers. */
   until?: string;
+  /** More writes that belong with the action (the console's audit row), in its transaction: both or neither. */
+  alsoInTransaction?: (trx: Transaction<Database>) => Promise<void>;
 }
 
 /** What an action did: the case before and after. */
@@ -133,6 +137,7 @@ export async function applyCaseAction(ctx: AppContext, request: CaseActionReques
     }
     if (after !== before) await updateCase(trx, before.id, after, at);
     await insertEvent(trx, { caseId: before.id, at, actor: request.actor, action, fromState: before.state, toState: after.state, note: eventNote ?? null, evidence });
+    await request.alsoInTransaction?.(trx);
     return { before, after };
   });
 }

@@ -35,6 +35,10 @@ import type { OidcSignIn } from './oidc.js';
 import { setFlashNotice, takeFlashNotice } from './flash-notice.js';
 import { registerOverviewRoutes, consoleAccounts, recentTrends, defaultDayOf } from './overview-routes.js';
 
+/** A lone UTF-16 surrogate (either half without its pair) or a NUL: not text PostgreSQL or a hash can take as given. */
+// eslint-disable-next-line no-control-regex -- a NUL is exactly what is refused here
+const NOT_TEXT = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]|\u0000/;
+
 export const SESSION_COOKIE = 'recon_session';
 /** The session cookie's name on https: the prefix makes browsers refuse it unless Secure, Path=/ and without Domain. */
 export const SECURE_SESSION_COOKIE = '__Host-recon_session';
@@ -490,12 +494,30 @@ export async function buildConsoleApp(options: ConsoleAppOptions): Promise<Fasti
       }
       const blank = (v: string | undefined) => (v === undefined || v.trim() === '' ? undefined : v);
       const { note, to, due, until } = request.body;
+      // Text that is not valid (a lone UTF-16 surrogate, a NUL) cannot be stored nor hashed the
+      // same way twice: the request is malformed, logged and answered 400, and nothing is written.
+      const invalid = Object.entries({ note, to, due, until }).find(([, v]) => v !== undefined && NOT_TEXT.test(v));
+      if (invalid !== undefined) {
+        request.log.warn({ case: id, action, field: invalid[0] }, 'a case action with a field that is not valid text was refused');
+        return reply.code(400).type('text/html; charset=utf-8').send(await renderCase(request, id, { kind: 'error', text: `Refused: the ${invalid[0]} is not valid text (it holds a lone surrogate or a NUL character). Nothing was changed.` }));
+      }
       if (action === 'assign' && blank(to) !== undefined && !(await activeUserNames()).includes(to!.trim())) {
         await audit(request, `case.${action}`, 'refused', `case #${id}`, { reason: 'not an active user', to });
         return reply.code(400).type('text/html; charset=utf-8').send(await renderCase(request, id, { kind: 'error', text: `Refused: "${to!.trim()}" is not an active console user; assign the case to one of the people listed.` }));
       }
       try {
-        await applyCaseAction(ctx, { caseId: id, action, actor: user.name, note: blank(note), to: blank(to), due: blank(due), until: blank(until) });
+        // The event and its audit row commit together.
+        await applyCaseAction(ctx, {
+          caseId: id,
+          action,
+          actor: user.name,
+          note: blank(note),
+          to: blank(to),
+          due: blank(due),
+          until: blank(until),
+          alsoInTransaction: (trx) =>
+            insertAudit(trx, { at: ctx.clock.now(), userName: user.name, address: request.ip, action: `case.${action}`, target: `case #${id}`, outcome: 'ok', detail: { note: blank(note) ?? null } }),
+        });
       } catch (error) {
         if (!(error instanceof UsageError)) throw error;
         await audit(request, `case.${action}`, 'refused', `case #${id}`, { reason: error.message });
@@ -505,7 +527,6 @@ export async function buildConsoleApp(options: ConsoleAppOptions): Promise<Fasti
         setFlashNotice(reply, { kind: 'error', text }, secureCookies(request));
         return reply.redirect(`/cases/${id}`, 303);
       }
-      await audit(request, `case.${action}`, 'ok', `case #${id}`, { note: blank(note) ?? null });
       // A reopened case voids the sign-off of the dates it was seen on: said at once, not at the worker's next check.
       await detectSignoffChanges(ctx);
       return reply.redirect(`/cases/${id}?done=${action}`, 303);

@@ -1,5 +1,5 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
-import type { Database } from './database.types.js';
+import type { Database, ReconciliationStatus } from './database.types.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
@@ -25,6 +25,12 @@ export interface SignoffInputs {
     previousRunId?: number | null;
     /** SHA-256 over the date's stored results (statuses and amounts), in a fixed order. */
     resultsDigest?: string;
+    /** SHA-256 over the date's stored books (currency, balance, scale), in a fixed order. */
+    booksDigest?: string;
+    /** The bank statements of the date (a bank account's), each with the SHA-256 of its file as imported. */
+    statements?: Array<{ statement_id: string; file_sha256: string | null }>;
+    /** SHA-256 over the balances of the date's statements, in a fixed order. */
+    statementBalancesDigest?: string;
     /** The date's discrepancy cases and their state, by case id. */
     cases: Record<string, string>;
   }>;
@@ -249,6 +255,16 @@ export async function loadSignoffInputs(db: Db, accounts: readonly string[], bus
     from reconciliation_results
     where business_date = ${businessDate} and account in (select unnest(${list}::text[]))
     group by account`.execute(db);
+  const digests = await loadSealedDigests(db, list, businessDate);
+  const statements = await db
+    .selectFrom('bank_statements')
+    .select(['account', 'statement_id', 'file_sha256'])
+    .where('business_date', '=', businessDate)
+    .where('account', 'in', list)
+    .orderBy('account')
+    .orderBy('statement_id')
+    .orderBy('id')
+    .execute();
   const previous = await sql<{ account: string; run_id: number }>`
     select a.account, a.run_id from authoritative_runs a
     where a.account in (select unnest(${list}::text[]))
@@ -274,6 +290,9 @@ export async function loadSignoffInputs(db: Db, accounts: readonly string[], bus
         booksImportIds: ids,
         previousRunId: previous.rows.find((r) => r.account === account)?.run_id ?? null,
         resultsDigest: result?.digest ?? '',
+        booksDigest: digests.get(account)?.books ?? '',
+        statements: statements.filter((st) => st.account === account).map((st) => ({ statement_id: st.statement_id, file_sha256: st.file_sha256 })),
+        statementBalancesDigest: digests.get(account)?.statementBalances ?? '',
         cases: Object.fromEntries(cases.filter((c) => c.account === account).map((c) => [String(c.id), c.state])),
       };
     }),
@@ -309,4 +328,40 @@ export async function listBlockingCases(
   return rows.rows
     .filter((r) => r.state === 'open' || !r.noted)
     .map((r) => ({ id: r.id, account: r.account, currency: r.currency, kind: r.kind, state: r.state, why: r.state === 'open' ? 'open' : 'acknowledged without a note' }));
+}
+
+/** The status of each result of a date for these accounts (the settle check classifies them). */
+export async function listResultStatuses(db: Db, accounts: readonly string[], businessDate: string): Promise<Array<{ account: string; currency: string | null; status: ReconciliationStatus | 'explained' | 'immaterial' | 'conflicting_statements' }>> {
+  if (accounts.length === 0) return [];
+  return db.selectFrom('reconciliation_results').select(['account', 'currency', 'status']).where('business_date', '=', businessDate).where('account', 'in', [...accounts]).orderBy('account').orderBy('currency').execute();
+}
+
+/**
+ * The digests of what a date's sign-off seals, per account, as they are now: its results (the same
+ * expression as SignoffInputs.resultsDigest), its books and its statements' balances. An account
+ * without any has empty digests. `signoff verify` compares them with the sealed ones.
+ */
+export async function loadSealedDigests(db: Db, accounts: readonly string[], businessDate: string): Promise<Map<string, { results: string; books: string; statementBalances: string }>> {
+  const list = [...accounts];
+  const digests = new Map(list.map((account) => [account, { results: '', books: '', statementBalances: '' }]));
+  if (list.length === 0) return digests;
+  const rows = await sql<{ account: string; kind: 'results' | 'books' | 'statementBalances'; digest: string }>`
+    select account, 'results' as kind,
+      encode(sha256(convert_to(string_agg(concat_ws('|', coalesce(currency, '-'), status, gateway_balance, single_balance, expected_balance,
+        previous_balance, movement, difference, scale), ';' order by coalesce(currency, '')), 'UTF8')), 'hex') as digest
+    from reconciliation_results
+    where business_date = ${businessDate} and account in (select unnest(${list}::text[]))
+    group by account
+    union all
+    select account, 'books', encode(sha256(convert_to(string_agg(concat_ws('|', currency, balance, scale), ';' order by currency), 'UTF8')), 'hex')
+    from expected_balances
+    where business_date = ${businessDate} and account in (select unnest(${list}::text[]))
+    group by account
+    union all
+    select s.account, 'statementBalances', encode(sha256(convert_to(string_agg(concat_ws('|', s.statement_id, s.fingerprint, b.position, b.code, b.amount, b.balance_date), ';' order by s.statement_id, s.id, b.position), 'UTF8')), 'hex')
+    from bank_statements s join bank_statement_balances b on b.statement_pk = s.id
+    where s.business_date = ${businessDate} and s.account in (select unnest(${list}::text[]))
+    group by s.account`.execute(db);
+  for (const r of rows.rows) digests.get(r.account)![r.kind] = r.digest;
+  return digests;
 }

@@ -13,6 +13,7 @@ import { listExpectedBalances } from '../db/expected-balance.repository.js';
 import { findDailyRun, findPreviousSnapshotDate, listStoredResultCases, listStoredResultFingerprints, lockReconciliationDay, replaceResultsForDate, resultFingerprint } from '../db/reconciliation-result.repository.js';
 import { DateLockedError, UsageError } from '../errors.js';
 import { findLocks, lockedDateError } from '../signoff/date-lock.js';
+import { lockAccountDates } from '../db/date-lock.repository.js';
 import { invalidateChangedSignoffs } from '../signoff/invalidate.js';
 import { latestClosedDateOf, todayOf } from './business-dates.js';
 import { referenceScaleFor, unknownDecimalsAdvice } from '../money/amount-scale.js';
@@ -75,6 +76,8 @@ export async function reconcileBusinessDateIn(
   // on the unique key: the second waits here until the first commits, then reads its rows.
   // Sorted, so a run over every account and a run over one never take the locks crosswise.
   for (const account of [...accounts].sort()) await lockReconciliationDay(trx, account, businessDate);
+  // The inputs' lock an approval takes: a sign-off approved meanwhile is seen by findLocks below.
+  await lockAccountDates(trx, accounts.map((account) => ({ account, businessDate })));
   // Read before the inputs: a change committed after this is marked again with another seq.
   const owed = await readOwedMarks(trx, accounts, businessDate);
   const all: ReconciliationResult[] = [];

@@ -6,6 +6,7 @@ import { enqueueEvent } from '../notifications/outbox.js';
 import { mayApprove } from '../console/roles.js';
 import { signoffStateOf, SignoffRefusedError } from './signoff-service.js';
 import { signStep } from './signing.js';
+import { lockAccountDates } from '../db/date-lock.repository.js';
 
 /**
  * Unlocks an approved date under control: an approver or admin gives the reason, and in one
@@ -27,6 +28,7 @@ export async function reopenSignoff(ctx: AppContext, user: Pick<ConsoleUser, 'na
   if (state !== 'approved') return refuse(`${businessDate} is ${state}: only an approved sign-off can be reopened.`);
   const signoff = current!;
   return db.transaction().execute(async (trx) => {
+    await lockAccountDates(trx, signoff.accountSet.map((account) => ({ account, businessDate })));
     if (!(await markSignoffReopened(trx, signoff.id, user.name, at, reason))) throw new SignoffRefusedError(`Sign-off #${signoff.id} of ${businessDate} changed meanwhile: reload and look again.`);
     const reopened = (await findSignoff(trx, signoff.id))!;
     await signStep(ctx, trx, reopened.id, 'reopen', reopened.hashes.reopen);

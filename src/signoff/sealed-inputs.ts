@@ -17,7 +17,7 @@ export function describeInputChanges(signed: SignoffInputs, now: SignoffInputs):
   // The tolerance settings are recorded, but a change of them alone alters nothing sealed: the
   // results digest below changes when a reconcile computes another result with them.
   for (const before of signed.accounts) {
-    const after = now.accounts.find((a) => a.account === before.account) ?? { account: before.account, runId: null, booksImportId: null, cases: {} };
+    const after = now.accounts.find((a) => a.account === before.account) ?? { account: before.account, runId: null, booksImportId: null, cases: {} as Record<string, string> };
     if (after.runId !== before.runId) {
       changes.push(
         after.runId === null
@@ -35,6 +35,17 @@ export function describeInputChanges(signed: SignoffInputs, now: SignoffInputs):
     }
     if (before.resultsDigest !== undefined && after.resultsDigest !== undefined && before.resultsDigest !== after.resultsDigest) {
       changes.push(`${before.account}: the results changed (reconciled again with other inputs or settings)`);
+    }
+    if (before.booksDigest !== undefined && after.booksDigest !== undefined && before.booksDigest !== after.booksDigest) {
+      changes.push(`${before.account}: the books changed`);
+    }
+    // Compared field by field: stored as jsonb, the keys come back in jsonb's order.
+    const keyOf = (list: ReadonlyArray<{ statement_id: string; file_sha256: string | null }>) => list.map((st) => `${st.statement_id}|${st.file_sha256 ?? ''}`);
+    if (before.statements !== undefined && after.statements !== undefined && !same(keyOf(before.statements), keyOf(after.statements))) {
+      const names = (list: ReadonlyArray<{ statement_id: string }>) => list.map((st) => st.statement_id).join(', ') || 'none';
+      changes.push(`${before.account}: the bank statements changed (${names(before.statements)} → ${names(after.statements)})`);
+    } else if (before.statementBalancesDigest !== undefined && after.statementBalancesDigest !== undefined && before.statementBalancesDigest !== after.statementBalancesDigest) {
+      changes.push(`${before.account}: the balances of its bank statements changed`);
     }
     for (const [id, state] of Object.entries(after.cases)) {
       const was = before.cases[id];

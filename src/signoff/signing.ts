@@ -1,5 +1,5 @@
 import { createPrivateKey, createPublicKey, sign, verify, type KeyObject } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import type { Kysely, Transaction } from 'kysely';
 import type { AppContext } from '../app-context.js';
 import type { Database } from '../db/database.types.js';
@@ -21,6 +21,7 @@ export interface SigningKey {
  */
 export function loadSigningKey(config: { signingKeyFile: string | undefined }): SigningKey | undefined {
   if (config.signingKeyFile === undefined) return undefined;
+  refuseOpenKeyFile(config.signingKeyFile);
   let privateKey: KeyObject;
   try {
     privateKey = createPrivateKey(readFileSync(config.signingKeyFile));
@@ -31,6 +32,23 @@ export function loadSigningKey(config: { signingKeyFile: string | undefined }): 
   }
   if (privateKey.asymmetricKeyType !== 'ed25519') throw new ConfigError(`RECON_SIGNING_KEY_FILE ${config.signingKeyFile} holds a ${privateKey.asymmetricKeyType} key, not Ed25519: create one with openssl genpkey -algorithm ed25519.`);
   return { privateKey, publicKey: createPublicKey(privateKey).export({ type: 'spki', format: 'der' }).toString('base64') };
+}
+
+/**
+ * Refuses a private key file that group or others may read or write, as ssh does: whoever can read
+ * it can sign steps nobody took. Only the path and the mode are named.
+ */
+function refuseOpenKeyFile(file: string): void {
+  if (process.platform === 'win32') return;
+  let mode: number;
+  try {
+    mode = statSync(file).mode & 0o777;
+  } catch {
+    return; // Reading it names the problem (below).
+  }
+  if ((mode & 0o077) !== 0) {
+    throw new ConfigError(`RECON_SIGNING_KEY_FILE ${file} is readable by group or others (mode ${mode.toString(8).padStart(4, '0')}): a signing key must be private to its owner. Run: chmod 600 ${file}`);
+  }
 }
 
 /** Signs one step's chain hash (the hex text) with the configured key, stored in the step's transaction; nothing without a key. */

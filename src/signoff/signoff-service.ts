@@ -2,7 +2,9 @@ import type { AppContext } from '../app-context.js';
 import { allAccountNames } from '../config/index.js';
 import { findUserByName, insertAudit } from '../db/console.repository.js';
 import { findSignoff, insertSignoff, listBlockingCases, listSignoffsOfDate, loadSignoffInputs, markSignoffApproved, type Signoff } from '../db/signoff.repository.js';
-import { DateNotSettledError, ReconError } from '../errors.js';
+import { DateNotSettledError, ReconError, SignoffInputsChangedError } from '../errors.js';
+import { lockAccountDates } from '../db/date-lock.repository.js';
+import { describeInputChanges } from './sealed-inputs.js';
 import { renderHtml } from '../reports/render-html.js';
 import { loadCurrencyHistories, loadReport } from '../reports/report-data.js';
 import { loadReportFacts } from '../reports/report-facts.js';
@@ -117,12 +119,18 @@ export async function approveSignoff(ctx: AppContext, user: Pick<ConsoleUser, 'i
   };
   await detectSignoffChanges(ctx);
   const { state, current } = await signoffStateOf(ctx, businessDate);
+  if (state === 'changed after sign-off') {
+    // The inputs changed since it was prepared (a write that took the inputs lock first): the same refusal as below.
+    const message = `${businessDate} changed since sign-off #${current!.id} was prepared: ${(current!.invalidation ?? []).join('; ') || 'its inputs changed'}. Nothing was approved: it must be prepared again.`;
+    await insertAudit(db, { at, userName: user.name, address, action: 'signoff.approve', target: businessDate, outcome: 'refused', detail: { reason: message } });
+    throw new SignoffInputsChangedError(message);
+  }
   if (state !== 'prepared') {
     return refuse(
       state === 'approved'
         ? `${businessDate} is already approved (by ${current!.approvedBy}).`
-        : state === 'changed after sign-off' || state === 'reopened'
-          ? `${businessDate} ${state === 'reopened' ? 'was reopened' : 'changed after sign-off'}: it must be prepared again before it can be approved.`
+        : state === 'reopened'
+          ? `${businessDate} was reopened: it must be prepared again before it can be approved.`
           : `${businessDate} has not been prepared: a preparer signs it first ("Prepare sign-off").`,
     );
   }
@@ -130,13 +138,30 @@ export async function approveSignoff(ctx: AppContext, user: Pick<ConsoleUser, 'i
   const preparerId = (await findUserByName(db, current!.preparedBy))?.id;
   if (preparerId === undefined ? current!.preparedBy === user.name : preparerId === user.id) return refuse(`"${user.name}" prepared this sign-off and cannot also approve it: another person with the approver role must approve it.`);
   if (!mayApprove(user.role)) return refuse(`"${user.name}" has the ${user.role} role: only an approver or an admin can approve a sign-off.`);
-  return db.transaction().execute(async (trx) => {
-    if (!(await markSignoffApproved(trx, current!.id, user.name, at))) throw new SignoffRefusedError(`Sign-off #${current!.id} of ${businessDate} changed meanwhile: reload and look again.`);
-    const approved = (await findSignoff(trx, current!.id))!;
-    await signStep(ctx, trx, approved.id, 'approve', approved.hashes.approval);
-    await insertAudit(trx, { at, userName: user.name, address, action: 'signoff.approve', target: businessDate, outcome: 'ok', detail: { signoff: current!.id } });
-    return approved;
-  });
+  const signoff = current!;
+  try {
+    return await db.transaction().execute(async (trx) => {
+      // The date's inputs lock, held until commit: a write waiting on it sees the approval and is
+      // refused; a write that held it first has committed, and is seen by the checks below.
+      await lockAccountDates(trx, signoff.accountSet.map((account) => ({ account, businessDate })));
+      const unsettled = await findUnsettledAccounts(ctx, signoff.accountSet, businessDate, trx);
+      if (unsettled.length > 0) throw new DateNotSettledError(describeUnsettled(businessDate, unsettled).replace('cannot be signed yet', 'cannot be approved'));
+      const changes = describeInputChanges(signoff.inputs, await loadSignoffInputs(trx, signoff.accountSet, businessDate, ctx.config.tolerance));
+      if (changes.length > 0) {
+        throw new SignoffInputsChangedError(`${businessDate} changed since sign-off #${signoff.id} was prepared: ${changes.join('; ')}. Nothing was approved: it must be prepared again.`);
+      }
+      if (!(await markSignoffApproved(trx, signoff.id, user.name, at))) throw new SignoffRefusedError(`Sign-off #${signoff.id} of ${businessDate} changed meanwhile: reload and look again.`);
+      const approved = (await findSignoff(trx, signoff.id))!;
+      await signStep(ctx, trx, approved.id, 'approve', approved.hashes.approval);
+      await insertAudit(trx, { at, userName: user.name, address, action: 'signoff.approve', target: businessDate, outcome: 'ok', detail: { signoff: signoff.id } });
+      return approved;
+    });
+  } catch (error) {
+    if (error instanceof DateNotSettledError || error instanceof SignoffInputsChangedError) {
+      await insertAudit(db, { at, userName: user.name, address, action: 'signoff.approve', target: businessDate, outcome: 'refused', detail: { reason: error.message } });
+    }
+    throw error;
+  }
 }
 
 /**

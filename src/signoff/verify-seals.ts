@@ -1,6 +1,6 @@
 import type { AppContext } from '../app-context.js';
 import { listChainPage, listSignoffSeals, listUnchainedRows, type SignoffSealRow } from '../db/seal-chain.repository.js';
-import { listSignoffSignatures } from '../db/signoff.repository.js';
+import { listLiveSignoffs, listSignoffSignatures, loadSealedDigests } from '../db/signoff.repository.js';
 import { sealOf } from './seal.js';
 import { loadSigningKey, signatureHolds, type SignedStep } from './signing.js';
 
@@ -43,6 +43,27 @@ export async function verifySeals(ctx: AppContext, options: { date?: string } = 
     previous = s.stored.seal;
     checked.signoffs++;
     if (options.date === undefined || s.businessDate === options.date) checked.reports++;
+  }
+
+  // Each approved date re-read: its results, books and statement balances must still be the sealed ones.
+  for (const live of await listLiveSignoffs(db, options.date === undefined ? undefined : [options.date])) {
+    if (live.approvedBy === null) continue;
+    const now = await loadSealedDigests(db, live.accountSet, live.businessDate);
+    for (const sealed of live.inputs.accounts) {
+      const current = now.get(sealed.account) ?? { results: '', books: '', statementBalances: '' };
+      const changed = [
+        sealed.resultsDigest !== undefined && sealed.resultsDigest !== current.results ? 'results' : '',
+        sealed.booksDigest !== undefined && sealed.booksDigest !== current.books ? 'books' : '',
+        sealed.statementBalancesDigest !== undefined && sealed.statementBalancesDigest !== current.statementBalances ? 'statement balances' : '',
+      ].filter(Boolean);
+      if (changed.length > 0) {
+        return result({
+          table: 'signoffs',
+          id: String(live.id),
+          problem: `${live.businessDate} of account "${sealed.account}" (sign-off #${live.id}): its ${changed.join(', ')} differ from the sealed ones (changed past the lock)`,
+        });
+      }
+    }
   }
 
   for (const table of ['case_events', 'console_audit'] as const) {

@@ -1,4 +1,5 @@
 import { hostname } from 'node:os';
+import { lockAccountDates } from '../db/date-lock.repository.js';
 import type { AppContext } from '../app-context.js';
 import { describeCaptureTiming, type CaptureTiming, type CaptureWindow } from '../business-date/business-calendar.js';
 import { businessCalendarOf, type AccountConfig } from '../config/index.js';
@@ -241,6 +242,8 @@ async function fetchAndRecord(
       // Fencing: the lock is re-asserted in the transaction that writes, not trusted from its start.
       await run.lock.assertHeld(trx);
       await lockRunningRun(trx, run.runId);
+      // The date's inputs lock (see lockAccountDates): an approval meanwhile is seen by the lock trigger.
+      await lockAccountDates(trx, [{ account: account.name, businessDate: timing.businessDate }]);
       await insertSnapshotRows(trx, run.runId, account.name, capturedAt, rows);
       finishedAt = ctx.clock.now();
       await markRunSucceeded(trx, run.runId, finishedAt, counts, { timing, readsFinishedAt: capturedAt, warning });

@@ -1,5 +1,7 @@
 import path from 'node:path';
 import { runMatching, undoMatchesOfStatement } from '../matching/index.js';
+import { lockAccountDates } from '../db/date-lock.repository.js';
+import { findLocks, lockedDateError } from '../signoff/date-lock.js';
 import type { AppContext } from '../app-context.js';
 import {
   deleteStatement,
@@ -87,6 +89,9 @@ export async function importStatementFiles(ctx: AppContext, files: readonly stri
 
   const now = ctx.clock.now();
   const run = async (trx: Transaction<Database>): Promise<StatementImportResult> => {
+    // The inputs lock of every date the statements are for (see lockAccountDates), before anything
+    // is read: an approval either committed before (and refuses below) or waits for this commit.
+    await lockAccountDates(trx, placed.map(({ statement, account }) => ({ account, businessDate: statement.businessDate })));
     const importId = await insertStatementImport(trx, { importedAt: now, files: files.map((f) => path.basename(f)).join(', '), statements: 0, replaced: 0 });
     const outcomes: StatementOutcome[] = [];
     const conflicts: string[] = [];
@@ -108,6 +113,11 @@ export async function importStatementFiles(ctx: AppContext, files: readonly stri
       if (same !== undefined && same.fingerprint === fingerprint) {
         outcomes.push({ ...base, outcome: 'unchanged' });
         continue;
+      }
+      // A statement is a sealed input of its date: a closed date takes no new or replacing one.
+      const [lock] = await findLocks(trx, [{ account, businessDate: statement.businessDate }]);
+      if (lock !== undefined) {
+        throw lockedDateError(lock, `${statement.where}: statement ${statement.statementId} would ${same === undefined ? 'be stored as a new statement of it' : 'replace its stored statement'}`, ctx.config.timezone);
       }
       if (same !== undefined && options.replace !== true) {
         conflicts.push(`${statement.where}: statement ${statement.statementId} of ${account} (${statement.businessDate}) is already stored${same.statementId === statement.statementId ? '' : ` as ${same.statementId} (${same.format})`} with other content`);

@@ -1,5 +1,5 @@
 import { generateKeyPairSync } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { sql, type Kysely } from 'kysely';
@@ -25,7 +25,7 @@ const ben = { id: 2, name: 'ben', role: 'approver' as const };
 
 function writeKey(name: string): string {
   const file = path.join(dir, name);
-  writeFileSync(file, generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }));
+  writeFileSync(file, generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 });
   return file;
 }
 
@@ -95,5 +95,12 @@ describe(`seals, chains and signatures (${backend})`, () => {
       id: audits[2]!.id,
       problem: `console_audit row ${audits[2]!.id} does not link to the row before it (a row was removed, inserted or changed before it)`,
     });
+  });
+
+  it('refuses a signing key file readable by group or others, naming the file and its mode in octal', async () => {
+    const open = writeKey('open-key.pem');
+    chmodSync(open, 0o644);
+    const other = createTestContext(t, { RECON_SIGNING_KEY_FILE: open }, { clock });
+    await expect(verifySeals(other)).rejects.toMatchObject({ exitCode: 2, message: expect.stringContaining(`RECON_SIGNING_KEY_FILE ${open} is readable by group or others (mode 0644)`) });
   });
 });

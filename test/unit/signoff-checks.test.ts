@@ -17,6 +17,9 @@ vi.mock('../../src/db/signoff.repository.js', () => ({
     return rows.locks;
   },
   findAuthoritativeRunTiming: async (_db: unknown, account: string) => rows.timing.get(account),
+  listResultStatuses: async () => [],
+  listLiveSignoffs: async () => [],
+  loadSealedDigests: async () => new Map(),
 }));
 vi.mock('../../src/db/reconciliation-owed.repository.js', () => ({
   listReconciliationStatus: async () => rows.statuses,
@@ -109,9 +112,9 @@ describe('only settled results are signed (settle-check.ts)', () => {
 
   it('keeps an account back inside its capture window unless an end-of-day capture finished by the cut-off', async () => {
     rows.statuses = [
-      { account: 'a', state: 'reconciled', owed_reason: null },
-      { account: 'b', state: 'reconciled', owed_reason: null },
-      { account: 'c', state: 'reconciled', owed_reason: null },
+      { account: 'a', state: 'current', owed_reason: null },
+      { account: 'b', state: 'current', owed_reason: null },
+      { account: 'c', state: 'current', owed_reason: null },
     ];
     rows.timing.set('a', { endOfDay: true, finishedByCutoff: true });
     rows.timing.set('b', { endOfDay: true, finishedByCutoff: false });
@@ -132,7 +135,7 @@ describe('only settled results are signed (settle-check.ts)', () => {
       { account: 'owed-why', state: 'owed', owed_reason: null },
       { account: 'books', state: 'awaiting_books', owed_reason: null },
       { account: 'none', state: 'not_captured', owed_reason: null },
-      { account: 'done', state: 'reconciled', owed_reason: null },
+      { account: 'done', state: 'current', owed_reason: null },
     ];
     const accounts = ['owed', 'owed-why', 'books', 'none', 'absent', 'done'];
     const expected = (booksDetail: string) => [
