@@ -1,5 +1,4 @@
 import type { Command } from 'commander';
-import { exportEvidencePack } from '../evidence/export-pack.js';
 import { requireDate } from '../signoff/signoff-service.js';
 import { UsageError } from '../errors.js';
 import type { CliRuntime } from './runtime.js';
@@ -33,6 +32,8 @@ Exit codes: 0 written, 1 an error, 2 usage error or a date not approved (nothing
       const date = opts.date === undefined ? undefined : requireDate(opts.date, '--date');
       if (opts.month !== undefined && !/^\d{4}-(0[1-9]|1[0-2])$/.test(opts.month)) throw new UsageError(`--month ${JSON.stringify(opts.month)} is not a month: use YYYY-MM, e.g. 2026-11.`);
       await runtime.withContext('wallet-recon signoff export', {}, async (ctx) => {
+        // The pack's writers (zip, PDF) are loaded by this subcommand only, not by every sign-off step.
+        const { exportEvidencePack } = await import('../evidence/export-pack.js');
         const outcome = await exportEvidencePack(ctx, { date, month: opts.month, partial: opts.partial, out: opts.out });
         const lines = [
           `Wrote ${outcome.out}: ${outcome.dates.length} approved date(s) (${outcome.dates.join(', ')}), ${outcome.files} file(s), ${outcome.signed ? `signed by the key with fingerprint ${outcome.publicKeyFingerprint}` : 'UNSIGNED (no RECON_SIGNING_KEY_FILE): it proves integrity, not origin'}.`,
