@@ -39,7 +39,7 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-describe(`the auditor role and the evidence pack in the console (${backend})`, () => {
+describe(`the auditor role and the evidence pack in the console (${backend})`, { timeout: 120_000 }, () => {
   it('an auditor sees the download on an approved day and per month, and downloads packs that verify', async () => {
     const ada = new ConsoleClient(app);
     expect((await ada.signIn('ada', PASSWORD.ada)).statusCode).toBe(303);

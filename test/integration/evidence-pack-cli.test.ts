@@ -81,7 +81,8 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-describe(`the evidence pack through the built CLI (${backend})`, () => {
+// Each test runs the built CLI several times; on the embedded database each start takes seconds.
+describe(`the evidence pack through the built CLI (${backend})`, { timeout: 180_000 }, () => {
   it('exports a month of three approved dates: the manifest lists every file with its SHA-256, signed, and a second export is byte-identical', async () => {
     const out = path.join(dir, 'pack.zip');
     const exported = await cli('signoff', 'export', '--month', MONTH, '--out', out);
