@@ -84,5 +84,5 @@ const exported = await timed(['signoff', 'export', '--month', month, '--out', ou
 if (exported.code !== 0) throw new Error(`signoff export exited ${exported.code}: ${exported.stderr}`);
 console.log(`signoff export --month ${month}: ${exported.seconds.toFixed(1)} s, peak RSS ${exported.rssMiB.toFixed(0)} MiB, pack ${(statSync(out).size / 1024 / 1024).toFixed(1)} MiB`);
 const verified = await timed(['verify-pack', out], {});
-console.log(`verify-pack: exit ${verified.code}, ${verified.seconds.toFixed(1)} s, peak RSS ${verified.rssMiB.toFixed(0)} MiB`);
+console.log(`verify-pack: exit ${verified.code}, ${verified.seconds.toFixed(1)} s, peak RSS ${verified.rssMiB.toFixed(0)} MiB${verified.code === 0 ? '' : `: ${verified.stderr}`}`);
 rmSync(dir, { recursive: true, force: true });
