@@ -30,6 +30,7 @@ import * as statementLocks from './2026-12-02T2001_statement-locks.js';
 import * as booksEntriesAndMatches from './2026-12-02T5000_books-entries-and-matches.js';
 import * as reconcilingItems from './2026-12-02T5501_reconciling-items.js';
 import * as problemNotifications from './2026-12-02T7001_problem-notifications.js';
+import * as evidencePack from './2026-12-02T8001_evidence-pack.js';
 
 /**
  * Every migration by its name (the file name without extension), in the order they apply.
@@ -68,4 +69,5 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '2026-12-02T5000_books-entries-and-matches': booksEntriesAndMatches,
   '2026-12-02T5501_reconciling-items': reconcilingItems,
   '2026-12-02T7001_problem-notifications': problemNotifications,
+  '2026-12-02T8001_evidence-pack': evidencePack,
 };

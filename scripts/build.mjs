@@ -16,7 +16,8 @@ const BUNDLE_META = path.join(root, 'node_modules', '.cache', 'wallet-recon', 'b
 // only tries.
 // pg-boss is loaded only by a worker or `queue` on a server, from node_modules: bundled, its cron-parser and
 // luxon would sit in a chunk every command reads.
-const external = ['@electric-sql/pglite', '@electric-sql/pglite/*', '@electric-sql/pglite-socket', 'pino-pretty', 'pg-native', 'pg-boss'];
+// pdfkit reads its standard fonts' metrics from files beside its own module.
+const external = ['@electric-sql/pglite', '@electric-sql/pglite/*', '@electric-sql/pglite-socket', 'pino-pretty', 'pg-native', 'pg-boss', 'pdfkit'];
 
 // The bundle is made anew; the embedded cluster below is kept while PGlite's version stays.
 rmSync(path.join(outdir, 'chunks'), { recursive: true, force: true });

@@ -28,6 +28,7 @@ import type { SkippedRow } from './table.js';
 import { listLiveSignoffs } from '../db/signoff.repository.js';
 import { findLocks, lockedDateError } from '../signoff/date-lock.js';
 import { lockAccountDates } from '../db/date-lock.repository.js';
+import { recordBooksOrigin, type BooksOrigin } from '../db/books-origin.repository.js';
 
 export interface BooksImportOptions extends ImportProfile {
   /** `--account`: the account of rows without an account column; its saved profile and books settings apply. */
@@ -98,6 +99,7 @@ export async function importBooksFile(ctx: AppContext, filePath: string, options
   const toSave = options.saveProfile === true ? mergeProfile(options, saved?.profile) : undefined;
   const result = await storeBookBatches(ctx, opened, {
     source: path.basename(filePath),
+    origin: { filePath },
     format: opened.format,
     amounts: format.amounts,
     dryRun: options.dryRun === true,
@@ -123,6 +125,8 @@ export interface StoreBooksHow {
   refuseRemovals?: boolean;
   /** More writes that belong with these books, in their transaction. */
   alsoInTransaction?: (trx: Transaction<Database>) => Promise<void>;
+  /** The file or query the rows came from, kept with the import (the evidence pack hands it out). */
+  origin?: BooksOrigin;
 }
 
 /**
@@ -220,6 +224,7 @@ async function storeBookBatches(
       }
       await dropStagedDays(trx, signed);
       const { importId } = await applyBooksStage(trx, source, importedAt, { rows: staged.rows, format, amounts });
+      if (how.origin !== undefined) await recordBooksOrigin(trx, importId, how.origin, importedAt);
       await how.alsoInTransaction?.(trx);
       const written = new Set(signed.map((d) => `${d.account}|${d.businessDate}`));
       return { result: { ...summary, changes: [], changesNotListed: 0, importId }, days: staged.days.filter((d) => !written.has(`${d.account}|${d.businessDate}`)) };

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import pg from 'pg';
@@ -36,6 +37,11 @@ export function booksSqlSourceOf(config: Config, account: string): BooksSqlSourc
  * return the columns `currency` and `balance` (numeric, major units).
  */
 export async function queryLedgerBooks(ctx: AppContext, source: BooksSqlSource, businessDate: string): Promise<RawRow[]> {
+  return (await runLedgerQuery(ctx, source, businessDate)).rows;
+}
+
+/** queryLedgerBooks with the query text as it was run and a SHA-256 of the rows it returned: what a pull keeps as its origin. */
+export async function runLedgerQuery(ctx: AppContext, source: BooksSqlSource, businessDate: string): Promise<{ rows: RawRow[]; queryText: string; rowsSha256: string }> {
   const url = ctx.config.books.databaseUrl;
   if (url === undefined) throw new ConfigError(`Account "${source.account}" has a books query (${source.sqlFile}) but RECON_BOOKS_DATABASE_URL is not set.`, ['RECON_BOOKS_DATABASE_URL is not set']);
   let text: string;
@@ -85,7 +91,8 @@ export async function queryLedgerBooks(ctx: AppContext, source: BooksSqlSource, 
         [`books query lacks ${missing.join(', ')}`],
       );
     }
-    return result.rows.map((row, index) => ({ line: index + 1, unit: 'row' as const, fields: { ...row, business_date: businessDate, account: source.account } }));
+    const rows = result.rows.map((row, index) => ({ line: index + 1, unit: 'row' as const, fields: { ...row, business_date: businessDate, account: source.account } }));
+    return { rows, queryText: text, rowsSha256: createHash('sha256').update(JSON.stringify(rows.map((r) => r.fields))).digest('hex') };
   } catch (error) {
     if (running) await cancelOnServer(url.reveal(), client);
     if (error instanceof InputFileError) throw error;
@@ -113,13 +120,13 @@ export async function pullBooks(
 ): Promise<{ outcome: 'imported' | 'unchanged' | 'no-rows' | 'not-configured'; result?: BooksImportResult }> {
   const source = booksSqlSourceOf(ctx.config, request.account);
   if (source === undefined) return { outcome: 'not-configured' };
-  const raw = await queryLedgerBooks(ctx, source, request.businessDate);
+  const { rows: raw, queryText, rowsSha256 } = await runLedgerQuery(ctx, source, request.businessDate);
   if (raw.length === 0) return { outcome: 'no-rows' };
   const rows = validateRows(raw, source.source, { amounts: 'major', account: request.account, knownAccounts: ctx.config.accounts.map((a) => a.name), notAfter: todayOf(ctx) });
   const preview = await storeBooks(ctx, rows, { source: source.source, format: 'sql', amounts: 'major', dryRun: true, reconcile: false });
   // A pull repeats every few minutes until the books deadline: the same books are no new import.
   if (request.dryRun === true || preview.changes.length === 0) return { outcome: preview.changes.length === 0 ? 'unchanged' : 'imported', result: preview };
-  const result = await storeBooks(ctx, rows, { source: source.source, format: 'sql', amounts: 'major', dryRun: false, reconcile: request.reconcile === true });
+  const result = await storeBooks(ctx, rows, { source: source.source, format: 'sql', amounts: 'major', dryRun: false, reconcile: request.reconcile === true, origin: { sqlQuery: queryText, rowsSha256 } });
   return { outcome: 'imported', result };
 }
 

@@ -4,6 +4,7 @@ import { detectSignoffChanges } from '../signoff/signoff-service.js';
 import { applyCaseAction, type CaseActionRequest, type ManualCaseAction } from '../cases/case-actions.js';
 import { resolveActor } from '../cases/case-actor.js';
 import { snoozeCase } from '../cases/case-snooze.js';
+import { refuseAuditorActor } from '../console/auditor-guard.js';
 import { ACTIVE_STATES, caseAgeDays, caseAmountText, CASE_KINDS, CASE_STATE_FILTERS, describeCase, occurrenceRecord, type CaseEvent, type ReconciliationCase } from '../cases/case-model.js';
 import { findCase, hasCasesOfAccount, listCases, listEvents, listOccurrences } from '../db/reconciliation-case.repository.js';
 import { UsageError } from '../errors.js';
@@ -183,6 +184,7 @@ Exit codes: 0 done, 1 error, 2 usage error (also a transition the case's state d
       async (id: number, opts: { by?: string; note?: string; to?: string; due?: string; until?: string }) => {
         await runtime.withContext(`wallet-recon cases ${name}`, {}, async (ctx) => {
           const request: CaseActionRequest = { caseId: id, action: name, actor: resolveActor(opts.by, ctx.config), note: opts.note, to: opts.to, due: opts.due, until: opts.until };
+          await refuseAuditorActor(ctx, request.actor, `case.${name}`, `case #${id}`);
           const { before, after } = await applyCaseAction(ctx, request);
           const change = before.state === after.state ? describeState(after) : `${describeState(before)} -> ${describeState(after)}`;
           // An assignment says to whom and by when: the state alone would not change.

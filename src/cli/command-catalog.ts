@@ -37,6 +37,7 @@ const LOADERS: Readonly<Record<CommandName, () => Promise<RegisterCommand>>> = {
   console: async () => (await import('./console-command.js')).registerConsoleCommand,
   users: async () => (await import('./users-command.js')).registerUsersCommand,
   signoff: async () => (await import('./signoff-command.js')).registerSignoffCommand,
+  'verify-pack': async () => (await import('./verify-pack-command.js')).registerVerifyPackCommand,
   notify: async () => (await import('./notify-command.js')).registerNotifyCommand,
   sql: async () => (await import('./sql-command.js')).registerSqlCommand,
   sandbox: async () => {

@@ -11,6 +11,7 @@ import { formatTable } from '../text-table.js';
 import { summaryOf } from './command-summaries.js';
 import { readPasswordFromStdin } from './read-stdin.js';
 import type { CliRuntime } from './runtime.js';
+import { registerSignoffExport } from './signoff-export-command.js';
 
 interface SignoffOptions {
   date: string;
@@ -81,6 +82,7 @@ Exit codes: 0 done (verify: every seal holds), 1 refused (role, open cases, the 
   step('prepare', "the maker's step: seal the date's report and sign it (preparer or admin; every account settled, no open case)");
   step('approve', "the checker's step: approve a prepared date, which locks it (approver or admin, never its preparer)");
   step('reopen', 'unlock an approved date with a note saying why (approver or admin); it must then be signed again');
+  registerSignoffExport(signoff, runtime);
 
   signoff
     .command('show')

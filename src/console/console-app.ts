@@ -34,6 +34,7 @@ import { approveSignoff, detectSignoffChanges, prepareSignoff, requireDate, sign
 import type { OidcSignIn } from './oidc.js';
 import { setFlashNotice, takeFlashNotice } from './flash-notice.js';
 import { registerOverviewRoutes, consoleAccounts, recentTrends, defaultDayOf } from './overview-routes.js';
+import { registerEvidenceRoutes } from './evidence-routes.js';
 
 /** A lone UTF-16 surrogate (either half without its pair) or a NUL: not text PostgreSQL or a hash can take as given. */
 // eslint-disable-next-line no-control-regex -- a NUL is exactly what is refused here
@@ -239,6 +240,14 @@ export async function buildConsoleApp(options: ConsoleAppOptions): Promise<Fasti
       throw new ConsoleRefusal(403, 'Refused: the form carried no valid security token (CSRF). Reload the page and try again; nothing was changed.');
     }
   });
+  // An auditor sees everything and acts on nothing: every state-changing request is refused
+  // here, once, whatever its route (signing out aside).
+  app.addHook('preHandler', async (request) => {
+    if (request.method !== 'POST' || request.session?.user.role !== 'auditor' || request.routeOptions.url === '/logout') return;
+    const user = request.session.user;
+    await audit(request, `POST ${request.routeOptions.url ?? request.url}`, 'refused', undefined, { reason: 'auditor role' });
+    throw new ConsoleRefusal(403, `Refused: "${user.name}" has the auditor role and can look at everything but change nothing. Nothing was changed.`);
+  });
   // Pages need a session; without one a reader is sent to the sign-in page.
   app.addHook('preHandler', async (request, reply) => {
     if (isPublic(request) || request.session !== undefined || request.url.startsWith('/assets/')) return;
@@ -272,6 +281,7 @@ export async function buildConsoleApp(options: ConsoleAppOptions): Promise<Fasti
   app.get('/favicon.ico', { config: { public: true } }, async (_request, reply) => reply.code(204).header('Cache-Control', 'max-age=86400').send());
   app.get('/', async (_request, reply) => reply.redirect('/day', 303));
   registerOverviewRoutes(app, { ctx, pageOf });
+  registerEvidenceRoutes(app, { ctx, audit, refuse: (status, message) => new ConsoleRefusal(status, message) });
 
   const showLogin = async (request: FastifyRequest, reply: FastifyReply, status = 200, notice?: PageContext['notice'], userName?: string) => {
     // One token per browser until it signs in: a second tab or a repeated load keeps the first valid.
@@ -489,8 +499,8 @@ export async function buildConsoleApp(options: ConsoleAppOptions): Promise<Fasti
       const { id, action } = request.params;
       const user = request.session!.user;
       if (!mayActOnCases(user.role)) {
-        await audit(request, `case.${action}`, 'refused', `case #${id}`, { reason: 'viewer role' });
-        throw new ConsoleRefusal(403, `Refused: "${user.name}" has the viewer role and can look at everything but change nothing.`);
+        await audit(request, `case.${action}`, 'refused', `case #${id}`, { reason: `${user.role} role` });
+        throw new ConsoleRefusal(403, `Refused: "${user.name}" has the ${user.role} role and can look at everything but change nothing.`);
       }
       const blank = (v: string | undefined) => (v === undefined || v.trim() === '' ? undefined : v);
       const { note, to, due, until } = request.body;

@@ -1,6 +1,7 @@
 import type { AccountDateFacts } from '../db/overview.repository.js';
 import { escapeHtml as e } from '../escape-html.js';
 import { layout, type PageContext } from './pages.js';
+import { mayExportEvidence } from './roles.js';
 
 /** How many business dates the overview shows, the newest last. */
 export const OVERVIEW_DATES = 14;
@@ -52,5 +53,10 @@ export function overviewPage(view: OverviewView, page: PageContext): string {
       ? '<p>No account has data yet: run a snapshot (or the demo) first.</p>'
       : `<p>The last ${view.dates.length} business dates (${e(view.dates[0]!)} to ${e(view.dates[view.dates.length - 1]!)}) of every account with data; each cell opens its day.</p>
 <table id="overview"><thead><tr><th>account</th>${head}</tr></thead><tbody>${rows.join('')}</tbody></table>${legend}`;
-  return layout('Overview', page, body);
+  const months = [...new Set(view.dates.map((d) => d.slice(0, 7)))];
+  const evidence =
+    page.user !== undefined && mayExportEvidence(page.user.role) && view.accounts.length > 0
+      ? `<p class="evidence">Download evidence pack (the month's approved dates): ${months.map((m) => `<a href="/evidence/month?month=${e(m)}" download>${e(m)}</a>`).join(' ')}</p>`
+      : '';
+  return layout('Overview', page, body + evidence);
 }

@@ -9,7 +9,7 @@ import { escapeHtml as e } from '../escape-html.js';
 import type { StoredReconciliationResult } from '../reconciliation/reconciliation-result.js';
 import { compareByAbsoluteDifference } from '../reports/report-view.js';
 import type { SignoffState } from '../signoff/signoff-service.js';
-import { mayActOnCases, mayApprove, mayPrepare } from './roles.js';
+import { mayActOnCases, mayApprove, mayExportEvidence, mayPrepare } from './roles.js';
 
 // Server-rendered pages. No inline script or style anywhere (the Content-Security-Policy allows
 // only /assets/ files); every value from the database or the request goes through escapeHtml.
@@ -124,6 +124,9 @@ function signoffSection(view: DayView, page: PageContext): string {
     lines.push(`<div class="changed"><p><strong>reopened</strong>: sign-off #${current.id} (prepared by ${e(current.preparedBy)}, approved by ${e(current.approvedBy ?? '')}) was reopened by <strong>${e(current.reopenedBy ?? '')}</strong> at ${e(current.reopenedAt === null ? '' : localTime(current.reopenedAt, page))}: ${e(current.reopenNote ?? '')}. The date is unlocked and must be signed again.</p></div>`);
   }
   if (state === 'approved') lines.push('<p class="locked">This date is locked: its books, results and captures cannot change until an approver reopens it.</p>');
+  if (state === 'approved' && page.user !== undefined && mayExportEvidence(page.user.role)) {
+    lines.push(`<p class="evidence"><a href="/evidence/day?date=${e(view.date)}" download>Download evidence pack</a> (the signed zip an auditor checks offline with "wallet-recon verify-pack")</p>`);
+  }
   if (state === 'prepared' || state === 'approved') {
     lines.push(`<p>Prepared by <strong>${e(current!.preparedBy)}</strong> at ${e(localTime(current!.preparedAt, page))}${current!.approvedBy === null ? ', waiting for approval' : `; approved by <strong>${e(current!.approvedBy)}</strong> at ${e(localTime(current!.approvedAt!, page))}`}.</p>`);
   }
@@ -288,7 +291,7 @@ export function casePage(c: ReconciliationCase, occurrences: CaseOccurrence[], e
   const action = (name: string, button: string, fields: string) =>
     mayAct && allowed.includes(name as never) ? `<form method="post" action="/cases/${c.id}/${name}" class="action">${csrfField(page)}${fields}<button type="submit">${button}</button></form>` : '';
   const note = (required: boolean, hint: string) => `<label>Note${required ? ' (required)' : ''} <textarea name="note" rows="2" cols="40"${required ? ' required' : ''} placeholder="${e(hint)}"></textarea></label>`;
-  const actions = `<h2>Actions</h2><p class="hint">From ${e(c.state)} the rules allow: ${e(allowed.join(', ') || 'nothing')}.${mayAct ? '' : ' You have the viewer role: you can look at everything but change nothing.'}</p><div class="actions">
+  const actions = `<h2>Actions</h2><p class="hint">From ${e(c.state)} the rules allow: ${e(allowed.join(', ') || 'nothing')}.${mayAct ? '' : ` You have the ${e(page.user?.role ?? 'viewer')} role: you can look at everything but change nothing.`}</p><div class="actions">
 ${action('ack', 'Acknowledge', note(false, 'what you are looking into'))}
 ${action('assign', 'Assign', `<label>To <select name="to" required><option value="">choose…</option>${(page.assignees ?? []).map((n) => `<option${n === c.assignee ? ' selected' : ''}>${e(n)}</option>`).join('')}</select></label><label>Due <input name="due" type="date"></label>${note(false, 'optional')}`)}
 ${action('note', 'Add note', note(true, 'the note'))}

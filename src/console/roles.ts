@@ -1,10 +1,14 @@
 import type { ConsoleRole } from '../db/database.types.js';
 
 export type { ConsoleRole };
-export const CONSOLE_ROLES: readonly ConsoleRole[] = ['viewer', 'preparer', 'approver', 'admin'];
+export const CONSOLE_ROLES: readonly ConsoleRole[] = ['viewer', 'preparer', 'approver', 'admin', 'auditor'];
 
-/** Who may act on cases: everyone but a viewer. */
-export const mayActOnCases = (role: ConsoleRole) => role !== 'viewer';
+/** Who may act on cases: everyone but a viewer and an auditor. */
+export const mayActOnCases = (role: ConsoleRole) => role !== 'viewer' && role !== 'auditor';
+/** An auditor sees everything and may act on nothing (console and CLI). */
+export const isReadOnly = (role: ConsoleRole) => role === 'viewer' || role === 'auditor';
+/** Who may download a date's or a month's evidence pack. */
+export const mayExportEvidence = (role: ConsoleRole) => role === 'approver' || role === 'admin' || role === 'auditor';
 /** Who may prepare a sign-off (the maker). */
 export const mayPrepare = (role: ConsoleRole) => role === 'preparer' || role === 'admin';
 /** Who may approve a sign-off (the checker; never the sign-off's own preparer). */

@@ -77,6 +77,12 @@ export interface BooksImportsTable {
   format: ColumnType<BooksFormatName | null, BooksFormatName | null | undefined, never>;
   /** The unit the source wrote amounts in (null for imports before sources were recorded). */
   amounts: ColumnType<'major' | 'minor' | null, 'major' | 'minor' | null | undefined, never>;
+  /** The SHA-256 of the books file's original bytes (in stored_files); null for a pull or an import before files were kept. */
+  file_sha256: ColumnType<string | null, string | null | undefined, string | null>;
+  /** A pull's query text, as run; null for a file. */
+  sql_query: ColumnType<string | null, string | null | undefined, string | null>;
+  /** A pull's digest of the rows the query returned (SHA-256 hex); null for a file. */
+  rows_sha256: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export type BooksFormatName = 'csv' | 'xlsx' | 'jsonl' | 'sql';
@@ -577,7 +583,7 @@ export interface NotificationsTable {
   sent_at: Date | null;
 }
 
-export type ConsoleRole = 'viewer' | 'preparer' | 'approver' | 'admin';
+export type ConsoleRole = 'viewer' | 'preparer' | 'approver' | 'admin' | 'auditor';
 
 export interface ConsoleUsersTable {
   id: Generated<number>;
