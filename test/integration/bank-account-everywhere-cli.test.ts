@@ -1,0 +1,170 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { AppContext } from '../../src/app-context.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FixedClock } from '../../src/clock.js';
+import { buildConsoleApp } from '../../src/console/console-app.js';
+import { addUser } from '../../src/console/console-users.js';
+import { openDatabase } from '../../src/db/open-database.js';
+import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { writeCamt053 } from '../../src/statements/index.js';
+import { ConsoleClient } from '../helpers/console-night.js';
+import { runCliInProcess } from '../helpers/run-cli.js';
+import { createTestContext } from '../helpers/test-context.js';
+import { backend, createTestDatabase, withDatabase, type TestDatabase } from '../helpers/test-database.js';
+
+// Issue 44: one gateway account (shop, from the emulator) and one bank account (hausbank, camt
+// statements) in Berlin. 1 December: both captured or stated, both with a break — the shop's
+// accepted, the bank's acknowledged with a note. 2 December: the shop captured, the bank's
+// statement not yet come (awaiting_statement). "Now" is the morning of 3 December.
+const IBAN = 'DE89370400440532013000';
+const D1 = '2026-12-01';
+const D2 = '2026-12-02';
+const NOW = '2026-12-03T06:00:00Z';
+const ACK_NOTE = 'Die Bank hat eine Gebühr von 1,00 EUR doppelt belastet; Rückbuchung ist beantragt, Ticket BANK-4711, Antwort der Bank erwartet am Montag.';
+
+let t: TestDatabase;
+let sandbox: Sandbox;
+let dir: string;
+let env: Record<string, string>;
+let shopCase: number;
+let bankCase: number;
+
+const cli = (args: string[], iso = NOW, extra: Record<string, string> = {}) => runCliInProcess(args, { ...env, ...extra }, { clock: new FixedClock(new Date(iso)) });
+function file(name: string, content: string): string {
+  const p = path.join(dir, name);
+  writeFileSync(p, content);
+  return p;
+}
+
+beforeAll(async () => {
+  t = await createTestDatabase({ onDisk: true });
+  if (backend === 'embedded') await t.handle.close();
+  sandbox = await startSandbox({ port: 0, wallets: 2, seed: 5 });
+  dir = mkdtempSync(path.join(tmpdir(), 'wr-bank-everywhere-'));
+  const accounts = file(
+    'accounts.yaml',
+    ['accounts:', '  - { name: shop, environment: sandbox, apiKeyEnv: SHOP_KEY, apiSecretEnv: SHOP_SECRET }', 'bankAccounts:', `  - { name: hausbank, iban: ${IBAN}, currency: EUR }`, ''].join('\n'),
+  );
+  env = {
+    DATABASE_URL: '',
+    ...t.childEnv,
+    GATEWAY_SANDBOX_URL: sandbox.url,
+    SHOP_KEY: sandbox.apiKey,
+    SHOP_SECRET: sandbox.apiSecret,
+    LOG_LEVEL: 'silent',
+    RECON_TIMEZONE: 'Europe/Berlin',
+    RECON_ACCOUNTS_FILE: accounts,
+    RECON_ACTOR: 'anna',
+  };
+  // 00:10 in Berlin: the end of day of the date before.
+  for (const at of ['2026-12-01T23:10:00Z', '2026-12-02T23:10:00Z']) {
+    const snap = await cli(['snapshot', '--account', 'shop'], at);
+    expect(snap.code, snap.stdout + snap.stderr).toBe(0);
+  }
+  const camt = file('hausbank.xml', writeCamt053({ iban: IBAN, currency: 'EUR', opening: 1_250_000_000n, days: [{ sequence: 1, date: D1, entries: [] }] }));
+  expect((await cli(['statements', 'import', camt])).code).toBe(0);
+  const [first, second] = sandbox.wallets;
+  const books = file(
+    'books.csv',
+    [
+      'account,business_date,currency,balance',
+      `shop,${D1},${first!.currency},${first!.balance - 500n}`,
+      `shop,${D1},${second!.currency},${second!.balance}`,
+      `shop,${D2},${first!.currency},${first!.balance - 500n}`,
+      `shop,${D2},${second!.currency},${second!.balance}`,
+      `hausbank,${D1},EUR,1249999900`,
+      `hausbank,${D2},EUR,1249999900`,
+      '',
+    ].join('\n'),
+  );
+  const imported = await cli(['ledger', 'import', '--amounts', 'minor', books]);
+  expect(imported.code, imported.stderr).toBe(0);
+  const cases = await withDatabase(t, (db) => db.selectFrom('reconciliation_cases').select(['id', 'account']).where('kind', '=', 'break').orderBy('id').execute());
+  shopCase = cases.find((c) => c.account === 'shop')!.id;
+  bankCase = cases.find((c) => c.account === 'hausbank')!.id;
+  const acc = await cli(['cases', 'accept', String(shopCase), '--note', 'rounding at the gateway, fixed in January', '--until', '2026-12-31']);
+  expect(acc.code, acc.stderr).toBe(0);
+  expect((await cli(['cases', 'ack', String(bankCase), '--note', ACK_NOTE])).code).toBe(0);
+}, 180_000);
+
+afterAll(async () => {
+  await sandbox?.close();
+  await t?.drop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** A context on the test database, with its own handle while the embedded one is closed between CLI commands. */
+async function withContext<T>(fn: (ctx: AppContext) => Promise<T>, extra: Record<string, string> = {}): Promise<T> {
+  const handle = backend === 'postgres' ? t.handle : await openDatabase({ dataDir: t.childEnv.RECON_DATA_DIR!, command: 'test of a bank account everywhere' });
+  try {
+    return await fn({ ...createTestContext(t, { ...env, ...extra }, { clock: new FixedClock(new Date(NOW)) }), database: handle });
+  } finally {
+    if (backend === 'embedded') await handle.close();
+  }
+}
+
+const PASSWORD = 'vera-viewer-pw-44';
+
+/** The console's pages for a signed-in viewer, on the clock of NOW. */
+function consolePages(urls: readonly string[], extra: Record<string, string> = {}): Promise<string[]> {
+  return withContext(async (ctx) => {
+    const known = await ctx.database.db.selectFrom('console_users').select('name').where('name', '=', 'vera').executeTakeFirst();
+    if (known === undefined) await addUser(ctx, 'vera', 'viewer', PASSWORD, 'test');
+    const app = await buildConsoleApp({ ctx });
+    try {
+      const client = new ConsoleClient(app);
+      expect((await client.signIn('vera', PASSWORD)).statusCode).toBe(303);
+      const pages: string[] = [];
+      for (const url of urls) {
+        const page = await client.get(url);
+        expect(page.statusCode, `${url}: ${page.body}`).toBe(200);
+        pages.push(page.body);
+      }
+      return pages;
+    } finally {
+      await app.close();
+    }
+  }, extra);
+}
+
+/** The overview's cell of an account on a date: its text. */
+function overviewCell(page: string, account: string, date: string): string | undefined {
+  return new RegExp(`title="${account}, ${date}: ([^"]*)"`).exec(page)?.[1];
+}
+
+describe(`a bank account beside a gateway account (${backend})`, { timeout: 180_000 }, () => {
+  it('the overview shows the bank date awaiting its statement as "awaiting statement" and the accepted gateway break as "accepted", neither as a break', async () => {
+    const [overview] = await consolePages(['/overview']);
+    expect(overviewCell(overview!, 'hausbank', D2)).toBe('awaiting statement');
+    expect(overviewCell(overview!, 'shop', D1)).toBe('accepted');
+    expect(overviewCell(overview!, 'hausbank', D1)).toBe('1 break');
+    expect(overview).not.toMatch(/shop, 2026-12-0[12]: \d+ break/);
+  });
+
+  it.skipIf(process.env.I44_DUMP === undefined)('dump', async () => {
+    const out: string[] = [];
+    for (const args of [
+      ['reconcile'],
+      ['reconcile', '--date', D1],
+      ['report', '--date', D1],
+      ['report', '--date', D2],
+      ['cases'],
+      ['cases', 'show', String(bankCase)],
+      ['runs'],
+      ['statements', 'list'],
+      ['signoff', 'show', '--date', D1],
+      ['backfill', '--from', D1, '--to', D2, '--dry-run'],
+    ]) {
+      const r = await cli(args);
+      out.push(`$ ${args.join(' ')} -> ${r.code}\n${r.stdout}\n${r.stderr}`);
+    }
+    const html = await cli(['report', '--date', D1, '--format', 'html', '--out', path.join(dir, 'r.html')]);
+    out.push(`html ${html.code} ${html.stderr}`);
+    const pages = await consolePages(['/overview', `/day?date=${D1}`, `/day?date=${D2}`, `/cases/${bankCase}`, '/cases']);
+    pages.forEach((p, i) => writeFileSync(`/tmp/i44/page${i}.html`, p));
+    writeFileSync('/tmp/i44/dump.txt', out.join('\n\n'));
+    writeFileSync('/tmp/i44/report.html', readFileSync(path.join(dir, 'r.html')));
+  });
+});
