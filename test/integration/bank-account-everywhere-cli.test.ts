@@ -143,6 +143,19 @@ describe(`a bank account beside a gateway account (${backend})`, { timeout: 180_
     expect(overview).not.toMatch(/shop, 2026-12-0[12]: \d+ break/);
   });
 
+  it('reconcile without --date reconciles the latest closed date of both accounts, the bank one awaiting its statement, with a source column', async () => {
+    const reconciled = await cli(['reconcile']);
+    expect(reconciled.code, reconciled.stdout + reconciled.stderr).toBe(0);
+    expect(reconciled.stdout).not.toContain('captured');
+    expect(reconciled.stdout).toContain(`Reconciliation ${D2}`);
+    expect(reconciled.stdout).toMatch(/^account\s+source\s+matched/m);
+    expect(reconciled.stdout).toMatch(/^hausbank\s+bank\s+0\s+0\s+0\s+0\s+0\s+0\s+0\s+0\s+0\s+0\s+0\s+1$/m);
+    expect(reconciled.stdout).toMatch(/^shop\s+gateway\s+1\s/m);
+    expect(reconciled.stdout).toContain(`bank statement not imported yet: hausbank ${D2}`);
+    const stored = await withDatabase(t, (db) => db.selectFrom('reconciliation_results').select(['status', 'source']).where('account', '=', 'hausbank').where('business_date', '=', D2).execute());
+    expect(stored).toEqual([{ status: 'awaiting_statement', source: 'bank' }]);
+  });
+
   it.skipIf(process.env.I44_DUMP === undefined)('dump', async () => {
     const out: string[] = [];
     for (const args of [
