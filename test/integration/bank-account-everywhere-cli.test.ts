@@ -7,6 +7,9 @@ import { FixedClock } from '../../src/clock.js';
 import { buildConsoleApp } from '../../src/console/console-app.js';
 import { addUser } from '../../src/console/console-users.js';
 import { openDatabase } from '../../src/db/open-database.js';
+import { readSignoffReport } from '../../src/db/signoff.repository.js';
+import { reopenSignoff } from '../../src/signoff/reopen.js';
+import { approveSignoff, prepareSignoff } from '../../src/signoff/signoff-service.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { writeCamt053 } from '../../src/statements/index.js';
 import { ConsoleClient } from '../helpers/console-night.js';
@@ -154,6 +157,43 @@ describe(`a bank account beside a gateway account (${backend})`, { timeout: 180_
     expect(reconciled.stdout).toContain(`bank statement not imported yet: hausbank ${D2}`);
     const stored = await withDatabase(t, (db) => db.selectFrom('reconciliation_results').select(['status', 'source']).where('account', '=', 'hausbank').where('business_date', '=', D2).execute());
     expect(stored).toEqual([{ status: 'awaiting_statement', source: 'bank' }]);
+  });
+
+  it('the sealed report tells the story: the acknowledged break with its whole note and author, the acceptance with reason and end, the reopening; signoff show and the HTML report agree', async () => {
+    const sealed = await withContext(async (ctx) => {
+      await addUser(ctx, 'anna', 'preparer', 'anna-preparer-pw-44', 'test');
+      const ben = await addUser(ctx, 'ben', 'approver', 'ben-approver-pw-44', 'test');
+      await prepareSignoff(ctx, { name: 'anna', role: 'preparer' }, D1, null);
+      await approveSignoff(ctx, { id: ben.id, name: 'ben', role: 'approver' }, D1, null);
+      await reopenSignoff(ctx, { name: 'ben', role: 'approver' }, D1, 'the bank fee must be booked on the 1st', null);
+      const second = await prepareSignoff(ctx, { name: 'anna', role: 'preparer' }, D1, null);
+      await approveSignoff(ctx, { id: ben.id, name: 'ben', role: 'approver' }, D1, null);
+      return (await readSignoffReport(ctx.database.db, second.id))!.html;
+    });
+    const text = sealed.replace(/<[^>]+>/g, '').replaceAll('&#39;', "'");
+    expect(text).toContain(`#${bankCase} hausbank EUR break: acknowledged`);
+    expect(text).toContain(`latest note by anna, 2026-12-03 07:00 CET (acknowledged): ${ACK_NOTE}`);
+    expect(text).toContain(`#${shopCase} shop EUR break: accepted`);
+    expect(text).toContain('accepted until 2026-12-31 by anna, 2026-12-03 07:00 CET, reason: rounding at the gateway, fixed in January');
+    expect(text).toContain('Sign-off #1: prepared by anna, 2026-12-03 07:00 CET; approved by ben, 2026-12-03 07:00 CET; reopened by ben, 2026-12-03 07:00 CET, why: the bank fee must be booked on the 1st');
+    expect(text).toContain('1 result needs attention, 1 accepted');
+
+    const shown = await cli(['signoff', 'show', '--date', D1]);
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(shown.stdout).toMatch(/^#1 .*reopened by ben, 2026-12-03 07:00:00 CET: the bank fee must be booked on the 1st$/m);
+    const [day] = await consolePages([`/day?date=${D1}`]);
+    expect(day).toMatch(/<tr><td>#1<\/td>.*<td>reopened by ben, 2026-12-03 07:00 CET: the bank fee must be booked on the 1st<\/td><\/tr>/);
+
+    const out = path.join(dir, 'approved.html');
+    expect((await cli(['report', '--date', D1, '--format', 'html', '--out', out])).code).toBe(0);
+    const report = readFileSync(out, 'utf8');
+    expect(report).toMatch(/<th>Prepared by<\/th><td>anna<\/td><th>Date<\/th><td>2026-12-03 07:00 CET/);
+    expect(report).toMatch(/<th>Approved by<\/th><td>ben<\/td><th>Date<\/th><td>2026-12-03 07:00 CET/);
+    expect(report).toContain('bank statement STMT-2026-12-01-1 (camt.053, hausbank.xml), proof ok');
+    expect(report).not.toMatch(/\d{2}:\d{2} Europe\/Berlin \(/);
+    expect(report).toMatch(/thead th \{[^}]*word-break: normal; overflow-wrap: normal; hyphens: none/);
+    // The summary shows the statuses that occur: matched and breaks, not a zero for each of fifteen.
+    expect(/<table id="summary">\s*<thead>(.*?)<\/thead>/s.exec(report)?.[1]).toBe('<tr><th>account</th><th>source</th><th class="amount">matched</th><th class="amount">breaks</th></tr>');
   });
 
   it.skipIf(process.env.I44_DUMP === undefined)('dump', async () => {
