@@ -1,5 +1,5 @@
 import type { AppContext } from '../app-context.js';
-import { businessCalendarOf } from '../config/index.js';
+import { bankAccountNamed, businessCalendarOf } from '../config/index.js';
 import { listReconciliationStatus } from '../db/reconciliation-owed.repository.js';
 import { findAuthoritativeRunTiming } from '../db/signoff.repository.js';
 import { booksAwaitedOn } from '../reconciliation/awaited-deadlines.js';
@@ -8,8 +8,8 @@ import { formatLocalTime } from '../business-date/local-time.js';
 /** One account of a date that cannot be signed yet, and why. */
 export interface UnsettledAccount {
   account: string;
-  /** owed, awaiting_books, capture_window or not_captured. */
-  state: 'owed' | 'awaiting_books' | 'capture_window' | 'not_captured';
+  /** owed, awaiting_books, capture_window or not_captured; for a bank account day_open or awaiting_statement (it is never captured). */
+  state: 'owed' | 'awaiting_books' | 'capture_window' | 'not_captured' | 'day_open' | 'awaiting_statement';
   /** A sentence for people: what is still to come and what to do. */
   detail: string;
 }
@@ -26,6 +26,23 @@ export async function findUnsettledAccounts(ctx: AppContext, accounts: readonly 
   const statuses = await listReconciliationStatus(ctx.database.db, { from: businessDate, to: businessDate, accounts });
   const unsettled: UnsettledAccount[] = [];
   for (const account of accounts) {
+    const bank = bankAccountNamed(ctx.config, account) !== undefined;
+    if (bank && now < window.cutoffAt) {
+      unsettled.push({ account, state: 'day_open', detail: `its cut-off (${formatLocalTime(window.cutoffAt, ctx.config.timezone)}) has not passed: the day is not over` });
+      continue;
+    }
+    if (bank) {
+      // A bank account's closing balance is its statement's: no capture window, the statement settles it.
+      const status = statuses.find((s) => s.account === account);
+      if (status === undefined || status.state === 'awaiting_statement') {
+        unsettled.push({ account, state: 'awaiting_statement', detail: 'its bank statement has not been imported and its deadline has not passed: import it ("wallet-recon statements import")' });
+      } else if (status.state === 'owed') {
+        unsettled.push({ account, state: 'owed', detail: `results owed (${status.owed_reason ?? 'an input changed'}): run "wallet-recon reconcile --date ${businessDate}"` });
+      } else if (status.state === 'awaiting_books') {
+        unsettled.push({ account, state: 'awaiting_books', detail: booksAwaitedOn(ctx, businessDate) ? 'its books have not been imported and their deadline has not passed: import them ("wallet-recon ledger import")' : `its books deadline passed: run "wallet-recon reconcile --date ${businessDate}" to record them as missing` });
+      }
+      continue;
+    }
     if (now < window.cutoffAt) {
       unsettled.push({ account, state: 'capture_window', detail: `its cut-off (${formatLocalTime(window.cutoffAt, ctx.config.timezone)}) has not passed: the day is not over` });
       continue;

@@ -9,6 +9,7 @@ import { addUser } from '../../src/console/console-users.js';
 import { openDatabase } from '../../src/db/open-database.js';
 import { readSignoffReport } from '../../src/db/signoff.repository.js';
 import { reopenSignoff } from '../../src/signoff/reopen.js';
+import { Metrics } from '../../src/metrics/metrics.js';
 import { approveSignoff, prepareSignoff } from '../../src/signoff/signoff-service.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { writeCamt053 } from '../../src/statements/index.js';
@@ -137,6 +138,12 @@ function overviewCell(page: string, account: string, date: string): string | und
   return new RegExp(`title="${account}, ${date}: ([^"]*)"`).exec(page)?.[1];
 }
 
+/** Lines of a command's output or page that speak of the bank account and use a gateway word of it. */
+function gatewayWordsOfBank(text: string): string[] {
+  const plain = text.replace(/<[^>]+>/g, ' ');
+  return plain.split('\n').filter((line) => line.includes('hausbank') && !line.includes('shop') && /captur|snapshot|gateway/i.test(line));
+}
+
 describe(`a bank account beside a gateway account (${backend})`, { timeout: 180_000 }, () => {
   it('the overview shows the bank date awaiting its statement as "awaiting statement" and the accepted gateway break as "accepted", neither as a break', async () => {
     const [overview] = await consolePages(['/overview']);
@@ -194,6 +201,39 @@ describe(`a bank account beside a gateway account (${backend})`, { timeout: 180_
     expect(report).toMatch(/thead th \{[^}]*word-break: normal; overflow-wrap: normal; hyphens: none/);
     // The summary shows the statuses that occur: matched and breaks, not a zero for each of fifteen.
     expect(/<table id="summary">\s*<thead>(.*?)<\/thead>/s.exec(report)?.[1]).toBe('<tr><th>account</th><th>source</th><th class="amount">matched</th><th class="amount">breaks</th></tr>');
+  });
+
+  it('no command or page says captured, snapshot or gateway of the bank account: cases, backfill, sign-off refusal, metrics', async () => {
+    const shown = await cli(['cases', 'show', String(bankCase)]);
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).toMatch(/^business date\s+status\s+difference\s+bank\s+books\s+run$/m);
+    expect(shown.stdout).not.toMatch(/gateway|captur|snapshot/);
+    expect(shown.stdout).toContain('age 2 days, 1 occurrence,');
+
+    const backfill = await cli(['backfill', '--from', D1, '--to', D2, '--dry-run']);
+    expect(backfill.stdout).toContain('hausbank: a bank account: its balances come from its bank statements');
+    expect(backfill.stdout).not.toMatch(/hausbank: GAP/);
+    expect(backfill.code, backfill.stdout).toBe(0);
+
+    const refused = await withContext((ctx) => prepareSignoff(ctx, { name: 'anna', role: 'preparer' }, D2, null).then(() => '', (error: Error) => error.message));
+    expect(refused).toContain('hausbank is awaiting_statement (its bank statement has not been imported');
+    expect(refused).not.toMatch(/hausbank is (capture_window|not_captured)/);
+
+    const exported = await withContext(async (ctx) => {
+      const metrics = new Metrics({ perAccount: true, accounts: ['shop'], bankAccounts: ['hausbank'], processDefaults: false, db: ctx.database.db });
+      return metrics.registry.metrics();
+    });
+    expect(exported).toContain(`wallet_recon_last_statement_business_date_seconds{account="hausbank"} ${Date.parse(`${D1}T00:00:00Z`) / 1000}`);
+    expect(exported).toMatch(/wallet_recon_reconciliation_results\{status="awaiting_statement",account="hausbank"\} 1/);
+    expect(exported).not.toMatch(/last_success_timestamp_seconds\{account="hausbank"/);
+
+    // One at a time: the embedded database serves one command at a time.
+    const outputs = [];
+    for (const args of [['reconcile'], ['report', '--date', D1], ['report', '--date', D2], ['cases'], ['cases', 'show', String(bankCase)], ['statements', 'list'], ['signoff', 'show', '--date', D1]]) outputs.push(await cli(args));
+    const pages = await consolePages(['/overview', `/day?date=${D1}`, `/day?date=${D2}`, `/cases/${bankCase}`, '/cases']);
+    const html = path.join(dir, 'walk.html');
+    expect((await cli(['report', '--date', D1, '--format', 'html', '--out', html])).code).toBe(0);
+    for (const text of [...outputs.map((o) => o.stdout + o.stderr), ...pages, readFileSync(html, 'utf8')]) expect(gatewayWordsOfBank(text)).toEqual([]);
   });
 
   it.skipIf(process.env.I44_DUMP === undefined)('dump', async () => {
