@@ -236,28 +236,15 @@ describe(`a bank account beside a gateway account (${backend})`, { timeout: 180_
     for (const text of [...outputs.map((o) => o.stdout + o.stderr), ...pages, readFileSync(html, 'utf8')]) expect(gatewayWordsOfBank(text)).toEqual([]);
   });
 
-  it.skipIf(process.env.I44_DUMP === undefined)('dump', async () => {
-    const out: string[] = [];
-    for (const args of [
-      ['reconcile'],
-      ['reconcile', '--date', D1],
-      ['report', '--date', D1],
-      ['report', '--date', D2],
-      ['cases'],
-      ['cases', 'show', String(bankCase)],
-      ['runs'],
-      ['statements', 'list'],
-      ['signoff', 'show', '--date', D1],
-      ['backfill', '--from', D1, '--to', D2, '--dry-run'],
-    ]) {
-      const r = await cli(args);
-      out.push(`$ ${args.join(' ')} -> ${r.code}\n${r.stdout}\n${r.stderr}`);
+  it('with RECON_LOCALE=de-DE the tables of reconcile and cases and the HTML report write 12.499.999,00; en-US 12,499,999.00', async () => {
+    for (const [locale, books, difference] of [['de-DE', '12.499.999,00', '1,00'], ['en-US', '12,499,999.00', '1.00']] as const) {
+      const reconciled = await cli(['reconcile'], NOW, { RECON_LOCALE: locale });
+      expect(reconciled.stdout).toMatch(new RegExp(`^${D2}\\s+hausbank\\s+bank\\s+EUR\\s+awaiting_statement\\s+${books.replace(/\./g, '\\.')}$`, 'm'));
+      const cases = await cli(['cases'], NOW, { RECON_LOCALE: locale });
+      expect(cases.stdout).toMatch(new RegExp(`hausbank\\s+EUR\\s+break\\s+acknowledged\\s+2\\s+1\\s+${difference.replace('.', '\\.')}`));
+      const html = path.join(dir, `${locale}.html`);
+      expect((await cli(['report', '--date', D2, '--format', 'html', '--out', html], NOW, { RECON_LOCALE: locale })).code).toBe(0);
+      expect(readFileSync(html, 'utf8')).toContain(`<td class="amount">${books}</td>`);
     }
-    const html = await cli(['report', '--date', D1, '--format', 'html', '--out', path.join(dir, 'r.html')]);
-    out.push(`html ${html.code} ${html.stderr}`);
-    const pages = await consolePages(['/overview', `/day?date=${D1}`, `/day?date=${D2}`, `/cases/${bankCase}`, '/cases']);
-    pages.forEach((p, i) => writeFileSync(`/tmp/i44/page${i}.html`, p));
-    writeFileSync('/tmp/i44/dump.txt', out.join('\n\n'));
-    writeFileSync('/tmp/i44/report.html', readFileSync(path.join(dir, 'r.html')));
   });
 });
