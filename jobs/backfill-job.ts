@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { AppContext } from '../src/app-context.js';
 import { datesBetween } from '../src/clock.js';
-import { businessCalendarOf } from '../src/config/index.js';
+import { bankAccountNamed, businessCalendarOf } from '../src/config/index.js';
 import type { Kysely, Transaction } from 'kysely';
 import { insertSnapshotRowsFromStage } from '../src/db/balance-snapshot.repository.js';
 import type { Database } from '../src/db/database.types.js';
@@ -41,9 +41,11 @@ export interface BackfillJobOptions {
  * intraday one); capture: the date's capture window is open now, so the gateway is asked now;
  * import: a closed date filled from the statements file; pending: the date's cut-off (and
  * window) is still ahead; gap: a closed date nobody can fill; untracked: a closed date before the
- * account's first run or books: not reconciled (no case), but a gap of the range asked for.
+ * account's first run or books: not reconciled (no case), but a gap of the range asked for;
+ * statement: a bank account, whose balances come from its bank statements (never captured, never
+ * a gap of the gateway's statements file).
  */
-export type BackfillAction = 'existing' | 'capture' | 'import' | 'pending' | 'gap' | 'untracked';
+export type BackfillAction = 'existing' | 'capture' | 'import' | 'pending' | 'gap' | 'untracked' | 'statement';
 
 export interface BackfillAccountDay {
   account: string;
@@ -113,7 +115,8 @@ export async function runBackfillJob(ctx: AppContext, options: BackfillJobOption
       for (const account of accounts) {
         const key = `${account}|${businessDate}`;
         const run = runs.get(key);
-        if (run?.endOfDay) days.push({ account, action: 'existing', runId: run.runId });
+        if (bankAccountNamed(ctx.config, account) !== undefined) days.push({ account, action: 'statement' });
+        else if (run?.endOfDay) days.push({ account, action: 'existing', runId: run.runId });
         else if (state === 'open') days.push({ account, action: 'capture' });
         else if (state === 'ahead') days.push({ account, action: 'pending', runId: run?.runId });
         else if (statementDays.has(key)) {

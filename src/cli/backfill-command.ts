@@ -19,6 +19,8 @@ function describeDay(day: BackfillAccountDay, result: Pick<BackfillJobResult, 'd
       return `pending: its cut-off is still ahead${day.runId === undefined ? '' : ` (intraday run ${day.runId} so far)`}`;
     case 'gap':
       return result.source === undefined ? 'GAP (past date: the gateway cannot report it; use --import)' : `GAP (not in ${result.source})`;
+    case 'statement':
+      return 'a bank account: its balances come from its bank statements ("wallet-recon statements import")';
     case 'untracked':
       return `GAP, not tracked yet (before the account's first capture or books, ${day.firstTrackedDate}; not reconciled, no case)`;
   }

@@ -8,7 +8,9 @@ import { refuseAuditorActor } from '../console/auditor-guard.js';
 import { ACTIVE_STATES, caseAgeDays, caseAmountText, CASE_KINDS, CASE_STATE_FILTERS, describeCase, occurrenceRecord, type CaseEvent, type ReconciliationCase } from '../cases/case-model.js';
 import { findCase, hasCasesOfAccount, listCases, listEvents, listOccurrences } from '../db/reconciliation-case.repository.js';
 import { UsageError } from '../errors.js';
-import { currencyDecimals, formatAmount } from '../money/format-amount.js';
+import { bankAccountNamed } from '../config/index.js';
+import { currencyDecimals, formatAmount, formatMoney } from '../money/format-amount.js';
+import { numberStyleOf, type NumberStyle } from '../money/number-style.js';
 import { todayOf } from '../reconciliation/business-dates.js';
 import { formatTable } from '../text-table.js';
 import { checkHistoryAccount } from './history-account.js';
@@ -23,8 +25,8 @@ function parseCaseId(value: string): number {
 const text = (v: bigint | null) => (v === null ? null : v.toString());
 /** An amount of a case for people, in major units: "EUR 1.00"; null stays null. */
 const money = (v: bigint | null, currency: string | null) => (v === null ? null : caseAmountText(v, currency));
-/** An amount of a case for people without the code (table cells under a currency column): "1.00". */
-const cell = (v: bigint | null, currency: string | null) => (v === null ? '' : currency === null ? v.toString() : formatAmount(v, currency));
+/** An amount of a case for people without the code (table cells under a currency column), in RECON_LOCALE: "1.00", "1,00". */
+const cell = (v: bigint | null, currency: string | null, style?: NumberStyle) => (v === null ? '' : currency === null ? v.toString() : formatAmount(v, currency, undefined, style));
 
 /** A case in the column names of `reconciliation_cases`, amounts as digit strings, plus its age. */
 function caseJson(c: ReconciliationCase, today: string) {
@@ -116,7 +118,7 @@ Exit codes: 0 done, 1 error, 2 usage error (also a transition the case's state d
           describeState(c),
           String(caseAgeDays(c, today)),
           String(c.occurrences),
-          cell(c.latestDifference, c.currency),
+          cell(c.latestDifference, c.currency, numberStyleOf(ctx.config.locale)),
           c.assignee ?? '',
         ]);
         runtime.output.out(formatTable(['case', 'account', 'currency', 'kind', 'state', 'age (days)', 'occurrences', 'latest difference', 'assignee'], rows));
@@ -147,20 +149,25 @@ Exit codes: 0 done, 1 error, 2 usage error (also a transition the case's state d
           runtime.output.out(JSON.stringify({ case: caseJson(c, today), occurrences: occurrenceJson, events: events.map(eventJson) }, null, 2));
           return 0;
         }
+        const style = numberStyleOf(ctx.config.locale);
+        const age = caseAgeDays(c, today);
+        const latest = c.latestDifference === null ? '-' : c.currency === null ? c.latestDifference.toString() : formatMoney(c.latestDifference, c.currency, undefined, style);
         const head = [
           `Case ${describeCase(c)}: ${describeState(c)}`,
-          `opened on ${c.openedOn}, last seen on ${c.lastSeenOn}, age ${caseAgeDays(c, today)} days, ${c.occurrences} occurrence(s), latest difference ${money(c.latestDifference, c.currency) ?? '-'}`,
+          `opened on ${c.openedOn}, last seen on ${c.lastSeenOn}, age ${age} day${age === 1 ? '' : 's'}, ${c.occurrences} occurrence${c.occurrences === 1 ? '' : 's'}, latest difference ${latest}`,
           `assignee ${c.assignee ?? '-'}${c.dueOn === null ? '' : `, due ${c.dueOn}`}`,
         ].join('\n');
+        // A bank account's balance is its statement's: never headed "gateway", and it has no single-wallet read.
+        const bank = bankAccountNamed(ctx.config, c.account) !== undefined;
         const occurrenceTable = formatTable(
-          ['business date', 'status', 'difference', 'gateway', 'single wallet', 'books', 'run'],
+          ['business date', 'status', 'difference', bank ? 'bank' : 'gateway', ...(bank ? [] : ['single wallet']), 'books', 'run'],
           occurrences.map((o) => [
             o.businessDate,
             o.status,
-            cell(o.difference, c.currency),
-            cell(o.gatewayBalance, c.currency),
-            cell(o.singleBalance, c.currency),
-            cell(o.expectedBalance, c.currency),
+            cell(o.difference, c.currency, style),
+            cell(o.gatewayBalance, c.currency, style),
+            ...(bank ? [] : [cell(o.singleBalance, c.currency, style)]),
+            cell(o.expectedBalance, c.currency, style),
             o.runId === null ? '' : String(o.runId),
           ]),
         );

@@ -1,7 +1,9 @@
 import type { Command } from 'commander';
 import { runReconcileJob } from '../../jobs/reconcile-job.js';
 import { prepareCleanDates } from '../signoff/auto-prepare.js';
+import { bankAccountNamed } from '../config/index.js';
 import { findFirstCapturableDates } from '../db/capture-day.repository.js';
+import { numberStyleOf } from '../money/number-style.js';
 import { latestClosedDateOf, parseBusinessDate, todayOf } from '../reconciliation/business-dates.js';
 import { resolveAccountNames } from '../reconciliation/reconciliation-service.js';
 import { summarizeResults } from '../reports/report-data.js';
@@ -14,7 +16,7 @@ export function registerReconcileCommand(program: Command, runtime: CliRuntime):
   program
     .command('reconcile')
     .description(summaryOf('reconcile'))
-    .option('--date <date>', 'business date YYYY-MM-DD (default: the latest business date whose cut-off has passed, for the accounts captured on or before it)')
+    .option('--date <date>', 'business date YYYY-MM-DD (default: the latest business date whose cut-off has passed, for the bank accounts and the gateway accounts captured on or before it)')
     .option('--account <name>', 'only this account (default: every configured account)')
     .addHelpText(
       'after',
@@ -28,11 +30,14 @@ export function registerReconcileCommand(program: Command, runtime: CliRuntime):
         const businessDate = date === undefined ? latestClosedDateOf(ctx) : parseBusinessDate(date, '--date', today);
         let accounts: string[] | undefined;
         if (date === undefined) {
-          // Without --date, only accounts the tool could have captured on that date: on a first run
-          // the latest closed date is the day before the tool existed, which has no missing snapshot.
+          // Without --date, only gateway accounts the tool could have captured on that date: on a
+          // first run the latest closed date is the day before the tool existed, which has no
+          // missing snapshot. A bank account is never captured: its date is reconciled from its
+          // statement, or is awaiting_statement until the statement comes.
           const names = resolveAccountNames(ctx.config, opts.account);
-          const first = await findFirstCapturableDates(ctx.database.db, names);
-          accounts = names.filter((a) => first.has(a) && first.get(a)! <= businessDate);
+          const gateway = names.filter((a) => bankAccountNamed(ctx.config, a) === undefined);
+          const first = await findFirstCapturableDates(ctx.database.db, gateway);
+          accounts = names.filter((a) => !gateway.includes(a) || (first.has(a) && first.get(a)! <= businessDate));
           for (const account of names.filter((a) => !accounts!.includes(a))) {
             const since = first.get(account);
             runtime.output.out(
@@ -44,7 +49,7 @@ export function registerReconcileCommand(program: Command, runtime: CliRuntime):
         const result = await runReconcileJob(ctx, { date: businessDate, account: opts.account, ...(accounts === undefined ? {} : { accounts }) });
         // A settled date that came out clean prepares itself (and is approved by rule with certify: auto).
         await prepareCleanDates(ctx, [businessDate]);
-        runtime.output.out(renderTable(summarizeResults({ from: businessDate, to: businessDate, account: opts.account }, result.results), { tolerance: ctx.config.tolerance }));
+        runtime.output.out(renderTable(summarizeResults({ from: businessDate, to: businessDate, account: opts.account }, result.results), { tolerance: ctx.config.tolerance, style: numberStyleOf(ctx.config.locale) }));
         return result.exitCode;
       });
     });

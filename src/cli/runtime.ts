@@ -114,7 +114,7 @@ export function createCliRuntime(
       const metrics: Metrics | undefined =
         pushUrl === undefined
           ? undefined
-          : new (await import('../metrics/metrics.js')).Metrics({ perAccount: config.metrics.perAccount, accounts: config.accounts.map((a) => a.name), processDefaults: false, db: opened.database.db });
+          : new (await import('../metrics/metrics.js')).Metrics({ perAccount: config.metrics.perAccount, accounts: config.accounts.map((a) => a.name), bankAccounts: config.bankAccounts.map((b) => b.name), processDefaults: false, db: opened.database.db });
       const ctx: AppContext = metrics === undefined ? opened : { ...opened, metrics };
       try {
         runtime.exitCode = await fn(ctx);

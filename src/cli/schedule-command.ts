@@ -45,7 +45,7 @@ export function registerScheduleCommand(program: Command, runtime: CliRuntime): 
         // Credentials are checked now, not at 23:55.
         const names = selectAccounts(opened.config).map((a) => a.name);
         const { db } = opened.database;
-        const metrics = new Metrics({ perAccount: opened.config.metrics.perAccount, accounts: names, processDefaults: true, db, ...(opened.database.kind === 'postgres' ? { queueSchema: opened.config.queue.schema } : {}) });
+        const metrics = new Metrics({ perAccount: opened.config.metrics.perAccount, accounts: names, bankAccounts: opened.config.bankAccounts.map((b) => b.name), processDefaults: true, db, ...(opened.database.kind === 'postgres' ? { queueSchema: opened.config.queue.schema } : {}) });
         const ctx: AppContext = { ...opened, metrics };
         const channels = createChannels(ctx.config, db, () => ctx.clock.now());
         const deliverer = new Deliverer({ db, clock: ctx.clock, logger: ctx.logger.child({ component: 'notifications' }), channels, maxAttempts: ctx.config.notifications.maxAttempts, leaseMs: ctx.config.notifications.leaseMs, metrics });

@@ -138,7 +138,16 @@ Exit codes: 0 done (verify: every seal holds), 1 refused (role, open cases, the 
             lines.push(
               formatTable(
                 ['sign-off', 'prepared by', 'prepared at', 'approved by', 'approved at', 'report SHA-256', 'state'],
-                history.map((s) => [`#${s.id}`, s.preparedBy, local(s.preparedAt), s.approvedBy ?? '', local(s.approvedAt), s.reportSha256, stateOf(s)]),
+                history.map((s) => [
+                  `#${s.id}`,
+                  s.preparedBy,
+                  local(s.preparedAt),
+                  s.approvedBy ?? '',
+                  local(s.approvedAt),
+                  s.reportSha256,
+                  // A reopening says who, when and why in its own row, not only for the latest sign-off.
+                  s.reopenedAt !== null ? `reopened by ${s.reopenedBy ?? ''}, ${local(s.reopenedAt)}: ${s.reopenNote ?? ''}` : stateOf(s),
+                ]),
               ),
             );
             const latest = history[0]!;

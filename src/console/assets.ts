@@ -58,7 +58,8 @@ svg.trend { vertical-align: middle; margin-left: 0.5rem; }
 .cell.state-matched { background: #e6f4ea; }
 .cell.state-signed-off { background: #cfe8d5; }
 .cell.state-breaks, .cell.state-missed { background: #fde8e8; }
-.cell.state-awaiting-books, .cell.state-owed { background: #fff6db; }
+.cell.state-awaiting-books, .cell.state-awaiting-statement, .cell.state-owed { background: #fff6db; }
+.cell.state-accepted, .cell.state-explained, .cell.state-immaterial { background: #eef3e2; }
 .cell.state-changed-after-sign-off { background: #ffe2b8; }
 .cell.state-nothing-yet { color: #888; }
 `;

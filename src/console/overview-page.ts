@@ -7,13 +7,28 @@ import { mayExportEvidence } from './roles.js';
 export const OVERVIEW_DATES = 14;
 
 /** What one account's business date needs, most urgent first: the cell shows the first that holds. */
-export const CELL_STATES = ['missed', 'owed', 'changed after sign-off', 'breaks', 'awaiting books', 'signed off', 'matched', 'nothing yet'] as const;
+export const CELL_STATES = [
+  'missed',
+  'owed',
+  'changed after sign-off',
+  'breaks',
+  'awaiting books',
+  'awaiting statement',
+  'signed off',
+  'accepted',
+  'explained',
+  'immaterial',
+  'matched',
+  'nothing yet',
+] as const;
 export type CellState = (typeof CELL_STATES)[number];
 
 /**
  * The state of one account on one date. A miss or owed results come first (the figures are not
  * final); a sign-off that no longer matches its inputs next; a standing approval covers the
- * date's accepted differences, so a signed date reads "signed off" rather than "breaks".
+ * date's accepted differences, so a signed date reads "signed off" rather than "breaks". Only the
+ * statuses listed as needing attention are breaks: an accepted difference reads "accepted", a bank
+ * date whose statement has not come "awaiting statement".
  */
 export function cellStateOf(facts: AccountDateFacts | undefined, signoff: 'approved' | 'prepared' | 'changed after sign-off' | undefined): CellState {
   if (facts?.capture === 'missed') return 'missed';
@@ -22,6 +37,10 @@ export function cellStateOf(facts: AccountDateFacts | undefined, signoff: 'appro
   if (signoff === 'approved' && facts !== undefined && facts.results > 0) return 'signed off';
   if (facts !== undefined && facts.unmatched > 0) return 'breaks';
   if (facts?.reconciliation === 'awaiting_books') return 'awaiting books';
+  if (facts?.reconciliation === 'awaiting_statement' || (facts !== undefined && facts.awaitingStatement > 0)) return 'awaiting statement';
+  if (facts !== undefined && facts.accepted > 0) return 'accepted';
+  if (facts !== undefined && facts.explained > 0) return 'explained';
+  if (facts !== undefined && facts.immaterial > 0) return 'immaterial';
   if (facts !== undefined && facts.results > 0) return 'matched';
   return 'nothing yet';
 }

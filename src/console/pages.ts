@@ -153,7 +153,7 @@ function signoffSection(view: DayView, page: PageContext): string {
         .map(
           (s) =>
             `<tr><td>#${s.id}</td><td>${e(s.preparedBy)}</td><td class="nowrap">${e(localTime(s.preparedAt, page))}</td><td>${e(s.approvedBy ?? '')}</td><td class="nowrap">${e(s.approvedAt === null ? '' : localTime(s.approvedAt, page))}</td>` +
-            `<td><a href="/signoffs/${s.id}/report"><code>${e(s.reportSha256)}</code></a></td><td>${s.reopenedAt !== null ? 'reopened' : s.invalidatedAt === null ? (s.approvedBy === null ? 'prepared' : 'approved') : 'changed after sign-off'}</td></tr>`,
+            `<td><a href="/signoffs/${s.id}/report"><code>${e(s.reportSha256)}</code></a></td><td>${s.reopenedAt !== null ? `reopened by ${e(s.reopenedBy ?? '')}, ${e(localTime(s.reopenedAt, page))}: ${e(s.reopenNote ?? '')}` : s.invalidatedAt === null ? (s.approvedBy === null ? 'prepared' : 'approved') : 'changed after sign-off'}</td></tr>`,
         )
         .join('')}</tbody></table>`,
     );

@@ -265,3 +265,9 @@ export async function listStatements(db: Db, filter: { accounts?: readonly strin
   if (filter.to !== undefined) query = query.where('business_date', '<=', filter.to);
   return query.execute();
 }
+
+/** The statements of these ids (a report's results name them): which statement, its format, proof and file. */
+export async function listStatementsByIds(db: Db, ids: readonly number[]): Promise<Array<{ account: string; business_date: string; statement_id: string; format: string; proof: string; source_file: string }>> {
+  if (ids.length === 0) return [];
+  return db.selectFrom('bank_statements').select(['account', 'business_date', 'statement_id', 'format', 'proof', 'source_file']).where('id', 'in', [...ids]).execute();
+}

@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from './database.types.js';
+import { ATTENTION_STATUSES } from './result-records.js';
 
 // The console's questions about many dates at once: which accounts have data at all, the latest
 // date with something to look at, each account's state per date, and a currency's recent balances.
@@ -45,34 +46,73 @@ export interface AccountDateFacts {
   reconciliation: string | null;
   /** capture_days.status: captured, missed, pending. */
   capture: string | null;
-  /** Results that did not match, apart from those awaiting books. */
+  /** Results needing attention (ATTENTION_STATUSES) whose case has not accepted them. */
   unmatched: number;
+  /** Results needing attention that their case accepted. */
+  accepted: number;
+  /** Results explained by a reconciling item, or within materiality. */
+  explained: number;
+  immaterial: number;
+  awaitingStatement: number;
   results: number;
 }
 
 export async function listAccountDateFacts(db: Kysely<Database>, accounts: readonly string[], from: string, to: string): Promise<AccountDateFacts[]> {
   if (accounts.length === 0) return [];
-  const { rows } = await sql<{ account: string; business_date: string; reconciliation: string | null; capture: string | null; unmatched: string | null; results: string | null }>`
+  const { rows } = await sql<{
+    account: string;
+    business_date: string;
+    reconciliation: string | null;
+    capture: string | null;
+    unmatched: string | null;
+    accepted: string | null;
+    explained: string | null;
+    immaterial: string | null;
+    awaiting_statement: string | null;
+    results: string | null;
+  }>`
     with states as (
       select account, business_date, state from reconciliation_status where business_date between ${from}::date and ${to}::date and account = any(${[...accounts]}::text[])
     ), captures as (
       select account, business_date, status from capture_days where business_date between ${from}::date and ${to}::date and account = any(${[...accounts]}::text[])
     ), results as (
-      select account, business_date, count(*) as results,
-        count(*) filter (where status not in ('matched', 'awaiting_books')) as unmatched
-      from reconciliation_results
-      where business_date between ${from}::date and ${to}::date and account = any(${[...accounts]}::text[])
-      group by account, business_date
+      -- A result is accepted when the case that saw it on its date has accepted it.
+      select r.account, r.business_date, count(*) as results,
+        count(*) filter (where r.status = any(${[...ATTENTION_STATUSES]}::text[]) and a.case_id is null) as unmatched,
+        count(*) filter (where r.status = any(${[...ATTENTION_STATUSES]}::text[]) and a.case_id is not null) as accepted,
+        count(*) filter (where r.status = 'explained') as explained,
+        count(*) filter (where r.status = 'immaterial') as immaterial,
+        count(*) filter (where r.status = 'awaiting_statement') as awaiting_statement
+      from reconciliation_results r
+      left join lateral (
+        select o.case_id from case_occurrences o join reconciliation_cases c on c.id = o.case_id
+        where o.business_date = r.business_date and c.account = r.account and c.currency is not distinct from r.currency and c.state = 'accepted'
+        limit 1
+      ) a on true
+      where r.business_date between ${from}::date and ${to}::date and r.account = any(${[...accounts]}::text[])
+      group by r.account, r.business_date
     )
     -- Each view filtered by the range and the accounts itself, then joined on the keys: a view
     -- joined to a list of keys is not filtered by them, and was computed over all history.
     select k.account, k.business_date::text as business_date, s.state as reconciliation, c.status as capture,
-      r.unmatched::text as unmatched, r.results::text as results
+      r.unmatched::text as unmatched, r.accepted::text as accepted, r.explained::text as explained, r.immaterial::text as immaterial,
+      r.awaiting_statement::text as awaiting_statement, r.results::text as results
     from (select account, business_date from states union select account, business_date from captures) k
     left join states s on s.account = k.account and s.business_date = k.business_date
     left join captures c on c.account = k.account and c.business_date = k.business_date
     left join results r on r.account = k.account and r.business_date = k.business_date`.execute(db);
-  return rows.map((r) => ({ account: r.account, businessDate: r.business_date, reconciliation: r.reconciliation, capture: r.capture, unmatched: Number(r.unmatched ?? 0), results: Number(r.results ?? 0) }));
+  return rows.map((r) => ({
+    account: r.account,
+    businessDate: r.business_date,
+    reconciliation: r.reconciliation,
+    capture: r.capture,
+    unmatched: Number(r.unmatched ?? 0),
+    accepted: Number(r.accepted ?? 0),
+    explained: Number(r.explained ?? 0),
+    immaterial: Number(r.immaterial ?? 0),
+    awaitingStatement: Number(r.awaiting_statement ?? 0),
+    results: Number(r.results ?? 0),
+  }));
 }
 
 /** The sign-off of each date of a range: approved and standing, prepared, or changed after sign-off. */

@@ -283,3 +283,37 @@ export async function countCasesOfDate(db: Db, accounts: readonly string[], busi
 export async function hasCasesOfAccount(db: Db, account: string): Promise<boolean> {
   return (await db.selectFrom('reconciliation_cases').select('id').where('account', '=', account).limit(1).executeTakeFirst()) !== undefined;
 }
+
+/** A person's latest word on a case: the event, its author and time, the note in full. */
+export interface CaseNoteRecord {
+  caseId: number;
+  action: CaseAction;
+  actor: string;
+  at: Date;
+  note: string;
+}
+
+/**
+ * The latest note a person wrote on each of these cases (the opening line the tool writes is no
+ * note), and the note of its latest acceptance: what a sealed report says of each case.
+ */
+export async function listLatestCaseNotes(db: Db, caseIds: readonly number[]): Promise<{ latest: CaseNoteRecord[]; acceptances: CaseNoteRecord[] }> {
+  if (caseIds.length === 0) return { latest: [], acceptances: [] };
+  const rows = await db
+    .selectFrom('case_events')
+    .select(['case_id', 'action', 'actor', 'at', 'note'])
+    .where('case_id', 'in', [...caseIds])
+    .where('note', 'is not', null)
+    .where('action', 'not in', ['opened', 'seen', 'auto_resolved', 'withdrawn', 'lapsed'])
+    .orderBy('case_id')
+    .orderBy('id', 'desc')
+    .execute();
+  const latest = new Map<number, CaseNoteRecord>();
+  const acceptances = new Map<number, CaseNoteRecord>();
+  for (const r of rows) {
+    const record = { caseId: r.case_id, action: r.action, actor: r.actor, at: r.at, note: r.note! };
+    if (!latest.has(r.case_id)) latest.set(r.case_id, record);
+    if (r.action === 'accepted' && !acceptances.has(r.case_id)) acceptances.set(r.case_id, record);
+  }
+  return { latest: [...latest.values()], acceptances: [...acceptances.values()] };
+}

@@ -23,6 +23,26 @@ export const RECONCILIATION_STATUSES: readonly ReconciliationStatus[] = [
 /** Statuses that are no verdict yet: the books (or the bank statement) have not arrived and their deadline has not passed. */
 export const WAITING_STATUSES: readonly ReconciliationStatus[] = ['awaiting_books', 'awaiting_statement'];
 
+/**
+ * Statuses that are a discrepancy someone must look at, named one by one rather than "everything
+ * but matched": a status added later (explained, immaterial) is then no break until it is listed.
+ * `conflicting_statements` is allowed by the database for the work that produces it.
+ */
+export const ATTENTION_STATUSES: readonly string[] = [
+  'break',
+  'missing_in_ledger',
+  'missing_in_gateway',
+  'endpoint_mismatch',
+  'no_snapshot',
+  'disappeared',
+  'unknown_decimals',
+  'no_books',
+  'roll_forward_break',
+  'sequence_gap',
+  'no_statement',
+  'conflicting_statements',
+];
+
 // The records the result repository reads. The reconciliation module re-exports them and adds
 // the case a result belongs to; they live here so the database layer imports nothing from above it.
 

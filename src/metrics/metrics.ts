@@ -22,8 +22,10 @@ export interface MetricsRecorder {
 export interface MetricsOptions {
   /** Per-account series carry an `account` label; false for large fleets. */
   perAccount: boolean;
-  /** The configured account names: only they appear as label values. */
+  /** The configured gateway account names: only they (and the bank accounts) appear as label values. */
   accounts: readonly string[];
+  /** The configured bank accounts: their results and statements are exported, never a capture. */
+  bankAccounts?: readonly string[];
   /** Process metrics (CPU, memory, event loop): for the long-running worker, not for pushes. */
   processDefaults: boolean;
   /** Where the gauges that describe stored state (last success, results, outbox) are read at scrape time. */
@@ -33,6 +35,11 @@ export interface MetricsOptions {
 }
 
 const PREFIX = 'wallet_recon_';
+
+/** The queues of the night's jobs: pg-boss's own (`__pgboss__send-it`, …) are its internals, not work waiting. */
+function ownQueues<T extends { queue: string }>(rows: readonly T[]): T[] {
+  return rows.filter((r) => !r.queue.startsWith('__pgboss__'));
+}
 
 // A scrape while the database is unreachable keeps the last values (and /healthz says 503)
 // rather than failing the whole page and losing the process metrics with it.
@@ -75,6 +82,8 @@ export class Metrics implements MetricsRecorder {
   constructor(options: MetricsOptions) {
     const registers = [this.registry];
     const { db, accounts } = options;
+    const bankAccounts = options.bankAccounts ?? [];
+    const reconciled = [...accounts, ...bankAccounts];
     this.#perAccount = options.perAccount;
     const accountLabel = options.perAccount ? ['account'] : [];
     // Unprefixed (process_cpu_seconds_total, nodejs_heap_size_used_bytes…), as stock Node.js dashboards expect.
@@ -148,7 +157,7 @@ export class Metrics implements MetricsRecorder {
             where business_date = (select max(business_date) from reconciliation_results)
             group by account, status`.execute(db);
           this.reset();
-          const own = rows.rows.filter((r) => accounts.includes(r.account));
+          const own = rows.rows.filter((r) => reconciled.includes(r.account));
           if (own.length === 0) return;
           for (const status of RECONCILIATION_STATUSES) {
             if (perAccount) {
@@ -162,6 +171,26 @@ export class Metrics implements MetricsRecorder {
         });
       },
     });
+    if (bankAccounts.length > 0) {
+      new Gauge({
+        name: `${PREFIX}last_statement_business_date_seconds`,
+        help: perAccount
+          ? 'The latest business date each bank account has an end-of-day bank statement for (its 00:00 UTC, Unix seconds).'
+          : 'The oldest of the bank accounts\u2019 latest stated business dates (00:00 UTC, Unix seconds): as current as the most behind bank account.',
+        labelNames: accountLabel,
+        registers,
+        async collect() {
+          await keepOnFailure(async () => {
+            const rows = await sql<{ account: string; latest: string | null }>`
+              select account, max(business_date)::text as latest from bank_statements where not intraday and account = any(${[...bankAccounts]}::text[]) group by account`.execute(db);
+            const latest = new Map(rows.rows.filter((r) => r.latest !== null).map((r) => [r.account, Date.parse(`${r.latest}T00:00:00Z`) / 1000]));
+            this.reset();
+            if (perAccount) for (const [account, seconds] of latest) this.set({ account }, seconds);
+            else if (latest.size > 0 && latest.size === bankAccounts.length) this.set(Math.min(...latest.values()));
+          });
+        },
+      });
+    }
     new Gauge({
       name: `${PREFIX}reconciliation_business_date_seconds`,
       help: 'The latest reconciled business date (its 00:00 UTC, Unix seconds): the date wallet_recon_reconciliation_results describes.',
@@ -189,7 +218,7 @@ export class Metrics implements MetricsRecorder {
           await keepOnFailure(async () => {
             const rows = await depths();
             this.reset();
-            for (const row of rows) this.set({ queue: row.queue }, row.waiting);
+            for (const row of ownQueues(rows)) this.set({ queue: row.queue }, row.waiting);
           });
         },
       });
@@ -202,7 +231,7 @@ export class Metrics implements MetricsRecorder {
           await keepOnFailure(async () => {
             const rows = await depths();
             this.reset();
-            for (const row of rows) this.set({ queue: row.queue }, row.oldestSeconds);
+            for (const row of ownQueues(rows)) this.set({ queue: row.queue }, row.oldestSeconds);
           });
         },
       });

@@ -1,5 +1,6 @@
 import { describeCaptureTiming } from '../business-date/business-calendar.js';
-import { wallClockOf } from '../business-date/zoned-time.js';
+import { formatLocalTime } from '../business-date/local-time.js';
+import { DEFAULT_NUMBER_STYLE, numberStyleOf, type NumberStyle } from '../money/number-style.js';
 import { currencyDecimals, formatAmount, formatOptionalAmount } from '../money/format-amount.js';
 import { renderBalanceChartSvg } from './balance-chart-svg.js';
 import { CHART_COLUMNS } from './chart-series.js';
@@ -10,7 +11,7 @@ import { describeTolerance, type ReportFacts } from './report-facts.js';
 import { buildReportView, totalsOf, type CurrencySection, type CurrencyTally } from './report-view.js';
 import { countByStatus, type StatusCounts } from '../reconciliation/reconciliation-result.js';
 import { datesBetween } from '../clock.js';
-import { caseCells, coversBank, describeCases, describeUnreconciled, summaryColumnsOf } from './render-table.js';
+import { balanceHeaderOf, caseCells, coversBank, describeCases, describeUnreconciled, summaryColumnsOf } from './render-table.js';
 
 // Inline only: the file is mailed and archived, so it must open with no network at all. Laid out
 // for a 1280 px screen (tables take the page's width; long amounts may wrap, never overflow) and
@@ -25,7 +26,9 @@ dl#facts dt { font-weight: 600; }
 dl#facts dd { margin: 0; }
 table { border-collapse: collapse; margin: 0.5rem 0 1rem; width: 100%; font-size: 12.5px; }
 th, td { border: 1px solid #ccc; padding: 0.25rem 0.45rem; text-align: left; vertical-align: top; }
-thead th { background: #f3f3f3; }
+thead th { background: #f3f3f3; word-break: normal; overflow-wrap: normal; hyphens: none; }
+thead th.amount { overflow-wrap: normal; }
+q.note { white-space: pre-wrap; }
 td.date, td.nowrap { white-space: nowrap; }
 td.amount, th.amount { text-align: right; font-variant-numeric: tabular-nums; font-family: ui-monospace, monospace; overflow-wrap: anywhere; }
 tr.status-break td, tr.status-endpoint_mismatch td { background: #fde8e8; }
@@ -55,9 +58,9 @@ tr.case-accepted td { background: #eef3fb; }
 
 const statusLabel = (status: string) => status.replaceAll('_', ' ');
 
-/** An instant as read in the business time zone: "2026-11-20 23:55 Europe/Berlin". */
+/** An instant as read in the business time zone, with the zone's abbreviation: "2026-11-20 23:55 CET". */
 function localTime(instant: Date, timezone: string): string {
-  return `${new Date(wallClockOf(instant.getTime(), timezone)).toISOString().slice(0, 16).replace('T', ' ')} ${timezone}`;
+  return formatLocalTime(instant, timezone);
 }
 
 /** "EUR 2 decimals, JPY none, KWD 3": the decimals of the currencies the report shows. */
@@ -69,11 +72,11 @@ function describeDecimals(currencies: readonly string[]): string {
   return shown.length === 0 ? '' : ` (${shown.join(', ')})`;
 }
 
-function resultRow(r: StoredReconciliationResult, withCurrency: boolean): string {
+function resultRow(r: StoredReconciliationResult, withCurrency: boolean, style: NumberStyle): string {
   const currency = r.currency;
-  const amounts = [r.gatewayBalance, r.expectedBalance, r.difference, r.movement].map((v) => `<td class="amount">${escapeHtml(formatOptionalAmount(v, currency))}</td>`).join('');
+  const amounts = [r.gatewayBalance, r.expectedBalance, r.difference, r.movement].map((v) => `<td class="amount">${escapeHtml(formatOptionalAmount(v, currency, r.scale, style))}</td>`).join('');
   const single =
-    r.status === 'endpoint_mismatch' && r.singleBalance !== null ? ` (single-wallet read ${escapeHtml(formatAmount(r.singleBalance, currency))})` : '';
+    r.status === 'endpoint_mismatch' && r.singleBalance !== null ? ` (single-wallet read ${escapeHtml(formatAmount(r.singleBalance, currency, r.scale, style))})` : '';
   return (
     `<tr class="status-${escapeHtml(r.status)}${r.case?.state === 'accepted' ? ' case-accepted' : ''}"><td class="date">${escapeHtml(r.businessDate)}</td><td>${escapeHtml(r.account)}</td>` +
     (withCurrency ? `<td>${escapeHtml(currency ?? '')}</td>` : '') +
@@ -87,31 +90,31 @@ function caseText(r: StoredReconciliationResult): string {
   return id === '' ? '' : `#${id} ${state}, ${age} d`;
 }
 
-const RESULT_HEAD = (withCurrency: boolean) =>
-  `<thead><tr><th>business date</th><th>account</th>${withCurrency ? '<th>currency</th>' : ''}<th>status</th><th class="amount">gateway</th><th class="amount">books</th><th class="amount">difference</th><th class="amount">movement</th><th>run</th><th>case</th></tr></thead>`;
+const RESULT_HEAD = (withCurrency: boolean, rows: readonly Pick<StoredReconciliationResult, 'source'>[]) =>
+  `<thead><tr><th>business date</th><th>account</th>${withCurrency ? '<th>currency</th>' : ''}<th>status</th><th class="amount">${escapeHtml(balanceHeaderOf(rows.map((r) => r.source)))}</th><th class="amount">books</th><th class="amount">difference</th><th class="amount">movement</th><th>run</th><th>case</th></tr></thead>`;
 
-function currencySection(section: CurrencySection<StoredReconciliationResult>, allRows: boolean): string {
+function currencySection(section: CurrencySection<StoredReconciliationResult>, allRows: boolean, style: NumberStyle): string {
   const { currency } = section;
   const shownMatched = section.collapseMatched || !allRows ? [] : section.matched;
   // Date order: a break sits among its neighbouring dates, not above them.
   const rows = [...section.exceptions, ...shownMatched]
     .sort((a, b) => a.businessDate.localeCompare(b.businessDate) || a.account.localeCompare(b.account))
-    .map((r) => resultRow(r, false))
+    .map((r) => resultRow(r, false, style))
     .join('\n');
   const totals = section.totals
-    .map((t) => `<tr class="total"><th colspan="3">${escapeHtml(statusLabel(t.status))}: ${t.count} result${t.count === 1 ? '' : 's'}</th><td class="amount"></td><td class="amount"></td><td class="amount">${escapeHtml(formatOptionalAmount(t.difference, currency))}</td><td colspan="3"></td></tr>`)
+    .map((t) => `<tr class="total"><th colspan="3">${escapeHtml(statusLabel(t.status))}: ${t.count} result${t.count === 1 ? '' : 's'}</th><td class="amount"></td><td class="amount"></td><td class="amount">${escapeHtml(formatOptionalAmount(t.difference, currency, undefined, style))}</td><td colspan="3"></td></tr>`)
     .join('\n');
   const collapsed = !allRows
     ? section.matchedCount === 0
       ? ''
       : `\n<p class="matched-rows">${section.matchedCount} matched result${section.matchedCount === 1 ? '' : 's'} not listed (report --all-rows lists them; the CSV report has every row).</p>`
     : section.collapseMatched
-    ? `\n<details class="matched-rows"><summary>${section.matched.length} matched results (select to show)</summary>\n<table class="results matched">\n${RESULT_HEAD(false)}\n<tbody>\n${section.matched.map((r) => resultRow(r, false)).join('\n')}\n</tbody>\n</table>\n</details>`
+    ? `\n<details class="matched-rows"><summary>${section.matched.length} matched results (select to show)</summary>\n<table class="results matched">\n${RESULT_HEAD(false, section.matched)}\n<tbody>\n${section.matched.map((r) => resultRow(r, false, style)).join('\n')}\n</tbody>\n</table>\n</details>`
     : '';
   return `<section class="currency" data-currency="${escapeHtml(currency)}">
 <h3>${escapeHtml(currency)}</h3>
 <table class="results">
-${RESULT_HEAD(false)}
+${RESULT_HEAD(false, [...section.exceptions, ...shownMatched])}
 <tbody>
 ${rows}
 </tbody>
@@ -137,17 +140,17 @@ export interface RangeTallies {
 export const LONG_RANGE_DAYS = 31;
 
 /** A one-date report: one table of every currency, by account and currency, with counts per status. */
-function oneDateTable(results: readonly StoredReconciliationResult[]): string {
+function oneDateTable(results: readonly StoredReconciliationResult[], style: NumberStyle): string {
   const rows = [...results]
     .sort((a, b) => a.account.localeCompare(b.account) || (a.currency ?? '').localeCompare(b.currency ?? ''))
-    .map((r) => resultRow(r, true))
+    .map((r) => resultRow(r, true, style))
     .join('\n');
   // Differences of several currencies do not add up: the footer counts.
   const totals = totalsOf(results)
     .map((t) => `<tr class="total"><th colspan="11">${escapeHtml(statusLabel(t.status))}: ${t.count} result${t.count === 1 ? '' : 's'}</th></tr>`)
     .join('\n');
   return `<table class="results" id="results">
-${RESULT_HEAD(true)}
+${RESULT_HEAD(true, results)}
 <tbody>
 ${rows}
 </tbody>
@@ -205,13 +208,15 @@ function groupByDay<T extends { account: string; businessDate: string }>(rows: r
  */
 function sourcesTable(
   facts: ReportFacts,
-  reconciled: ReadonlyArray<{ account: string; businessDate: string }>,
+  reconciled: ReadonlyArray<{ account: string; businessDate: string; source?: string | null }>,
   unreconciled: ReadonlyArray<{ account: string; businessDate: string }>,
   only?: ReadonlySet<string>,
   unkeptAccountDates = 0,
 ): string {
   const keys = new Map<string, { account: string; businessDate: string }>();
-  for (const f of [...facts.captures, ...facts.books, ...reconciled]) keys.set(`${f.businessDate}\u0000${f.account}`, { account: f.account, businessDate: f.businessDate });
+  const statements = facts.statements ?? [];
+  const bankKeys = new Set([...statements, ...reconciled.filter((r) => 'source' in r && r.source === 'bank')].map((f) => `${f.businessDate}\u0000${f.account}`));
+  for (const f of [...facts.captures, ...facts.books, ...statements, ...reconciled]) keys.set(`${f.businessDate}\u0000${f.account}`, { account: f.account, businessDate: f.businessDate });
   const never = new Set<string>();
   for (const d of unreconciled) {
     const key = `${d.businessDate}\u0000${d.account}`;
@@ -226,6 +231,7 @@ function sourcesTable(
   const leftNote = left === 0 ? '' : `\n<p>${left} other account-date${left === 1 ? '' : 's'}, all matched, ${left === 1 ? 'is' : 'are'} listed with report --all-rows.</p>`;
   // Keyed once: a filter over every capture and books row per account-date was quadratic.
   const capturesOf = groupByDay(facts.captures);
+  const statementsOf = groupByDay(statements);
   const booksOf = groupByDay(facts.books);
   const rows = [...keys.values()]
     .sort((a, b) => a.businessDate.localeCompare(b.businessDate) || a.account.localeCompare(b.account))
@@ -233,8 +239,17 @@ function sourcesTable(
       if (never.has(`${businessDate}\u0000${account}`)) {
         return `<tr><td class="date">${escapeHtml(businessDate)}</td><td>${escapeHtml(account)}</td><td colspan="2">not reconciled</td></tr>`;
       }
-      const captures = capturesOf.get(`${businessDate}\u0000${account}`) ?? [];
       const books = booksOf.get(`${businessDate}\u0000${account}`) ?? [];
+      const file = books.map((b) => `${escapeHtml(b.source)} (import ${b.importId}, ${escapeHtml(localTime(b.importedAt, facts.timezone))})`).join('<br>') || 'no books';
+      if (bankKeys.has(`${businessDate}\u0000${account}`)) {
+        // A bank account is never captured: its balance is its statement's, proved on its own.
+        const stated =
+          (statementsOf.get(`${businessDate}\u0000${account}`) ?? [])
+            .map((st) => `bank statement ${escapeHtml(st.statementId)} (${escapeHtml(st.format)}, ${escapeHtml(st.sourceFile)}), proof ${escapeHtml(st.proof.replaceAll('_', ' '))}`)
+            .join('<br>') || 'no bank statement for this date';
+        return `<tr><td class="date">${escapeHtml(businessDate)}</td><td>${escapeHtml(account)}</td><td>${stated}</td><td>${file}</td></tr>`;
+      }
+      const captures = capturesOf.get(`${businessDate}\u0000${account}`) ?? [];
       // A day imported from a statement was not captured at its cut-off: it says which file it came from.
       const snapshot =
         captures
@@ -244,16 +259,84 @@ function sourcesTable(
               : `run ${c.runId} (${escapeHtml(c.trigger)}), ${escapeHtml(localTime(c.capturedAt, facts.timezone))}, ${escapeHtml(describeCaptureTiming(c.businessDate, c.endOfDay, c.driftSeconds).replace(/^[\d-]+, /, ''))}`,
           )
           .join('<br>') || 'no snapshot';
-      const file = books.map((b) => `${escapeHtml(b.source)} (import ${b.importId}, ${escapeHtml(localTime(b.importedAt, facts.timezone))})`).join('<br>') || 'no books';
       return `<tr><td class="date">${escapeHtml(businessDate)}</td><td>${escapeHtml(account)}</td><td>${snapshot}</td><td>${file}</td></tr>`;
     });
   if (rows.length === 0) return `<p>Every account-date matched.</p>${leftNote}`;
   return `<table id="sources">
-<thead><tr><th>business date</th><th>account</th><th>gateway snapshot (captured, distance to cut-off)</th><th>books file (imported)</th></tr></thead>
+<thead><tr><th>business date</th><th>account</th><th>${escapeHtml(bankKeys.size === 0 ? 'gateway snapshot (captured, distance to cut-off)' : bankKeys.size === keys.size ? 'bank statement (proof)' : 'gateway snapshot (captured, distance to cut-off) or bank statement (proof)')}</th><th>books file (imported)</th></tr></thead>
 <tbody>
 ${rows.join('\n')}
 </tbody>
 </table>${leftNote}`;
+}
+
+/**
+ * What people said of the cases of the results needing attention: each case's state, its latest
+ * note in full with its author and time, an acceptance with its reason and end date.
+ */
+function caseStory(breaks: readonly StoredReconciliationResult[], facts: ReportFacts): string {
+  const seen = new Set<number>();
+  const latest = new Map((facts.caseNotes?.latest ?? []).map((n) => [n.caseId, n]));
+  const accepted = new Map((facts.caseNotes?.acceptances ?? []).map((n) => [n.caseId, n]));
+  const lines: string[] = [];
+  for (const r of breaks) {
+    const c = r.case;
+    if (c === null || c === undefined || seen.has(c.id)) continue;
+    seen.add(c.id);
+    const head = `#${c.id} ${r.account}${r.currency === null ? '' : ` ${r.currency}`} ${statusLabel(r.status)}: ${c.state.replaceAll('_', ' ')}, ${c.ageDays} day${c.ageDays === 1 ? '' : 's'}`;
+    const acceptance = accepted.get(c.id);
+    const note = latest.get(c.id);
+    const parts = [`<strong>${escapeHtml(head)}</strong>`];
+    if (c.state === 'accepted') {
+      parts.push(
+        escapeHtml(`accepted until ${c.acceptedUntil ?? 'further notice'}${acceptance === undefined ? '' : ` by ${acceptance.actor}, ${localTime(acceptance.at, facts.timezone)}`}`) +
+          (acceptance === undefined ? '' : `, reason: <q class="note">${escapeHtml(acceptance.note)}</q>`),
+      );
+    }
+    if (note !== undefined && note !== acceptance) {
+      parts.push(`latest note by ${escapeHtml(note.actor)}, ${escapeHtml(localTime(note.at, facts.timezone))} (${escapeHtml(note.action)}): <q class="note">${escapeHtml(note.note)}</q>`);
+    } else if (note === undefined) {
+      parts.push('no note yet');
+    }
+    lines.push(`<li>${parts.join('; ')}</li>`);
+  }
+  return lines.length === 0 ? '' : `\n<h3>Cases</h3>\n<ul id="case-story">\n${lines.join('\n')}\n</ul>`;
+}
+
+/** The sign-offs of the date, oldest first: who prepared, approved, and why each stopped standing (invalidated, reopened). */
+function signoffStory(facts: ReportFacts): string {
+  const signoffs = facts.signoffs ?? [];
+  if (signoffs.length === 0) return '';
+  const at = (d: Date) => escapeHtml(localTime(d, facts.timezone));
+  const lines = signoffs.map((s) => {
+    const steps = [`prepared by ${escapeHtml(s.preparedBy)}, ${at(s.preparedAt)}`];
+    if (s.approvedBy !== null && s.approvedAt !== null) steps.push(`approved by ${escapeHtml(s.approvedBy)}, ${at(s.approvedAt)}`);
+    if (s.invalidatedAt !== null) steps.push(`invalidated ${at(s.invalidatedAt)}${s.invalidation === null || s.invalidation.length === 0 ? '' : `: ${escapeHtml(s.invalidation.join(' '))}`}`);
+    if (s.reopenedAt !== null) steps.push(`reopened by ${escapeHtml(s.reopenedBy ?? '')}, ${at(s.reopenedAt)}, why: <q class="note">${escapeHtml(s.reopenNote ?? '')}</q>`);
+    return `<li>Sign-off #${s.id}: ${steps.join('; ')}</li>`;
+  });
+  return `\n<h3>History of this date's sign-offs</h3>\n<ul id="signoff-history">\n${lines.join('\n')}\n</ul>`;
+}
+
+/** The sign-off block of an ordinary report: the approved sign-off's preparer and approver with their times, else blank lines to sign on. */
+function approvedBlock(facts: ReportFacts): string {
+  const approved = standingApproval(facts);
+  if (approved === undefined) return '<tr><th>Prepared by</th><td></td><th>Date</th><td></td></tr>\n<tr><th>Reviewed by</th><td></td><th>Date</th><td></td></tr>';
+  const at = (d: Date) => `${escapeHtml(localTime(d, facts.timezone))} (${escapeHtml(d.toISOString())})`;
+  return `<tr><th>Prepared by</th><td>${escapeHtml(approved.preparedBy)}</td><th>Date</th><td>${at(approved.preparedAt)}</td></tr>
+<tr><th>Approved by</th><td>${escapeHtml(approved.approvedBy!)}</td><th>Date</th><td>${at(approved.approvedAt!)}</td></tr>`;
+}
+
+/** "1 result needs attention, 1 accepted": the same counts as the table report. */
+function attentionSentence(breaks: readonly StoredReconciliationResult[]): string {
+  const accepted = breaks.filter((r) => r.case?.state === 'accepted').length;
+  const needing = breaks.length - accepted;
+  return `${needing === 1 ? '1 result needs' : `${needing} results need`} attention${accepted === 0 ? '' : `, ${accepted} accepted`}`;
+}
+
+/** The standing approved sign-off of an ordinary report's date, for its sign-off block. */
+function standingApproval(facts: ReportFacts) {
+  return (facts.signoffs ?? []).find((s) => s.approvedBy !== null && s.approvedAt !== null && s.invalidatedAt === null && s.reopenedAt === null);
 }
 
 /**
@@ -308,6 +391,7 @@ export function* renderHtmlChunks(
   options: { allRows?: boolean; streamed?: RangeTallies } = {},
 ): Generator<string> {
   const { summary, results } = report;
+  const style = facts.locale === undefined ? DEFAULT_NUMBER_STYLE : numberStyleOf(facts.locale);
   const streamed = options.streamed;
   const resultCount = streamed?.resultCount ?? results.length;
   const oneDate = summary.from === summary.to;
@@ -323,7 +407,8 @@ export function* renderHtmlChunks(
   const title = `Reconciliation ${period}${summary.account === null ? '' : ` — ${summary.account}`}`;
 
   const bank = coversBank(summary);
-  const summaryColumns = summaryColumnsOf(summary);
+  // The statuses that occur (matched always): a column of zeros for each of fifteen statuses hid the one that mattered.
+  const summaryColumns = summaryColumnsOf(summary).filter((c, i) => i === 0 || summary.accounts.some((a) => c.count(a.counts) > 0));
   const summaryRows = summary.accounts
     .map((a) => `<tr><td>${escapeHtml(a.account)}</td>${bank ? `<td>${escapeHtml(a.source)}</td>` : ''}${summaryColumns.map((c) => `<td class="amount">${c.count(a.counts)}</td>`).join('')}</tr>`)
     .join('\n');
@@ -351,7 +436,7 @@ export function* renderHtmlChunks(
 <dt>Business dates</dt><dd>${escapeHtml(period)} (each ends at ${escapeHtml(facts.cutoff)} ${escapeHtml(facts.timezone)})</dd>
 <dt>Compared</dt><dd>${bank ? "the gateway's end-of-day balances and the bank statements' closing booked balances" : "the gateway's end-of-day balances"} with the merchant's books (per date below)</dd>
 <dt>Tolerance</dt><dd>${escapeHtml(describeTolerance(facts.tolerance, view.sections.map((s) => s.currency)))}</dd>
-<dt>Amounts</dt><dd>in each currency's major units${escapeHtml(describeDecimals(view.sections.map((s) => s.currency)))}; differences are gateway minus books</dd>
+<dt>Amounts</dt><dd>in each currency's major units${escapeHtml(describeDecimals(view.sections.map((s) => s.currency)))}; differences are ${escapeHtml(balanceHeaderOf(summary.accounts.map((a) => a.source)))} minus books</dd>
 <dt>Generated</dt><dd>${escapeHtml(localTime(facts.generatedAt, facts.timezone))} (${escapeHtml(facts.generatedAt.toISOString())})</dd>
 </dl>
 <h2>What was compared</h2>
@@ -379,20 +464,20 @@ ${summaryRows}
 ${
   view.breaks.length === 0
     ? `<p class="ok">${resultCount === 0 ? 'Nothing to show.' : unreconciled.length === 0 ? 'Every result matched.' : 'Every stored result matched, but not every date was reconciled.'}</p>`
-    : `<p>${view.breaks.length === 1 ? '1 result needs' : `${view.breaks.length} results need`} attention, the largest absolute difference first.</p>
+    : `<p>${attentionSentence(view.breaks)}, the largest absolute difference first.</p>
 <table id="breaks">
-${RESULT_HEAD(true)}
+${RESULT_HEAD(true, view.breaks)}
 <tbody>
-${view.breaks.map((r) => resultRow(r, true)).join('\n')}
+${view.breaks.map((r) => resultRow(r, true, style)).join('\n')}
 </tbody>
-</table>`
+</table>${caseStory(view.breaks, facts)}`
 }${waterfallSection(results)}
 </section>
 ${
   oneDate
     ? `<section id="currencies" class="page">
 <h2>Results</h2>
-${results.length === 0 ? '<p>No results.</p>' : oneDateTable(results)}
+${results.length === 0 ? '<p>No results.</p>' : oneDateTable(results, style)}
 </section>`
     : `${
         long && resultCount > 0
@@ -404,7 +489,7 @@ ${perDateTable(streamed?.perDate ?? countPerDate(results), summaryColumns)}
           : ''
       }<section id="currencies" class="page">
 <h2>Results per currency</h2>
-${view.sections.length === 0 ? '<p>No results per currency.</p>' : view.sections.map((section) => currencySection(section, allRows)).join('\n')}
+${view.sections.length === 0 ? '<p>No results per currency.</p>' : view.sections.map((section) => currencySection(section, allRows, style)).join('\n')}
 </section>`
 }
 <section id="charts-section" class="page">
@@ -430,12 +515,12 @@ ${
 <tbody>
 ${
   facts.preparer === undefined
-    ? '<tr><th>Prepared by</th><td></td><th>Date</th><td></td></tr>\n<tr><th>Reviewed by</th><td></td><th>Date</th><td></td></tr>'
+    ? approvedBlock(facts)
     : `<tr><th>Prepared by</th><td>${escapeHtml(facts.preparer.name)}</td><th>Date</th><td>${escapeHtml(localTime(facts.preparer.at, facts.timezone))} (${escapeHtml(facts.preparer.at.toISOString())})</td></tr>
 <tr><th>Approved by</th><td colspan="3">Sealed before approval: the approval (approver and time) is recorded with the sign-off and shown beside this report wherever it is downloaded.</td></tr>`
 }
 </tbody>
-</table>
+</table>${signoffStory(facts)}
 </section>
 </body>
 </html>

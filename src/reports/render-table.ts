@@ -57,6 +57,20 @@ export function coversBank(summary: Pick<ReportSummary, 'accounts'>): boolean {
   return summary.accounts.some((a) => a.source === 'bank');
 }
 
+/**
+ * The heading of a balance column over rows of these sources: a bank account's balance is the
+ * bank's (from its statement), never the gateway's; a column over both says both.
+ */
+export function balanceHeaderOf(sources: Iterable<string | null | undefined>): 'gateway' | 'bank' | 'gateway / bank' {
+  let gateway = false;
+  let bank = false;
+  for (const s of sources) {
+    if (s === 'bank') bank = true;
+    else gateway = true;
+  }
+  return bank ? (gateway ? 'gateway / bank' : 'bank') : 'gateway';
+}
+
 /** The summary columns of a report: the bank leg's too when it covers a bank account. */
 export function summaryColumnsOf(summary: Pick<ReportSummary, 'accounts'>): ReadonlyArray<{ header: string; count: (c: StatusCounts) => number }> {
   return coversBank(summary) ? [...SUMMARY_COLUMNS, ...BANK_SUMMARY_COLUMNS] : SUMMARY_COLUMNS;
@@ -112,7 +126,7 @@ export function renderTable(report: Report<ReconciliationResult>, options: { tol
   const waterfall = results.some((r) => r.itemsTotal !== undefined && r.itemsTotal !== null && r.itemsTotal !== 0n);
   if (unmatched.length === 0) return `${head}\n\n${unreconciled.length === 0 ? 'Every result matched.' : 'Every stored result matched, but not every date was reconciled.'}`;
   const details = formatTable(
-    ['business date', 'account', ...(bank ? ['source'] : []), 'currency', 'status', bank ? 'gateway / bank' : 'gateway', 'single wallet', 'books', 'difference', 'movement', 'run', 'case', 'case state', 'age (days)', ...(waterfall ? ['open items', 'unexplained'] : [])],
+    ['business date', 'account', ...(bank ? ['source'] : []), 'currency', 'status', balanceHeaderOf(unmatched.map((r) => r.source)), 'single wallet', 'books', 'difference', 'movement', 'run', 'case', 'case state', 'age (days)', ...(waterfall ? ['open items', 'unexplained'] : [])],
     unmatched.map((r) => [
       r.businessDate,
       r.account,

@@ -3,6 +3,9 @@ import { currentDriftSeconds } from '../business-date/capture-drift.js';
 import { businessCalendarOf, toleranceAtDecimals, type Config, type ToleranceSettings } from '../config/index.js';
 import { currencyDecimals } from '../money/format-amount.js';
 import type { Database } from '../db/database.types.js';
+import { listStatementsByIds } from '../db/bank-statement.repository.js';
+import { listLatestCaseNotes, type CaseNoteRecord } from '../db/reconciliation-case.repository.js';
+import { listSignoffsOfDate, type Signoff } from '../db/signoff.repository.js';
 import { listBooksImportsByIds } from '../db/expected-balance.repository.js';
 import { listRunsByIds } from '../db/snapshot-run.repository.js';
 import type { ReconciliationResult } from '../reconciliation/reconciliation-result.js';
@@ -31,6 +34,17 @@ export interface BooksFact {
   importedAt: Date;
 }
 
+/** Which bank statement one bank account's business date was reconciled from, and whether it proved. */
+export interface StatementFact {
+  account: string;
+  businessDate: string;
+  statementId: string;
+  format: string;
+  /** The statement's own proof: ok, or what failed (roll_forward_break, sequence_gap, …). */
+  proof: string;
+  sourceFile: string;
+}
+
 /**
  * What a finance document says besides the results: what was compared with what (each date's
  * snapshot and books file), under which rules (tolerance, time zone, cut-off) and when it was made.
@@ -42,6 +56,14 @@ export interface ReportFacts {
   tolerance: ToleranceSettings;
   captures: CaptureFact[];
   books: BooksFact[];
+  /** The bank statements the bank accounts' results came from (absent: none). */
+  statements?: StatementFact[];
+  /** RECON_LOCALE: how amounts are written for people (absent: 1,234.56). */
+  locale?: string;
+  /** What people wrote on the cases of the results needing attention (absent: not asked). */
+  caseNotes?: { latest: CaseNoteRecord[]; acceptances: CaseNoteRecord[] };
+  /** The sign-offs of a one-date report, oldest first: its story (prepared, approved, invalidated, reopened). */
+  signoffs?: Signoff[];
   /** A sealed report's preparer and preparation time (a sign-off); absent on an ordinary report. */
   preparer?: { name: string; at: Date };
 }
@@ -50,7 +72,7 @@ export interface ReportFacts {
 export async function loadReportFacts(
   db: Kysely<Database>,
   results: readonly ReconciliationResult[],
-  config: Pick<Config, 'timezone' | 'cutoff' | 'captureWindowMs' | 'tolerance'>,
+  config: Pick<Config, 'timezone' | 'cutoff' | 'captureWindowMs' | 'tolerance'> & { locale?: string },
   generatedAt: Date,
 ): Promise<ReportFacts> {
   const runIds = [...new Set(results.flatMap((r) => (r.runId === null ? [] : [r.runId])))];
@@ -81,7 +103,15 @@ export async function loadReportFacts(
       return found === undefined ? [] : [{ ...k, source: found.source, importedAt: found.importedAt }];
     })
     .sort((a, b) => a.businessDate.localeCompare(b.businessDate) || a.account.localeCompare(b.account));
-  return { generatedAt, timezone: config.timezone, cutoff: config.cutoff, tolerance: config.tolerance, captures, books };
+  const statementPks = [...new Set(results.flatMap((r) => (r.bankStatementId === null || r.bankStatementId === undefined ? [] : [r.bankStatementId])))];
+  const statements = (await listStatementsByIds(db, statementPks))
+    .map((s) => ({ account: s.account, businessDate: s.business_date, statementId: s.statement_id, format: s.format, proof: s.proof, sourceFile: s.source_file }))
+    .sort((a, b) => a.businessDate.localeCompare(b.businessDate) || a.account.localeCompare(b.account));
+  const caseIds = [...new Set(results.flatMap((r) => (r.case === null || r.case === undefined ? [] : [r.case.id])))];
+  const caseNotes = await listLatestCaseNotes(db, caseIds);
+  const dates = [...new Set(results.map((r) => r.businessDate))];
+  const signoffs = dates.length === 1 ? (await listSignoffsOfDate(db, dates[0]!)).reverse() : [];
+  return { generatedAt, timezone: config.timezone, cutoff: config.cutoff, tolerance: config.tolerance, captures, books, statements, caseNotes, signoffs, ...(config.locale === undefined ? {} : { locale: config.locale }) };
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { AppContext } from '../app-context.js';
-import { businessCalendarOf } from '../config/index.js';
+import { bankAccountNamed, businessCalendarOf } from '../config/index.js';
 import type { Database, ReconciliationState, ReconciliationStatus } from '../db/database.types.js';
 import { listReconciliationStatus } from '../db/reconciliation-owed.repository.js';
 import { findAuthoritativeRunTiming, listResultStatuses } from '../db/signoff.repository.js';
@@ -10,8 +10,8 @@ import { formatLocalTime } from '../business-date/local-time.js';
 /** One account of a date that cannot be signed yet, and why. */
 export interface UnsettledAccount {
   account: string;
-  /** The day's state (or a result's status) that is not final. */
-  state: 'owed' | 'awaiting_books' | 'awaiting_statement' | 'no_books' | 'capture_window' | 'not_captured' | 'conflicting_statements';
+  /** The day's state (or a result's status) that is not final; a bank account (never captured) is `day_open` before its cut-off, never `capture_window` or `not_captured`. */
+  state: 'owed' | 'awaiting_books' | 'awaiting_statement' | 'no_books' | 'capture_window' | 'not_captured' | 'conflicting_statements' | 'day_open';
   /** A sentence for people: what is still to come and what to do. */
   detail: string;
 }
@@ -81,17 +81,22 @@ export async function findUnsettledAccounts(ctx: AppContext, accounts: readonly 
   const results = await listResultStatuses(db, accounts, businessDate);
   const unsettled: UnsettledAccount[] = [];
   for (const account of accounts) {
+    // A bank account's closing balance is its statement's: no capture window, the statement settles it.
+    const bank = bankAccountNamed(ctx.config, account) !== undefined;
     if (now < window.cutoffAt) {
-      unsettled.push({ account, state: 'capture_window', detail: `its cut-off (${formatLocalTime(window.cutoffAt, ctx.config.timezone)}) has not passed: the day is not over` });
+      unsettled.push({ account, state: bank ? 'day_open' : 'capture_window', detail: `its cut-off (${formatLocalTime(window.cutoffAt, ctx.config.timezone)}) has not passed: the day is not over` });
       continue;
     }
-    const timing = await findAuthoritativeRunTiming(db, account, businessDate);
-    if (now < window.closesAt && !(timing?.endOfDay === true && timing.finishedByCutoff)) {
-      unsettled.push({ account, state: 'capture_window', detail: `inside its capture window until ${formatLocalTime(window.closesAt, ctx.config.timezone)}: a capture may still set its closing balance` });
-      continue;
+    if (!bank) {
+      const timing = await findAuthoritativeRunTiming(db, account, businessDate);
+      if (now < window.closesAt && !(timing?.endOfDay === true && timing.finishedByCutoff)) {
+        unsettled.push({ account, state: 'capture_window', detail: `inside its capture window until ${formatLocalTime(window.closesAt, ctx.config.timezone)}: a capture may still set its closing balance` });
+        continue;
+      }
     }
     const status = statuses.find((s) => s.account === account);
-    const state = status?.state ?? 'not_captured';
+    const found = status?.state ?? 'not_captured';
+    const state = bank && found === 'not_captured' ? 'awaiting_statement' : found;
     if (state === 'not_captured') {
       unsettled.push({ account, state: 'not_captured', detail: 'nothing captured and no miss recorded: nothing to sign for it' });
     } else if (state === 'owed') {

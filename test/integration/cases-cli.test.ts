@@ -158,7 +158,7 @@ describe(`wallet-recon cases, the whole story from the command line (${backend})
     const [c] = JSON.parse((await cli('cases', '--json')).stdout) as CaseJson[];
     const shown = await cli('cases', 'show', String(c!.id));
     expect(shown.code, shown.stderr).toBe(0);
-    expect(shown.stdout).toContain('5 occurrence(s), latest difference EUR 2.50');
+    expect(shown.stdout).toContain('5 occurrences, latest difference EUR 2.50');
     expect(shown.stdout).toMatch(/^2026-11-16\s+break\s+1\.00\s+1,001\.00\s+1,001\.00\s+1,000\.00\s/m);
     expect(shown.stdout).toContain('first seen on 2026-11-16: difference EUR 1.00.');
     const json = JSON.parse((await cli('cases', 'show', String(c!.id), '--json')).stdout) as { case: Record<string, unknown>; occurrences: Array<Record<string, unknown>> };
