@@ -7,6 +7,7 @@ import { findImportProfile, listImportProfiles, saveImportProfile, type StoredIm
 import type { BooksFormat } from './books-file.js';
 import { BOOKS_FIELDS } from './column-map.js';
 import { DATE_FORMATS } from './date-text.js';
+import { TEXT_ENCODINGS } from './text-encoding.js';
 
 /**
  * An account's saved import profile: how its books files are written and whether an import may
@@ -22,6 +23,8 @@ export interface ImportProfile {
   skipFooter?: number;
   /** Consent, saved once: imports of the account may remove a day's currencies the file lacks. */
   replaceDay?: boolean;
+  /** The text encoding of its CSV or JSON lines files (a byte order mark still decides). */
+  encoding?: (typeof TEXT_ENCODINGS)[number];
 }
 
 export interface SavedImportProfile {
@@ -39,6 +42,7 @@ const profileSchema = z.object({
   skipRows: z.number().int().min(0).optional(),
   skipFooter: z.number().int().min(0).optional(),
   replaceDay: z.boolean().optional(),
+  encoding: z.enum(TEXT_ENCODINGS).optional(),
 });
 
 function profileOf(stored: StoredImportProfile): SavedImportProfile {
@@ -73,6 +77,7 @@ export function mergeProfile(given: ImportProfile, saved: ImportProfile | undefi
     skipRows: given.skipRows ?? saved?.skipRows,
     skipFooter: given.skipFooter ?? saved?.skipFooter,
     replaceDay: given.replaceDay ?? saved?.replaceDay,
+    encoding: given.encoding ?? saved?.encoding,
   });
 }
 
@@ -98,6 +103,7 @@ export function resolveBooksFormat(config: Config, options: ImportProfile & { ac
     map: merged.map,
     skipRows: merged.skipRows ?? 0,
     skipFooter: merged.skipFooter ?? 0,
+    encoding: merged.encoding,
   };
 }
 
@@ -113,6 +119,7 @@ export function describeProfile(saved: SavedImportProfile): string[] {
     `  amounts        ${p.amounts ?? '(default: major)'}`,
     `  skip rows      ${p.skipRows ?? 0}`,
     `  skip footer    ${p.skipFooter ?? 0}`,
+    `  encoding       ${p.encoding ?? '(default: UTF-8, or as a byte order mark says)'}`,
     `  replace day    ${p.replaceDay === true ? "yes: an import may remove a day's currencies the file lacks" : "no: an import that would remove a day's other currencies is refused without --replace-day"}`,
   ];
 }

@@ -1,6 +1,7 @@
 import { Option, type Command } from 'commander';
 import { DATE_FORMATS, describeProfile, importBooksFile, loadImportProfile, loadImportProfiles, parseColumnMap, parseDateFormat, type BooksImportResult, type ColumnMap, type DateFormat } from '../books/index.js';
 import { UsageError } from '../errors.js';
+import { parseTextEncoding, TEXT_ENCODINGS, type TextEncodingName } from '../books/text-encoding.js';
 import { formatAmount } from '../money/format-amount.js';
 import { resolveAccountNames } from '../reconciliation/reconciliation-service.js';
 import { detectSignoffChanges } from '../signoff/signoff-service.js';
@@ -19,6 +20,7 @@ interface LedgerImportOptions {
   skipFooter?: string;
   replaceDay?: boolean;
   saveProfile?: boolean;
+  encoding?: string;
 }
 
 /** `wallet-recon ledger import FILE`: loads the merchant's expected balances (the books). */
@@ -36,6 +38,7 @@ export function registerLedgerCommand(program: Command, runtime: CliRuntime): vo
     .option('--map <columns>', 'headers of other names: business_date="Value date",currency=Curr,balance="Closing balance"[,account=Entity]')
     .option('--skip-rows <n>', 'lines (spreadsheet rows) above the header to skip: a title, an export date')
     .option('--skip-footer <n>', 'rows at the end to leave out (total rows such as "Summe" or "Total" are left out anyway)')
+    .option('--encoding <name>', `the text encoding of a CSV or JSON lines file without a byte order mark: ${TEXT_ENCODINGS.join(', ')} (default utf-8)`)
     .option('--replace-day', "let the import remove a day's stored currencies the file lacks (each day in the file is its complete books)")
     .option('--save-profile', "save this import's options as the account's import profile, used by later imports")
     .option('--dry-run', 'print what would change and write nothing')
@@ -49,6 +52,7 @@ export function registerLedgerCommand(program: Command, runtime: CliRuntime): vo
       const map: ColumnMap | undefined = opts.map === undefined ? undefined : parseColumnMap(opts.map);
       const skipRows = opts.skipRows === undefined ? undefined : rowCount(opts.skipRows, '--skip-rows');
       const skipFooter = opts.skipFooter === undefined ? undefined : rowCount(opts.skipFooter, '--skip-footer');
+      const encoding = opts.encoding === undefined ? undefined : checkEncoding(opts.encoding);
       if (opts.saveProfile === true && opts.dryRun === true) throw new UsageError('--save-profile saves the options of an import that is written; run it without --dry-run.');
       await runtime.withContext('wallet-recon ledger import', {}, async (ctx) => {
         const result = await importBooksFile(ctx, file, {
@@ -59,6 +63,7 @@ export function registerLedgerCommand(program: Command, runtime: CliRuntime): vo
           map,
           skipRows,
           skipFooter,
+          encoding,
           replaceDay: opts.replaceDay === true ? true : undefined,
           saveProfile: opts.saveProfile === true,
           dryRun: opts.dryRun === true,
@@ -106,6 +111,12 @@ function registerProfileCommand(ledger: Command, runtime: CliRuntime): void {
 function rowCount(text: string, option: string): number {
   if (!/^\d{1,6}$/.test(text)) throw new UsageError(`${option} "${text}" must be a number of rows, such as ${option} 1.`);
   return Number(text);
+}
+
+function checkEncoding(text: string): TextEncodingName {
+  const encoding = parseTextEncoding(text);
+  if (encoding === undefined) throw new UsageError(`--encoding "${text}" is not one of: ${TEXT_ENCODINGS.join(', ')}.`);
+  return encoding;
 }
 
 function checkDateFormat(text: string): DateFormat {

@@ -1,0 +1,101 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { Kysely } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FixedClock } from '../../src/clock.js';
+import type { Database } from '../../src/db/database.types.js';
+import { writeMt940 } from '../../src/statements/index.js';
+import { runCliInProcess } from '../helpers/run-cli.js';
+import { backend, createTestDatabase, withDatabase, type TestDatabase } from '../helpers/test-database.js';
+
+// Books and statements as other systems write them: other encodings, one export for several accounts.
+let t: TestDatabase;
+let dir: string;
+let env: Record<string, string>;
+
+beforeAll(async () => {
+  t = await createTestDatabase({ onDisk: true });
+  // The embedded database serves one handle at a time: the CLI opens it per command.
+  if (backend === 'embedded') await t.handle.close();
+  dir = mkdtempSync(path.join(tmpdir(), 'wr-books-sources-'));
+  const gateway = (name: string) => ({ name, environment: 'sandbox', apiKeyEnv: 'GATEWAY_API_KEY', apiSecretEnv: 'GATEWAY_API_SECRET' });
+  writeFileSync(
+    path.join(dir, 'accounts.json'),
+    JSON.stringify({ accounts: [gateway('shop-eu'), gateway('shop-uk')], bankAccounts: [{ name: 'hausbank', iban: 'DE89370400440532013000', currency: 'EUR' }] }),
+  );
+  env = { DATABASE_URL: '', ...t.childEnv, LOG_LEVEL: 'silent', RECON_TIMEZONE: 'UTC', RECON_ACCOUNTS_FILE: path.join(dir, 'accounts.json') };
+});
+afterAll(async () => {
+  await t?.drop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const withDb = <T>(fn: (db: Kysely<Database>) => Promise<T>) => withDatabase(t, fn);
+const clock = () => new FixedClock(new Date('2026-11-25T12:00:00Z'));
+const cli = (args: string[]) => runCliInProcess(args, env, { clock: clock() });
+
+function file(name: string, content: string | Buffer): string {
+  const p = path.join(dir, name);
+  writeFileSync(p, content);
+  return p;
+}
+
+async function stored(date: string) {
+  const rows = await withDb((db) => db.selectFrom('expected_balances').select(['account', 'currency', 'balance']).where('business_date', '=', date).orderBy('account').orderBy('currency').execute());
+  return rows.map((r) => `${r.account} ${r.currency} ${r.balance}`);
+}
+
+describe(`books and statements in other encodings (${backend})`, () => {
+  it('refuses a Windows-1252 CSV without --encoding naming windows-1252 and the option, and imports it with --encoding windows-1252', async () => {
+    const text = 'Datum;Währung;Schlusssaldo\n20.11.2026;EUR;1.234,56\n';
+    const cp1252 = file('erp-1252.csv', Buffer.from(text, 'latin1'));
+    const options = ['--account', 'shop-eu', '--map', 'business_date=Datum,currency=Währung,balance=Schlusssaldo', '--date-format', 'DD.MM.YYYY', '--decimal-comma'];
+
+    const refused = await cli(['ledger', 'import', cp1252, ...options]);
+    expect(refused.code).toBe(2);
+    expect(refused.stdout).toBe('');
+    expect(refused.stderr).toContain('erp-1252.csv line 1 is not valid UTF-8; it looks like windows-1252: pass --encoding windows-1252');
+    expect(await stored('2026-11-20')).toEqual([]);
+
+    const imported = await cli(['ledger', 'import', cp1252, ...options, '--encoding', 'windows-1252']);
+    expect(imported.stderr).toBe('');
+    expect(imported.code).toBe(0);
+    expect(await stored('2026-11-20')).toEqual(['shop-eu EUR 123456']);
+  });
+
+  it('reads UTF-16 and UTF-8 files by their byte order mark, ISO-8859-15 by name, and refuses an unknown encoding', async () => {
+    const header = 'business_date,currency,balance,account\n';
+    const utf16 = file('utf16.csv', Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(`${header}2026-11-19,EUR,10.00,shop-eu\n`, 'utf16le')]));
+    expect(await cli(['ledger', 'import', utf16])).toMatchObject({ code: 0, stderr: '' });
+    const bom8 = file('utf8-bom.csv', `\uFEFF${header}2026-11-19,GBP,20.00,shop-uk\n`);
+    expect(await cli(['ledger', 'import', bom8])).toMatchObject({ code: 0, stderr: '' });
+    expect(await stored('2026-11-19')).toEqual(['shop-eu EUR 1000', 'shop-uk GBP 2000']);
+
+    // 0xA4 is the euro sign in ISO-8859-15.
+    const latin9 = file('latin9.csv', Buffer.concat([Buffer.from('business_date,currency,Saldo ', 'latin1'), Buffer.from([0xa4]), Buffer.from(',account\n2026-11-18,EUR,30.00,shop-eu\n')]));
+    expect(await cli(['ledger', 'import', latin9, '--encoding', 'iso-8859-15', '--map', 'balance=Saldo €'])).toMatchObject({ code: 0, stderr: '' });
+    expect(await stored('2026-11-18')).toEqual(['shop-eu EUR 3000']);
+    // JSON lines are decoded as they stream too.
+    const jsonl = file('latin1.jsonl', Buffer.from('{"business_date":"2026-11-17","currency":"EUR","balance":"1.00","account":"shop-eu","note":"März"}\n', 'latin1'));
+    const jsonRefused = await cli(['ledger', 'import', jsonl]);
+    expect(jsonRefused).toMatchObject({ code: 2 });
+    expect(jsonRefused.stderr).toContain('latin1.jsonl line 1 is not valid UTF-8; it looks like windows-1252: pass --encoding windows-1252');
+    const wrong = await cli(['ledger', 'import', latin9, '--encoding', 'ebcdic']);
+    expect(wrong).toMatchObject({ code: 2 });
+    expect(wrong.stderr).toContain('--encoding "ebcdic" is not one of: utf-8, utf-16le, utf-16be, windows-1252, iso-8859-1, iso-8859-15.');
+  });
+
+  it('refuses a Latin-1 MT940 file without --encoding and imports it with --encoding iso-8859-1', async () => {
+    const mt940 = writeMt940({ iban: 'DE89370400440532013000', currency: 'EUR', opening: 1_000_000n, days: [{ sequence: 7, date: '2026-11-02', entries: [250_000n] }] }).replace('entry 1 of statement 7', 'Überweisung Müller');
+    const latin1 = file('statement.sta', Buffer.from(mt940, 'latin1'));
+    const refused = await cli(['statements', 'import', latin1]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('statement.sta line 7 is not valid UTF-8; it looks like windows-1252: pass --encoding windows-1252');
+    expect(await withDb((db) => db.selectFrom('bank_statements').select('id').execute())).toEqual([]);
+    const imported = await cli(['statements', 'import', latin1, '--encoding', 'iso-8859-1']);
+    expect(imported.stderr).toBe('');
+    expect(imported.code).toBe(0);
+    expect(await withDb((db) => db.selectFrom('bank_statements').select('id').execute())).toHaveLength(1);
+  });
+});
