@@ -79,6 +79,14 @@ export interface BooksImportsTable {
 export type BooksFormatName = 'csv' | 'xlsx' | 'jsonl' | 'sql';
 
 /** An account's saved import profile (`ledger import --save-profile`). */
+/** A source's named import profile (`ledger import --profile NAME`); its files may name any configured account. */
+export interface NamedImportProfilesTable {
+  name: string;
+  /** jsonb: the saved options; written as JSON text, read back parsed. */
+  settings: ColumnType<unknown, string, string>;
+  saved_at: Date;
+}
+
 export interface ImportProfilesTable {
   account: string;
   /** jsonb: the saved options; written as JSON text, read back parsed. */
@@ -598,6 +606,7 @@ export interface Database {
   missed_dates: MissedDatesTable;
   books_imports: BooksImportsTable;
   import_profiles: ImportProfilesTable;
+  named_import_profiles: NamedImportProfilesTable;
   capture_days: CaptureDaysView;
   authoritative_runs: AuthoritativeRunsView;
   reconciliation_cases: ReconciliationCasesTable;

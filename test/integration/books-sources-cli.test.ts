@@ -99,3 +99,49 @@ describe(`books and statements in other encodings (${backend})`, () => {
     expect(await withDb((db) => db.selectFrom('bank_statements').select('id').execute())).toHaveLength(1);
   });
 });
+
+describe(`named import profiles of multi-account exports (${backend})`, () => {
+  it('saves a profile of a two-account export without --account, lists and shows it, and imports the next export with --profile NAME only', async () => {
+    const options = ['--map', 'business_date=Datum,currency=Währung,balance=Schlusssaldo,account=Konto', '--date-format', 'DD.MM.YYYY', '--decimal-comma', '--skip-rows', '1'];
+    const erp = (name: string, day: string, eu: string, bank: string) =>
+      file(name, Buffer.from(`Kontostände ERP\nDatum;Konto;Währung;Schlusssaldo\n${day};shop-eu;EUR;${eu}\n${day};hausbank;EUR;${bank}\n`, 'latin1'));
+    const first = erp('erp-1.csv', '10.11.2026', '12.500.000,00', '3.000,00');
+
+    const saved = await cli(['ledger', 'import', first, ...options, '--encoding', 'windows-1252', '--profile', 'erp', '--save-profile']);
+    expect(saved.stderr).toBe('');
+    expect(saved.code).toBe(0);
+    expect(saved.stdout.split('\n')).toEqual([
+      expect.stringMatching(/^Imported 2 expected balances from erp-1\.csv for hausbank, shop-eu, 2026-11-10: 2 new, 0 changed, 0 unchanged, 0 removed\./),
+      'Saved these options as import profile "erp" ("wallet-recon ledger profile show erp" prints it; "wallet-recon ledger import FILE --profile erp" uses it).',
+    ]);
+    expect(await stored('2026-11-10')).toEqual(['hausbank EUR 300000', 'shop-eu EUR 1250000000']);
+
+    const listed = await cli(['ledger', 'profile', 'list']);
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toMatch(/^profile +kind +saved\n.*\nerp +named \(accounts from the file\) +2026-11-25T12:00:00\.000Z$/s);
+    const shown = await cli(['ledger', 'profile', 'show', 'erp']);
+    expect(shown.code).toBe(0);
+    expect(shown.stdout.split('\n').slice(0, 3)).toEqual([
+      'Import profile "erp" (files naming their accounts in a column), saved 2026-11-25T12:00:00.000Z:',
+      '  map            business_date=Datum,currency=Währung,balance=Schlusssaldo,account=Konto',
+      '  date format    DD.MM.YYYY',
+    ]);
+    expect(shown.stdout).toContain('  encoding       windows-1252');
+
+    // The next export: the profile and nothing else.
+    const next = erp('erp-2.csv', '11.11.2026', '12.600.000,00', '2.500,00');
+    const plain = await cli(['ledger', 'import', next, '--profile', 'erp']);
+    expect(plain.stderr).toBe('');
+    expect(plain.code).toBe(0);
+    expect(plain.stdout.split('\n')).toEqual([
+      expect.stringMatching(/^Imported 2 expected balances from erp-2\.csv for hausbank, shop-eu, 2026-11-11: 2 new, 0 changed, 0 unchanged, 0 removed\./),
+      'Read with import profile "erp".',
+    ]);
+    expect(await stored('2026-11-11')).toEqual(['hausbank EUR 250000', 'shop-eu EUR 1260000000']);
+
+    const unknown = await cli(['ledger', 'import', next, '--profile', 'sap']);
+    expect(unknown).toMatchObject({ code: 2 });
+    expect(unknown.stderr).toContain('There is no import profile "sap" (saved: erp). Save it with: wallet-recon ledger import FILE [options] --profile sap --save-profile');
+  });
+});
+
