@@ -298,10 +298,19 @@ function readDateField(value: unknown, format: DateFormat, at: string, problems:
   if (value instanceof CellDate) return value.iso;
   const iso = typeof value === 'string' ? (format === 'YYYY-MM-DD' ? (isCalendarDate(value) ? value : undefined) : readDate(value, format)) : undefined;
   if (iso === undefined) {
-    const hint = format === 'YYYY-MM-DD' && typeof value === 'string' && /^\d{1,2}[./-]\d{1,2}[./-]\d{4}$/.test(value) ? '; pass --date-format, e.g. --date-format DD/MM/YYYY' : '';
+    const hint = format === 'YYYY-MM-DD' && typeof value === 'string' ? dateFormatHint(value) : '';
     problems.push(`${at}: business_date ${show(value)} is not a real date in the form ${format}${hint}`);
   }
   return iso;
+}
+
+/** The --date-format a date written another way fits: the separator it is written with decides. */
+function dateFormatHint(value: string): string {
+  const match = /^(\d{1,2})([./-])(\d{1,2})\2\d{4}$/.exec(value);
+  if (match === null) return '';
+  const [, first, separator, second] = match;
+  const suggested = separator === '.' ? 'DD.MM.YYYY' : separator === '-' ? 'DD-MM-YYYY' : Number(second) > 12 && Number(first) <= 12 ? 'MM/DD/YYYY' : 'DD/MM/YYYY';
+  return `; pass --date-format, e.g. --date-format ${suggested}`;
 }
 
 function readCurrency(value: unknown, at: string, problems: string[]): string | undefined {

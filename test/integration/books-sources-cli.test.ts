@@ -145,3 +145,21 @@ describe(`named import profiles of multi-account exports (${backend})`, () => {
   });
 });
 
+describe(`import hints name the option that fits the text seen (${backend})`, () => {
+  it('suggests DD.MM.YYYY for a dotted date, --decimal-comma for 12.845.500,75 and --skip-rows for a title row', async () => {
+    const dotted = file('dotted.csv', 'business_date,currency,balance,account\n02.11.2026,EUR,12.845.500,75,shop-eu\n'.replace('12.845.500,75', '"12.845.500,75"'));
+    const refused = await cli(['ledger', 'import', dotted]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('dotted.csv line 2: business_date "02.11.2026" is not a real date in the form YYYY-MM-DD; pass --date-format, e.g. --date-format DD.MM.YYYY');
+    expect(refused.stderr).toContain('dotted.csv line 2: balance "12.845.500,75" looks like a decimal comma; pass --decimal-comma');
+
+    const titled = file('titled.csv', 'Kontostände Händlerkonto\nExport vom 03.11.2026\nbusiness_date;currency;balance;account\n2026-11-02;EUR;1,00;shop-eu\n');
+    const title = await cli(['ledger', 'import', titled]);
+    expect(title.code).toBe(1);
+    expect(title.stderr).toContain('line 3 reads as the header: pass --skip-rows 2 to skip the lines above it');
+    const oneMore = await cli(['ledger', 'import', titled, '--skip-rows', '1']);
+    expect(oneMore.stderr).toContain('titled.csv line 2: the header must name the columns');
+    expect(oneMore.stderr).toContain('line 3 reads as the header: pass --skip-rows 2 to skip the lines above it');
+  });
+});
+
