@@ -147,7 +147,7 @@ Exit codes: 0 done, 1 error, 2 usage error (also a transition the case's state d
         }
         const head = [
           `Case ${describeCase(c)}: ${describeState(c)}`,
-          `opened on ${c.openedOn}, last seen on ${c.lastSeenOn}, age ${caseAgeDays(c, today)} days, ${c.occurrences} occurrence(s), latest difference ${money(c.latestDifference, c.currency) ?? '-'}`,
+          `opened on ${c.openedOn}, last seen on ${c.lastSeenOn}, age ${caseAgeDays(c, today)} day${caseAgeDays(c, today) === 1 ? '' : 's'}, ${c.occurrences} occurrence(s), latest difference ${money(c.latestDifference, c.currency) ?? '-'}`,
           `assignee ${c.assignee ?? '-'}${c.dueOn === null ? '' : `, due ${c.dueOn}`}`,
         ].join('\n');
         const occurrenceTable = formatTable(

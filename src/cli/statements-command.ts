@@ -77,7 +77,7 @@ export function registerStatementsCommand(program: Command, runtime: CliRuntime)
       mkdirSync(opts.dir, { recursive: true });
       const camt = path.join(opts.dir, 'sample-camt053.xml');
       const mt940 = path.join(opts.dir, 'sample-mt940.sta');
-      await writeFileAtomically(camt, writeCamt053(sample));
+      await writeFileAtomically(camt, writeCamt053({ ...sample, camtVersion: 8 }));
       await writeFileAtomically(mt940, writeMt940(sample));
       runtime.output.out(`Wrote ${camt} and ${mt940}: ${days} statement${days === 1 ? '' : 's'} of ${iban} (${opts.currency}), ${sample.days[0]!.date} to ${last}, in camt.053 and MT940.`);
     });

@@ -5,7 +5,7 @@ import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FixedClock } from '../../src/clock.js';
 import type { Database } from '../../src/db/database.types.js';
-import { writeMt940 } from '../../src/statements/index.js';
+import { writeCamt053, writeMt940 } from '../../src/statements/index.js';
 import { runCliInProcess } from '../helpers/run-cli.js';
 import { backend, createTestDatabase, withDatabase, type TestDatabase } from '../helpers/test-database.js';
 
@@ -160,6 +160,15 @@ describe(`import hints name the option that fits the text seen (${backend})`, ()
     const oneMore = await cli(['ledger', 'import', titled, '--skip-rows', '1']);
     expect(oneMore.stderr).toContain('titled.csv line 2: the header must name the columns');
     expect(oneMore.stderr).toContain('line 3 reads as the header: pass --skip-rows 2 to skip the lines above it');
+  });
+});
+
+describe('statements sample', () => {
+  it('writes camt.053.001.08 with the entry status as Sts/Cd, as its schema has it', () => {
+    const xml = writeCamt053({ iban: 'DE89370400440532013000', currency: 'EUR', opening: 0n, days: [{ sequence: 1, date: '2026-11-02', entries: [100n] }], camtVersion: 8 });
+    expect(xml).toContain('camt.053.001.08');
+    expect(xml).toContain('<Sts><Cd>BOOK</Cd></Sts>');
+    expect(xml).not.toContain('<Sts>BOOK</Sts>');
   });
 });
 
