@@ -27,6 +27,7 @@ import * as viewDefinitions from './2026-12-02T1000_view-definitions.js';
 import * as statusesForOpenWork from './2026-12-02T1100_statuses-for-open-work.js';
 import * as storedFiles from './2026-12-02T3001_stored-files.js';
 import * as namedImportProfiles from './2026-12-02T6501_named-import-profiles.js';
+import * as businessCalendar from './2026-12-02T6502_business-calendar.js';
 
 /**
  * Every migration by its name (the file name without extension), in the order they apply.
@@ -62,4 +63,5 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '2026-12-02T1100_statuses-for-open-work': statusesForOpenWork,
   '2026-12-02T3001_stored-files': storedFiles,
   '2026-12-02T6501_named-import-profiles': namedImportProfiles,
+  '2026-12-02T6502_business-calendar': businessCalendar,
 };

@@ -87,6 +87,17 @@ export interface NamedImportProfilesTable {
   saved_at: Date;
 }
 
+/** The business calendar, each row effective from a business date (the database's, not a process's). */
+export interface BusinessCalendarTable {
+  effective_from: ColumnType<string, string, string>;
+  timezone: string;
+  cutoff: string;
+  capture_window_ms: ColumnType<string, string | number, string | number>;
+  books_deadline_ms: ColumnType<string, string | number, string | number>;
+  statement_deadline_ms: ColumnType<string, string | number, string | number>;
+  recorded_at: Date;
+}
+
 export interface ImportProfilesTable {
   account: string;
   /** jsonb: the saved options; written as JSON text, read back parsed. */
@@ -607,6 +618,7 @@ export interface Database {
   books_imports: BooksImportsTable;
   import_profiles: ImportProfilesTable;
   named_import_profiles: NamedImportProfilesTable;
+  business_calendar: BusinessCalendarTable;
   capture_days: CaptureDaysView;
   authoritative_runs: AuthoritativeRunsView;
   reconciliation_cases: ReconciliationCasesTable;
