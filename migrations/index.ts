@@ -29,6 +29,8 @@ import * as storedFiles from './2026-12-02T3001_stored-files.js';
 import * as statementLocks from './2026-12-02T2001_statement-locks.js';
 import * as booksEntriesAndMatches from './2026-12-02T5000_books-entries-and-matches.js';
 import * as reconcilingItems from './2026-12-02T5501_reconciling-items.js';
+import * as namedImportProfiles from './2026-12-02T6501_named-import-profiles.js';
+import * as businessCalendar from './2026-12-02T6502_business-calendar.js';
 import * as problemNotifications from './2026-12-02T7001_problem-notifications.js';
 import * as evidencePack from './2026-12-02T8001_evidence-pack.js';
 
@@ -68,6 +70,8 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '2026-12-02T3001_stored-files': storedFiles,
   '2026-12-02T5000_books-entries-and-matches': booksEntriesAndMatches,
   '2026-12-02T5501_reconciling-items': reconcilingItems,
+  '2026-12-02T6501_named-import-profiles': namedImportProfiles,
+  '2026-12-02T6502_business-calendar': businessCalendar,
   '2026-12-02T7001_problem-notifications': problemNotifications,
   '2026-12-02T8001_evidence-pack': evidencePack,
 };

@@ -107,6 +107,12 @@ export class InputFileError extends ReconError {
   }
 }
 
+/** A file whose bytes are not text in the encoding it was read with (not UTF-8 and no --encoding): nothing read, exit 2. */
+export class FileEncodingError extends ReconError {
+  override readonly code = 'E_ENCODING';
+  override readonly exitCode = 2;
+}
+
 /** A short, secret-free description of any thrown value, for logs and the run ledger. */
 export function describeError(error: unknown): string {
   if (error instanceof ReconError) return error.message;

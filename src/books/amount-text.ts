@@ -65,6 +65,8 @@ function readWithMark(text: string, decimals: number, decimalComma: boolean, cur
   // The examples are written with the mark the amount was read with.
   const notAnAmount = `is not an amount such as ${decimalComma ? '1234,56, -1.234,56 or (1.234,56)' : '1234.56, -1234.56, 1,234.56 or (1,234.56)'}`;
   const [whole = '', fraction, extra] = body.split(point);
+  // 12.845.500,75: points grouping thousands before a decimal comma.
+  if (extra !== undefined && !decimalComma && /^\d{1,3}(\.\d{3})+,\d+$/.test(body)) return fail(text, DECIMAL_COMMA_HINT);
   if (extra !== undefined) return fail(text, `has more than one decimal ${decimalComma ? 'comma' : 'point'}`);
   if (fraction !== undefined && !/^\d+$/.test(fraction)) {
     if (!decimalComma && /^\d{1,3}(\.\d{3})*,\d+$/.test(body)) return fail(text, DECIMAL_COMMA_HINT);

@@ -1,7 +1,7 @@
-import { createReadStream } from 'node:fs';
 import { open } from 'node:fs/promises';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
+import { Readable } from 'node:stream';
 import { isCalendarDate } from '../clock.js';
 import { InputFileError, UsageError } from '../errors.js';
 import { describeJsonValue, isJsonInteger, isLosslessNumber, parseJsonLosslessly } from '../lossless-json.js';
@@ -11,6 +11,7 @@ import { readMajorAmount } from './amount-text.js';
 import { BALANCE_FIELD_SET, BOOKS_FIELDS, REQUIRED_FIELDS, type ColumnMap, type FieldSet } from './column-map.js';
 import { readCsvRecords, streamCsvRecords } from './csv-table.js';
 import { readDate, type DateFormat } from './date-text.js';
+import { decodeFileStream, decodeHead, type TextEncodingName } from './text-encoding.js';
 import { FooterFilter, TableShaper, type RawRow, type SkippedRow, type TableRow } from './table.js';
 import { CellDate, streamXlsxRecords } from './xlsx-table.js';
 
@@ -45,6 +46,8 @@ export interface BooksFormat {
   skipRows?: number;
   /** Rows at the end to leave out (a footer); total rows at the end ("Summe", "Total") are left out anyway. */
   skipFooter?: number;
+  /** The text encoding of a CSV or JSON lines file without a byte order mark; absent: UTF-8, strictly. */
+  encoding?: TextEncodingName;
 }
 
 export interface BalanceFileOptions extends BooksFormat {
@@ -73,7 +76,7 @@ export function detectFormat(fileName: string, content: string | Buffer): Balanc
   if (ext === '.jsonl' || ext === '.ndjson' || ext === '.json') return 'jsonl';
   // An .xlsx is a zip archive: "PK\x03\x04".
   if (Buffer.isBuffer(content) && content.subarray(0, 4).equals(Buffer.from([0x50, 0x4b, 0x03, 0x04]))) return 'xlsx';
-  const text = Buffer.isBuffer(content) ? content.subarray(0, 64).toString('utf8') : content;
+  const text = Buffer.isBuffer(content) ? decodeHead(content.subarray(0, 64)) : content;
   return text.replace(/^\uFEFF/, '').trimStart().startsWith('{') ? 'jsonl' : 'csv';
 }
 
@@ -156,7 +159,7 @@ export async function openRawRows(filePath: string, options: BooksFormat, fieldS
   const problems = new ProblemList();
   const skipped: SkippedRow[] = [];
   const problem = (text: string) => problems.add(text);
-  const raw = format === 'jsonl' ? streamJsonLines(filePath, name, options, problem, skipped) : streamTableRows(format === 'csv' ? streamCsvRecords(filePath, name, problem, options.skipRows ?? 0) : streamXlsxRecords(filePath, name, problem, options.skipRows ?? 0), name, unit, options, problem, skipped, fieldSet);
+  const raw = format === 'jsonl' ? streamJsonLines(filePath, name, head, options, problem, skipped) : streamTableRows(format === 'csv' ? streamCsvRecords(filePath, name, problem, options.skipRows ?? 0, options.encoding) : streamXlsxRecords(filePath, name, problem, options.skipRows ?? 0), name, unit, options, problem, skipped, fieldSet);
   return { name, format, unit, rows: raw, problems, skipped };
 }
 
@@ -180,11 +183,11 @@ async function* streamTableRows(records: AsyncIterable<TableRow>, name: string, 
   shaper.end();
 }
 
-async function* streamJsonLines(filePath: string, name: string, options: BooksFormat, problem: (text: string) => void, skipped: SkippedRow[]): AsyncGenerator<RawRow> {
+async function* streamJsonLines(filePath: string, name: string, head: Buffer, options: BooksFormat, problem: (text: string) => void, skipped: SkippedRow[]): AsyncGenerator<RawRow> {
   const rename = jsonRenames(options.map);
   // JSON lines have no header and no total rows: only --skip-rows and --skip-footer apply.
   const footer = new FooterFilter(options.skipFooter ?? 0, 'line', skipped, false);
-  const lines = createInterface({ input: createReadStream(filePath, { encoding: 'utf8' }), crlfDelay: Infinity });
+  const lines = createInterface({ input: Readable.from(decodeFileStream(filePath, name, head, options.encoding)), crlfDelay: Infinity });
   let line = 0;
   for await (const text of lines) {
     line++;
@@ -314,10 +317,19 @@ export function readDateField(value: unknown, format: DateFormat, at: string, pr
   if (value instanceof CellDate) return value.iso;
   const iso = typeof value === 'string' ? (format === 'YYYY-MM-DD' ? (isCalendarDate(value) ? value : undefined) : readDate(value, format)) : undefined;
   if (iso === undefined) {
-    const hint = format === 'YYYY-MM-DD' && typeof value === 'string' && /^\d{1,2}[./-]\d{1,2}[./-]\d{4}$/.test(value) ? '; pass --date-format, e.g. --date-format DD/MM/YYYY' : '';
+    const hint = format === 'YYYY-MM-DD' && typeof value === 'string' ? dateFormatHint(value) : '';
     problems.push(`${at}: ${field} ${show(value)} is not a real date in the form ${format}${hint}`);
   }
   return iso;
+}
+
+/** The --date-format a date written another way fits: the separator it is written with decides. */
+function dateFormatHint(value: string): string {
+  const match = /^(\d{1,2})([./-])(\d{1,2})\2\d{4}$/.exec(value);
+  if (match === null) return '';
+  const [, first, separator, second] = match;
+  const suggested = separator === '.' ? 'DD.MM.YYYY' : separator === '-' ? 'DD-MM-YYYY' : Number(second) > 12 && Number(first) <= 12 ? 'MM/DD/YYYY' : 'DD/MM/YYYY';
+  return `; pass --date-format, e.g. --date-format ${suggested}`;
 }
 
 export function readCurrency(value: unknown, at: string, problems: string[]): string | undefined {

@@ -23,7 +23,7 @@ import {
 import { todayOf } from '../reconciliation/business-dates.js';
 import { reconcileOwedDates, resolveAccountNames } from '../reconciliation/reconciliation-service.js';
 import { duplicateProblem, noRows, openBalanceFile, ProblemList, type BalanceFileRow } from './books-file.js';
-import { loadImportProfile, mergeProfile, resolveBooksFormat, storeImportProfile, type ImportProfile } from './import-profile.js';
+import { loadImportProfile, loadNamedProfile, loadNamedProfiles, mergeProfile, PROFILE_NAME, resolveBooksFormat, storeImportProfile, storeNamedProfile, type ImportProfile } from './import-profile.js';
 import type { SkippedRow } from './table.js';
 import { listLiveSignoffs } from '../db/signoff.repository.js';
 import { findLocks, lockedDateError } from '../signoff/date-lock.js';
@@ -35,8 +35,10 @@ export interface BooksImportOptions extends ImportProfile {
   account?: string;
   /** Work out and report the changes, write nothing. */
   dryRun?: boolean;
-  /** `--save-profile`: store this import's options as the account's import profile, with the books. */
+  /** `--save-profile`: store this import's options as the account's import profile (or the named `profile`), with the books. */
   saveProfile?: boolean;
+  /** `--profile NAME`: the source's named profile, read (and with saveProfile, saved) instead of an account's. */
+  profile?: string;
 }
 
 export interface BooksImportResult {
@@ -69,8 +71,8 @@ export interface BooksImportResult {
   skipped: SkippedRow[];
   /** A dry run whose removals the real import would refuse without --replace-day. */
   removalsNeedConsent: boolean;
-  /** The account whose import profile this import used (or saved). */
-  profile?: { account: string; used: boolean; saved: boolean };
+  /** The account whose import profile this import used (or saved), or the named profile (`name`). */
+  profile?: { account?: string; name?: string; used: boolean; saved: boolean };
   accounts: string[];
   firstDate: string;
   lastDate: string;
@@ -86,10 +88,13 @@ export interface BooksImportResult {
 export async function importBooksFile(ctx: AppContext, filePath: string, options: BooksImportOptions = {}): Promise<BooksImportResult> {
   // A mistyped --account is one usage error, not the same problem repeated on every line.
   if (options.account !== undefined) resolveAccountNames(ctx.config, options.account);
+  if (options.profile !== undefined) return importWithNamedProfile(ctx, filePath, options.profile, options);
   const accountName = options.account ?? (ctx.config.accounts.length === 1 ? ctx.config.accounts[0]!.name : undefined);
   if (options.saveProfile === true) {
     if (options.dryRun === true) throw new UsageError('--save-profile saves the options of an import that is written; run it without --dry-run.');
-    if (accountName === undefined) throw new UsageError(`--save-profile needs --account NAME: a profile belongs to one account (configured: ${ctx.config.accounts.map((a) => a.name).join(', ')}).`);
+    if (accountName === undefined) throw new UsageError(
+        `--save-profile needs --account NAME for one account's profile (configured: ${ctx.config.accounts.map((a) => a.name).join(', ')}), or --profile NAME for an export that names its accounts in a column.`,
+      );
   }
   const saved = accountName === undefined ? undefined : await loadImportProfile(ctx, accountName);
   const format = resolveBooksFormat(ctx.config, options, saved?.profile);
@@ -112,6 +117,37 @@ export async function importBooksFile(ctx: AppContext, filePath: string, options
     ...result,
     ...(accountName === undefined || (saved === undefined && toSave === undefined) ? {} : { profile: { account: accountName, used: saved !== undefined, saved: toSave !== undefined } }),
   };
+}
+
+/**
+ * An import read with a source's named profile: the file names its accounts (any configured one,
+ * bank accounts included) in its account column; no account's own profile applies. With
+ * `saveProfile` the options given, over the profile's, are saved as the profile with the books.
+ */
+async function importWithNamedProfile(ctx: AppContext, filePath: string, name: string, options: BooksImportOptions): Promise<BooksImportResult> {
+  if (!PROFILE_NAME.test(name)) throw new UsageError(`--profile "${name}" is not a profile name: letters, digits, ".", "-" and "_", at most 64.`);
+  if (options.saveProfile === true && options.dryRun === true) throw new UsageError('--save-profile saves the options of an import that is written; run it without --dry-run.');
+  const saved = await loadNamedProfile(ctx, name);
+  if (saved === undefined && options.saveProfile !== true) {
+    const names = (await loadNamedProfiles(ctx)).map((p) => p.name);
+    throw new UsageError(
+      `There is no import profile "${name}" (${names.length === 0 ? 'none is saved' : `saved: ${names.join(', ')}`}). Save it with: wallet-recon ledger import FILE [options] --profile ${name} --save-profile`,
+    );
+  }
+  const format = resolveBooksFormat(ctx.config, { ...options, account: options.account }, saved?.profile);
+  const replaceDay = options.replaceDay ?? saved?.profile.replaceDay ?? false;
+  const opened = await openBalanceFile(filePath, { ...format, account: options.account, knownAccounts: allAccountNames(ctx.config), notAfter: todayOf(ctx) });
+  const toSave = options.saveProfile === true ? mergeProfile(options, saved?.profile) : undefined;
+  const result = await storeBookBatches(ctx, opened, {
+    source: path.basename(filePath),
+    format: opened.format,
+    amounts: format.amounts,
+    dryRun: options.dryRun === true,
+    reconcile: true,
+    refuseRemovals: !replaceDay,
+    alsoInTransaction: toSave === undefined ? undefined : (trx) => storeNamedProfile(trx, name, toSave, ctx.clock.now()),
+  });
+  return { ...result, profile: { name, used: saved !== undefined, saved: toSave !== undefined } };
 }
 
 /** How a set of books rows is stored (a file or a ledger query). */

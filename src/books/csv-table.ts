@@ -1,8 +1,10 @@
-import { createReadStream } from 'node:fs';
 import { open } from 'node:fs/promises';
+import { Readable } from 'node:stream';
 import { parse as parseCsvStream } from 'csv-parse';
+import { FileEncodingError } from '../errors.js';
 import { parse as parseCsv } from 'csv-parse/sync';
 import type { TableRow } from './table.js';
+import { decodeFileStream, decodeHead, type TextEncodingName } from './text-encoding.js';
 
 const DELIMITERS = [',', ';', '\t'] as const;
 
@@ -56,24 +58,30 @@ export function readCsvRecords(text: string, name: string, problem: (text: strin
  * Streams a CSV file's records (header first) without holding the file: memory is one record
  * plus the parser's buffer. Invalid CSV ends the records with a problem naming its line.
  */
-export async function* streamCsvRecords(filePath: string, name: string, problem: (text: string) => void, skipLines = 0): AsyncGenerator<TableRow> {
+export async function* streamCsvRecords(filePath: string, name: string, problem: (text: string) => void, skipLines = 0, encoding?: TextEncodingName): AsyncGenerator<TableRow> {
   const head = await readHead(filePath);
-  const parser = createReadStream(filePath).pipe(parseCsvStream(csvOptions(detectDelimiter(head, skipLines), skipLines)));
+  const parser = parseCsvStream(csvOptions(detectDelimiter(decodeHead(head, encoding), skipLines), skipLines));
+  // Bytes are decoded before the parser sees them; a file that is not UTF-8 ends the records with its refusal.
+  const text = Readable.from(decodeFileStream(filePath, name, head, encoding));
+  text.on('error', (error) => parser.destroy(error));
+  text.pipe(parser);
   try {
     for await (const { record, info } of parser as AsyncIterable<CsvRecord>) yield { line: info.lines, cells: record };
   } catch (error) {
+    if (error instanceof FileEncodingError) throw error;
     problem(csvProblem(name, error));
   } finally {
     parser.destroy();
+    text.destroy();
   }
 }
 
-async function readHead(filePath: string): Promise<string> {
+async function readHead(filePath: string): Promise<Buffer> {
   const handle = await open(filePath, 'r');
   try {
     const buffer = Buffer.alloc(HEAD_BYTES);
     const { bytesRead } = await handle.read(buffer, 0, HEAD_BYTES, 0);
-    return buffer.subarray(0, bytesRead).toString('utf8');
+    return buffer.subarray(0, bytesRead);
   } finally {
     await handle.close();
   }

@@ -3,10 +3,11 @@ import { z } from 'zod';
 import type { AppContext } from '../app-context.js';
 import type { AccountBooksSettings, Config } from '../config/index.js';
 import type { Database } from '../db/database.types.js';
-import { findImportProfile, listImportProfiles, saveImportProfile, type StoredImportProfile } from '../db/import-profile.repository.js';
+import { findImportProfile, findNamedProfile, listImportProfiles, listNamedProfiles, saveImportProfile, saveNamedProfile, type StoredImportProfile, type StoredNamedProfile } from '../db/import-profile.repository.js';
 import type { BooksFormat } from './books-file.js';
 import { BOOKS_FIELDS } from './column-map.js';
 import { DATE_FORMATS } from './date-text.js';
+import { TEXT_ENCODINGS } from './text-encoding.js';
 
 /**
  * An account's saved import profile: how its books files are written and whether an import may
@@ -22,6 +23,8 @@ export interface ImportProfile {
   skipFooter?: number;
   /** Consent, saved once: imports of the account may remove a day's currencies the file lacks. */
   replaceDay?: boolean;
+  /** The text encoding of its CSV or JSON lines files (a byte order mark still decides). */
+  encoding?: (typeof TEXT_ENCODINGS)[number];
 }
 
 export interface SavedImportProfile {
@@ -39,12 +42,47 @@ const profileSchema = z.object({
   skipRows: z.number().int().min(0).optional(),
   skipFooter: z.number().int().min(0).optional(),
   replaceDay: z.boolean().optional(),
+  encoding: z.enum(TEXT_ENCODINGS).optional(),
 });
 
-function profileOf(stored: StoredImportProfile): SavedImportProfile {
-  const parsed = profileSchema.safeParse(stored.settings);
+function settingsOf(settings: unknown): ImportProfile {
+  const parsed = profileSchema.safeParse(settings);
   // A row edited by hand into something unreadable is no profile rather than a crash of every import.
-  return { account: stored.account, profile: parsed.success ? (parsed.data as ImportProfile) : {}, savedAt: stored.savedAt };
+  return parsed.success ? (parsed.data as ImportProfile) : {};
+}
+
+function profileOf(stored: StoredImportProfile): SavedImportProfile {
+  return { account: stored.account, profile: settingsOf(stored.settings), savedAt: stored.savedAt };
+}
+
+/** A source's named profile (`--profile NAME`): an export's format, its rows naming any configured account. */
+export interface SavedNamedProfile {
+  name: string;
+  profile: ImportProfile;
+  savedAt: Date;
+}
+
+/** A profile name: letters, digits, dot, dash and underscore, at most 64. */
+export const PROFILE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+
+function namedOf(stored: StoredNamedProfile): SavedNamedProfile {
+  return { name: stored.name, profile: settingsOf(stored.settings), savedAt: stored.savedAt };
+}
+
+/** The named import profile NAME, if saved. */
+export async function loadNamedProfile(ctx: AppContext, name: string): Promise<SavedNamedProfile | undefined> {
+  const stored = await findNamedProfile(ctx.database.db, name);
+  return stored === undefined ? undefined : namedOf(stored);
+}
+
+/** Every named import profile. */
+export async function loadNamedProfiles(ctx: AppContext): Promise<SavedNamedProfile[]> {
+  return (await listNamedProfiles(ctx.database.db)).map(namedOf);
+}
+
+/** Saves a named import profile, replacing the one before (inside the import's transaction). */
+export async function storeNamedProfile(trx: Transaction<Database>, name: string, profile: ImportProfile, savedAt: Date): Promise<void> {
+  await saveNamedProfile(trx, name, withoutUndefined(profile), savedAt);
 }
 
 /** The saved import profile of an account, if any. */
@@ -73,6 +111,7 @@ export function mergeProfile(given: ImportProfile, saved: ImportProfile | undefi
     skipRows: given.skipRows ?? saved?.skipRows,
     skipFooter: given.skipFooter ?? saved?.skipFooter,
     replaceDay: given.replaceDay ?? saved?.replaceDay,
+    encoding: given.encoding ?? saved?.encoding,
   });
 }
 
@@ -98,21 +137,24 @@ export function resolveBooksFormat(config: Config, options: ImportProfile & { ac
     map: merged.map,
     skipRows: merged.skipRows ?? 0,
     skipFooter: merged.skipFooter ?? 0,
+    encoding: merged.encoding,
   };
 }
 
 /** The profile's lines for `ledger profile show`, one setting a line, defaults said as such. */
-export function describeProfile(saved: SavedImportProfile): string[] {
+export function describeProfile(saved: SavedImportProfile | SavedNamedProfile): string[] {
   const p = saved.profile;
+  const title = 'name' in saved ? `Import profile "${saved.name}" (files naming their accounts in a column)` : `Import profile of account "${saved.account}"`;
   const map = p.map === undefined ? '(default headers: business_date, currency, balance, account)' : Object.entries(p.map).map(([field, header]) => `${field}=${/[,"]|^\s|\s$/.test(header!) ? `"${header!.replace(/"/g, '""')}"` : header}`).join(',');
   return [
-    `Import profile of account "${saved.account}", saved ${saved.savedAt.toISOString()}:`,
+    `${title}, saved ${saved.savedAt.toISOString()}:`,
     `  map            ${map}`,
     `  date format    ${p.dateFormat ?? '(default: YYYY-MM-DD)'}`,
     `  decimal mark   ${p.decimalMark ?? '(not stated: amounts that read two ways are refused)'}`,
     `  amounts        ${p.amounts ?? '(default: major)'}`,
     `  skip rows      ${p.skipRows ?? 0}`,
     `  skip footer    ${p.skipFooter ?? 0}`,
+    `  encoding       ${p.encoding ?? '(default: UTF-8, or as a byte order mark says)'}`,
     `  replace day    ${p.replaceDay === true ? "yes: an import may remove a day's currencies the file lacks" : "no: an import that would remove a day's other currencies is refused without --replace-day"}`,
   ];
 }

@@ -5,7 +5,7 @@
  */
 export { duplicateProblem, noRows, openBalanceFile, readBalanceFile, type BalanceFileRow, type BalanceFileOptions, type BooksFormat } from './books-file.js';
 export { importBooksFile, type BooksImportOptions, type BooksImportResult } from './books-import.js';
-export { describeProfile, loadImportProfile, loadImportProfiles, resolveBooksFormat, type ImportProfile, type SavedImportProfile } from './import-profile.js';
+export { describeProfile, loadImportProfile, loadImportProfiles, loadNamedProfile, loadNamedProfiles, PROFILE_NAME, resolveBooksFormat, type ImportProfile, type SavedImportProfile, type SavedNamedProfile } from './import-profile.js';
 export type { SkippedRow } from './table.js';
 export { ENTRY_FIELD_SET, parseColumnMap, type ColumnMap } from './column-map.js';
 export { booksRollForward, importEntriesFile, type BooksRollForward, type EntriesImportOptions, type EntriesImportResult } from './entries-import.js';

@@ -81,6 +81,8 @@ export class TableShaper {
   #fields: Array<string | undefined> | undefined;
   #balanceColumn: string | undefined;
   #headerRefused = false;
+  /** A refused header, said once the next few rows show whether a later one is the header (a title row above it). */
+  #refusal: { text: string; looked: number } | undefined;
   readonly #footer: FooterFilter;
 
   constructor(
@@ -102,12 +104,15 @@ export class TableShaper {
 
   /** Feeds the next record; returns the data rows it releases. */
   push(line: number, cells: unknown[]): RawRow[] {
-    if (this.#headerRefused) return [];
+    if (this.#headerRefused) {
+      this.#lookForHeader(line, cells);
+      return [];
+    }
     if (this.#fields === undefined) {
       const header = cells.map(headerText);
       const columns = resolveColumns(header, this.map, this.fieldSet);
       if ('problem' in columns) {
-        this.problem(`${this.name} ${this.unit} ${line}: ${columns.problem}`);
+        this.#refusal = { text: `${this.name} ${this.unit} ${line}: ${columns.problem}`, looked: 0 };
         this.#headerRefused = true;
         return [];
       }
@@ -120,7 +125,25 @@ export class TableShaper {
   }
 
   end(): void {
+    this.#sayRefusal('');
     this.#footer.end();
+  }
+
+  // A title row above the header is the commonest cause: the row that reads as the header says how many to skip.
+  #lookForHeader(line: number, cells: unknown[]): void {
+    if (this.#refusal === undefined) return;
+    this.#refusal.looked++;
+    // The separator was guessed from the title row: a header of one cell is tried with the others too.
+    const readings = [cells.map(headerText), ...(cells.length === 1 ? [';', '\t', ','].map((d) => headerText(cells[0]).split(d)) : [])];
+    if (readings.some((header) => !('problem' in resolveColumns(header, this.map)))) {
+      this.#sayRefusal(`; ${this.unit} ${line} reads as the header: pass --skip-rows ${line - 1} to skip the ${line - 1 === 1 ? 'line' : 'lines'} above it`);
+    } else if (this.#refusal.looked >= 5) this.#sayRefusal('');
+  }
+
+  #sayRefusal(hint: string): void {
+    if (this.#refusal === undefined) return;
+    this.problem(`${this.#refusal.text}${hint}`);
+    this.#refusal = undefined;
   }
 
   #shape({ line, cells }: TableRow): RawRow[] {

@@ -74,7 +74,6 @@ export async function applyCaseAction(ctx: AppContext, request: CaseActionReques
   if (request.due !== undefined && !isCalendarDate(request.due)) throw new UsageError(`--due ${JSON.stringify(request.due)} is not a real date: use YYYY-MM-DD, for example ${today}.`);
   if (request.until !== undefined) {
     if (!isCalendarDate(request.until)) throw new UsageError(`--until ${JSON.stringify(request.until)} is not a real date: use YYYY-MM-DD, for example ${today}.`);
-    if (request.until < today) throw new UsageError(`--until ${request.until} is already past (the current business date is ${today} in ${ctx.config.timezone}): give that date or a later one, or leave --until out for an acceptance without end.`);
   }
   const at = ctx.clock.now();
 
@@ -85,6 +84,12 @@ export async function applyCaseAction(ctx: AppContext, request: CaseActionReques
     if (found !== undefined) await lockAccountCases(trx, found.account);
     const before = found && (await findCase(trx, request.caseId, { forUpdate: true }));
     if (before === undefined) throw new UsageError(`There is no case #${request.caseId}. Run "wallet-recon cases --state active" to list the cases that need attention.`);
+    // An acceptance may end on the reviewed date itself: the latest date the case was seen, not today.
+    if (request.action === 'accept' && request.until !== undefined && request.until < before.lastSeenOn) {
+      throw new UsageError(
+        `--until ${request.until} is before ${before.lastSeenOn}, the latest date case #${before.id} was seen: give that date or a later one, or leave --until out for an acceptance without end. Nothing was changed.`,
+      );
+    }
     if (!ALLOWED_FROM[request.action].includes(before.state)) {
       const allowed = actionsAllowedFrom(before.state);
       const resolution = before.resolution === null || before.state === 'accepted' ? '' : ` (${before.resolution})`;

@@ -1,6 +1,8 @@
 import { Option, type Command } from 'commander';
-import { DATE_FORMATS, describeProfile, ENTRY_FIELD_SET, importBooksFile, importEntriesFile, type EntriesImportResult, loadImportProfile, loadImportProfiles, parseColumnMap, parseDateFormat, type BooksImportResult, type ColumnMap, type DateFormat } from '../books/index.js';
+import { formatTable } from '../text-table.js';
+import { DATE_FORMATS, describeProfile, ENTRY_FIELD_SET, importBooksFile, importEntriesFile, type EntriesImportResult, loadImportProfile, loadImportProfiles, loadNamedProfile, loadNamedProfiles, parseColumnMap, parseDateFormat, type BooksImportResult, type ColumnMap, type DateFormat } from '../books/index.js';
 import { UsageError } from '../errors.js';
+import { parseTextEncoding, TEXT_ENCODINGS, type TextEncodingName } from '../books/text-encoding.js';
 import { formatAmount } from '../money/format-amount.js';
 import { resolveAccountNames } from '../reconciliation/reconciliation-service.js';
 import { detectSignoffChanges } from '../signoff/signoff-service.js';
@@ -20,6 +22,8 @@ interface LedgerImportOptions {
   replaceDay?: boolean;
   saveProfile?: boolean;
   entries?: boolean;
+  encoding?: string;
+  profile?: string;
 }
 
 /** `wallet-recon ledger import FILE`: loads the merchant's expected balances (the books). */
@@ -37,8 +41,10 @@ export function registerLedgerCommand(program: Command, runtime: CliRuntime): vo
     .option('--map <columns>', 'headers of other names: business_date="Value date",currency=Curr,balance="Closing balance"[,account=Entity]')
     .option('--skip-rows <n>', 'lines (spreadsheet rows) above the header to skip: a title, an export date')
     .option('--skip-footer <n>', 'rows at the end to leave out (total rows such as "Summe" or "Total" are left out anyway)')
+    .option('--encoding <name>', `the text encoding of a CSV or JSON lines file without a byte order mark: ${TEXT_ENCODINGS.join(', ')} (default utf-8)`)
     .option('--replace-day', "let the import remove a day's stored currencies the file lacks (each day in the file is its complete books)")
-    .option('--save-profile', "save this import's options as the account's import profile, used by later imports")
+    .option('--profile <name>', "read with the named import profile of an export that names its accounts in a column (any configured account, bank accounts included); with --save-profile, save it")
+    .option('--save-profile', "save this import's options as the account's import profile (or, with --profile NAME, as that profile), used by later imports")
     .option('--dry-run', 'print what would change and write nothing')
     .option('--entries', 'the file holds the ledger\'s detail lines (account,booking_date,value_date,currency,amount,reference,description,entry_id), not closing balances')
     .addHelpText(
@@ -52,6 +58,7 @@ export function registerLedgerCommand(program: Command, runtime: CliRuntime): vo
       const map: ColumnMap | undefined = opts.map === undefined ? undefined : parseColumnMap(opts.map);
       const skipRows = opts.skipRows === undefined ? undefined : rowCount(opts.skipRows, '--skip-rows');
       const skipFooter = opts.skipFooter === undefined ? undefined : rowCount(opts.skipFooter, '--skip-footer');
+      const encoding = opts.encoding === undefined ? undefined : checkEncoding(opts.encoding);
       if (opts.saveProfile === true && opts.dryRun === true) throw new UsageError('--save-profile saves the options of an import that is written; run it without --dry-run.');
       await runtime.withContext('wallet-recon ledger import', {}, async (ctx) => {
         const result = await importBooksFile(ctx, file, {
@@ -62,8 +69,10 @@ export function registerLedgerCommand(program: Command, runtime: CliRuntime): vo
           map,
           skipRows,
           skipFooter,
+          encoding,
           replaceDay: opts.replaceDay === true ? true : undefined,
           saveProfile: opts.saveProfile === true,
+          profile: opts.profile,
           dryRun: opts.dryRun === true,
         });
         runtime.output.out(describeImport(result));
@@ -100,6 +109,7 @@ async function importEntries(runtime: CliRuntime, file: string, opts: LedgerImpo
       map,
       skipRows,
       skipFooter,
+      encoding: opts.encoding === undefined ? undefined : checkEncoding(opts.encoding),
       dryRun: opts.dryRun === true,
     });
     runtime.output.out(describeEntriesImport(result));
@@ -131,16 +141,46 @@ export function describeEntriesImport(result: EntriesImportResult): string {
   return lines.join('\n');
 }
 
-/** `wallet-recon ledger profile show [--account NAME]`: the saved import profiles. */
+/** `wallet-recon ledger profile list|show [NAME] [--account NAME]`: the saved import profiles. */
 function registerProfileCommand(ledger: Command, runtime: CliRuntime): void {
-  const profile = ledger.command('profile').description("the accounts' saved import profiles (ledger import --save-profile)");
+  const profile = ledger.command('profile').description('the saved import profiles: named ones of exports (--profile NAME) and accounts\' own (ledger import --save-profile)');
+  profile
+    .command('list')
+    .description('list the saved import profiles: named ones, then accounts\' own')
+    .addHelpText('after', '\nExit codes: 0 listed (also when there is none; it says so), 2 usage or configuration error.')
+    .action(async () => {
+      await runtime.withContext('wallet-recon ledger profile list', {}, async (ctx) => {
+        const named = await loadNamedProfiles(ctx);
+        const accounts = await loadImportProfiles(ctx);
+        if (named.length === 0 && accounts.length === 0) {
+          runtime.output.out('No import profile is saved. Save one with: wallet-recon ledger import FILE [options] --profile NAME --save-profile (or --account NAME --save-profile)');
+          return 0;
+        }
+        const rows = [
+          ...named.map((p) => [p.name, 'named (accounts from the file)', p.savedAt.toISOString()]),
+          ...accounts.map((p) => [`account ${p.account}`, "the account's own", p.savedAt.toISOString()]),
+        ];
+        runtime.output.out(formatTable(['profile', 'kind', 'saved'], rows));
+        return 0;
+      });
+    });
   profile
     .command('show')
-    .description('print the saved import profile of an account (default: every account that has one)')
+    .description('print a named import profile, or the saved import profile of an account (default: every account that has one)')
+    .argument('[name]', 'the named profile (ledger import --profile NAME)')
     .option('--account <name>', 'only this account')
-    .addHelpText('after', '\nExit codes: 0 printed (also when there is no profile; it says so), 2 usage or configuration error (an account that is not configured).')
-    .action(async (opts: { account?: string }) => {
+    .addHelpText('after', '\nExit codes: 0 printed (also when an account has no profile; it says so), 2 usage or configuration error (an account that is not configured, a profile name that is not saved).')
+    .action(async (name: string | undefined, opts: { account?: string }) => {
       await runtime.withContext('wallet-recon ledger profile show', {}, async (ctx) => {
+        if (name !== undefined) {
+          const named = await loadNamedProfile(ctx, name);
+          if (named === undefined) {
+            const names = (await loadNamedProfiles(ctx)).map((p) => p.name);
+            throw new UsageError(`There is no import profile "${name}" (${names.length === 0 ? 'none is saved' : `saved: ${names.join(', ')}`}).`);
+          }
+          runtime.output.out([...describeProfile(named), 'Options given to "wallet-recon ledger import" win over a profile.'].join('\n'));
+          return 0;
+        }
         if (opts.account !== undefined) resolveAccountNames(ctx.config, opts.account);
         const profiles = opts.account === undefined ? await loadImportProfiles(ctx) : [await loadImportProfile(ctx, opts.account)].filter((p) => p !== undefined);
         if (profiles.length === 0) {
@@ -157,6 +197,12 @@ function registerProfileCommand(ledger: Command, runtime: CliRuntime): void {
 function rowCount(text: string, option: string): number {
   if (!/^\d{1,6}$/.test(text)) throw new UsageError(`${option} "${text}" must be a number of rows, such as ${option} 1.`);
   return Number(text);
+}
+
+function checkEncoding(text: string): TextEncodingName {
+  const encoding = parseTextEncoding(text);
+  if (encoding === undefined) throw new UsageError(`--encoding "${text}" is not one of: ${TEXT_ENCODINGS.join(', ')}.`);
+  return encoding;
 }
 
 function checkDateFormat(text: string): DateFormat {
@@ -180,7 +226,11 @@ export function describeImport(result: BooksImportResult): string {
 
 function profileNotes(result: BooksImportResult): string[] {
   if (result.profile === undefined) return [];
-  const { account, used, saved } = result.profile;
+  const { account, name, used, saved } = result.profile;
+  if (name !== undefined) {
+    if (saved) return [`Saved these options as import profile "${name}" ("wallet-recon ledger profile show ${name}" prints it; "wallet-recon ledger import FILE --profile ${name}" uses it).`];
+    return used ? [`Read with import profile "${name}".`] : [];
+  }
   if (saved) return [`Saved these options as the import profile of account "${account}" ("wallet-recon ledger profile show" prints it).`];
   return used ? [`Read with the import profile of account "${account}".`] : [];
 }

@@ -15,6 +15,7 @@ import { createScheduler } from '../scheduler/scheduler.js';
 import { SlotSchedule } from '../scheduler/slot-schedule.js';
 import { openQueueWorker, type RunningQueueWorker } from '../queue/open-queue-worker.js';
 import { queueNight } from '../queue/night-jobs.js';
+import { assertWorkerFollowsCalendar } from '../business-date/stored-calendar.js';
 import type { CliRuntime } from './runtime.js';
 import { summaryOf } from './command-summaries.js';
 
@@ -42,6 +43,8 @@ export function registerScheduleCommand(program: Command, runtime: CliRuntime): 
       // Refused before the database is opened: nothing is touched.
       assertScheduleFitsWindows(runtime.config());
       await runtime.withContext('wallet-recon schedule', { exclusive: true, serve: true }, async (opened) => {
+        // A worker that reads the night otherwise than the database's calendar does not start.
+        await assertWorkerFollowsCalendar(opened.database.db, opened.config, opened.clock.now());
         // Credentials are checked now, not at 23:55.
         const names = selectAccounts(opened.config).map((a) => a.name);
         const { db } = opened.database;

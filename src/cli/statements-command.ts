@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { addDays } from '../business-date/zoned-time.js';
 import { UsageError } from '../errors.js';
+import { parseTextEncoding, TEXT_ENCODINGS } from '../books/text-encoding.js';
 import { latestClosedDateOf, parseBusinessDate } from '../reconciliation/business-dates.js';
 import { importStatementFiles, listStatementListings, writeCamt053, writeMt940, type StatementImportResult, type StatementListing } from '../statements/index.js';
 import { writeFileAtomically } from '../reports/write-file-atomically.js';
@@ -20,13 +21,16 @@ export function registerStatementsCommand(program: Command, runtime: CliRuntime)
     .argument('<files...>', 'statement files: camt.053 / camt.052 XML (versions 001.02 to 001.13) or MT940 (one or more statements, bare or in {1:}{4: blocks)')
     .option('--dry-run', 'print what would change and write nothing')
     .option('--replace', 'replace a stored statement the file gives other content for (the replacement is recorded)')
+    .option('--encoding <name>', `the text encoding of files without a byte order mark or XML declaration: ${TEXT_ENCODINGS.join(', ')} (default utf-8; MT940 files are often iso-8859-1)`)
     .addHelpText(
       'after',
       '\nEach statement must belong to a bank account of the accounts file (bankAccounts: name, iban or accountId,\ncurrency). A statement is identified by its account and statement id (camt Stmt/Id; MT940 the :28C:\nstatement number and the closing date); the same statement again, in either format, is "unchanged".\nThe pages of one MT940 statement (:28C:101/1, 101/2) are one statement.\n\nEvery statement is proved: opening booked + booked entries = closing booked, PRCD = OPBD, the previous\nstatement\'s closing = this opening, sequence numbers without a gap. One that fails is still imported,\nwith its proof; its date\'s bank result is roll_forward_break or sequence_gap. The dates whose statements\nchanged are reconciled before the command ends. See docs/bank-statements.md.\n\nExamples:\n  wallet-recon statements import statement-2026-11-26.xml\n  wallet-recon statements import november.sta --dry-run\n\nExit codes: 0 imported (or, with --dry-run, checked; also when a proof fails), 1 a file cannot be read,\nnames an unknown account, or holds other content for a stored statement (nothing imported), 2 usage or\nconfiguration error.',
     )
-    .action(async (files: string[], opts: { dryRun?: boolean; replace?: boolean }) => {
+    .action(async (files: string[], opts: { dryRun?: boolean; replace?: boolean; encoding?: string }) => {
+      const encoding = opts.encoding === undefined ? undefined : parseTextEncoding(opts.encoding);
+      if (opts.encoding !== undefined && encoding === undefined) throw new UsageError(`--encoding "${opts.encoding}" is not one of: ${TEXT_ENCODINGS.join(', ')}.`);
       await runtime.withContext('wallet-recon statements import', {}, async (ctx) => {
-        const result = await importStatementFiles(ctx, files, { dryRun: opts.dryRun === true, replace: opts.replace === true });
+        const result = await importStatementFiles(ctx, files, { dryRun: opts.dryRun === true, replace: opts.replace === true, encoding });
         runtime.output.out(describeStatementImport(result));
         return 0;
       });
@@ -73,7 +77,7 @@ export function registerStatementsCommand(program: Command, runtime: CliRuntime)
       mkdirSync(opts.dir, { recursive: true });
       const camt = path.join(opts.dir, 'sample-camt053.xml');
       const mt940 = path.join(opts.dir, 'sample-mt940.sta');
-      await writeFileAtomically(camt, writeCamt053(sample));
+      await writeFileAtomically(camt, writeCamt053({ ...sample, camtVersion: 8 }));
       await writeFileAtomically(mt940, writeMt940(sample));
       runtime.output.out(`Wrote ${camt} and ${mt940}: ${days} statement${days === 1 ? '' : 's'} of ${iban} (${opts.currency}), ${sample.days[0]!.date} to ${last}, in camt.053 and MT940.`);
     });

@@ -267,7 +267,7 @@ ${select('age', 'Age', options.ages, filter.age)}
 
 export function casePage(c: ReconciliationCase, occurrences: CaseOccurrence[], events: CaseEvent[], evidence: Array<Record<string, unknown>>, today: string, page: PageContext): string {
   const facts = `<dl class="facts"><dt>State</dt><dd>${e(c.state)}${c.state !== 'resolved' || c.resolution === null ? '' : ` (${e(c.resolution)})`}${c.acceptedUntil === null ? '' : ` until ${e(c.acceptedUntil)}`}</dd>
-<dt>Opened on</dt><dd>${e(c.openedOn)}</dd><dt>Last seen on</dt><dd>${e(c.lastSeenOn)}</dd><dt>Age</dt><dd>${caseAgeDays(c, today)} days (${e(ageBucketOf(caseAgeDays(c, today)))})</dd>
+<dt>Opened on</dt><dd>${e(c.openedOn)}</dd><dt>Last seen on</dt><dd>${e(c.lastSeenOn)}</dd><dt>Age</dt><dd>${caseAgeDays(c, today)} day${caseAgeDays(c, today) === 1 ? '' : 's'} (${e(ageBucketOf(caseAgeDays(c, today)))})</dd>
 <dt>Latest difference</dt><dd class="amount">${e(formatOptionalAmount(c.latestDifference, c.currency, undefined, page.style))} ${e(c.currency ?? '')}</dd>
 <dt>Assignee</dt><dd>${e(c.assignee ?? '-')}${c.dueOn === null ? '' : `, due ${e(c.dueOn)}`}</dd></dl>`;
   const occurrenceTable = `<h2>Occurrences</h2><table id="occurrences"><thead><tr><th>business date</th><th>status</th><th class="amount">gateway</th><th class="amount">single wallet</th><th class="amount">books</th><th class="amount">difference</th><th>run</th></tr></thead><tbody>${occurrences

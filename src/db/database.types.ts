@@ -88,6 +88,25 @@ export interface BooksImportsTable {
 export type BooksFormatName = 'csv' | 'xlsx' | 'jsonl' | 'sql';
 
 /** An account's saved import profile (`ledger import --save-profile`). */
+/** A source's named import profile (`ledger import --profile NAME`); its files may name any configured account. */
+export interface NamedImportProfilesTable {
+  name: string;
+  /** jsonb: the saved options; written as JSON text, read back parsed. */
+  settings: ColumnType<unknown, string, string>;
+  saved_at: Date;
+}
+
+/** The business calendar, each row effective from a business date (the database's, not a process's). */
+export interface BusinessCalendarTable {
+  effective_from: ColumnType<string, string, string>;
+  timezone: string;
+  cutoff: string;
+  capture_window_ms: ColumnType<string, string | number, string | number>;
+  books_deadline_ms: ColumnType<string, string | number, string | number>;
+  statement_deadline_ms: ColumnType<string, string | number, string | number>;
+  recorded_at: Date;
+}
+
 export interface ImportProfilesTable {
   account: string;
   /** jsonb: the saved options; written as JSON text, read back parsed. */
@@ -705,6 +724,8 @@ export interface Database {
   missed_dates: MissedDatesTable;
   books_imports: BooksImportsTable;
   import_profiles: ImportProfilesTable;
+  named_import_profiles: NamedImportProfilesTable;
+  business_calendar: BusinessCalendarTable;
   capture_days: CaptureDaysView;
   authoritative_runs: AuthoritativeRunsView;
   reconciliation_cases: ReconciliationCasesTable;

@@ -4,6 +4,7 @@ import { looksLikeXml, readCamt } from './camt-reader.js';
 import { looksLikeMt940, readMt940 } from './mt940-reader.js';
 import type { ParsedStatement } from './statement.js';
 import { StatementFileError } from './statement-file-error.js';
+import { decodeText, encodingOfBom, parseTextEncoding, type TextEncodingName } from '../books/text-encoding.js';
 
 /** The statements of a file's text, its format detected from the content (never from the name). */
 export function readStatementText(text: string, file: string): ParsedStatement[] {
@@ -20,8 +21,22 @@ export interface StatementFileRead {
   size: bigint;
 }
 
+/**
+ * A statement file's text, decoded before it is parsed: a byte order mark, else `--encoding`, else
+ * the encoding an XML declaration names, else UTF-8 — bytes that are not UTF-8 (an MT940 file is
+ * often Latin-1) are refused naming the encoding they look like and the option.
+ */
+export function decodeStatementBytes(bytes: Buffer, file: string, encoding?: TextEncodingName): string {
+  if (encoding === undefined && encodingOfBom(bytes) === undefined) {
+    const declared = /^<\?xml[^>]*\bencoding\s*=\s*["']([^"']+)["']/.exec(bytes.subarray(0, 200).toString('latin1'))?.[1];
+    const known = declared === undefined ? undefined : parseTextEncoding(declared);
+    if (known !== undefined) return decodeText(bytes, file, known);
+  }
+  return decodeText(bytes, file, encoding);
+}
+
 /** Reads a statement file; a file that cannot be opened is refused naming it. */
-export function readStatementFile(file: string): StatementFileRead {
+export function readStatementFile(file: string, encoding?: TextEncodingName): StatementFileRead {
   let bytes: Buffer;
   try {
     bytes = readFileSync(file);
@@ -29,5 +44,5 @@ export function readStatementFile(file: string): StatementFileRead {
     throw new StatementFileError(`${file}: cannot be read: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}.`);
   }
   const sha256 = createHash('sha256').update(bytes).digest('hex');
-  return { statements: readStatementText(bytes.toString('utf8'), file), sha256, size: BigInt(bytes.length) };
+  return { statements: readStatementText(decodeStatementBytes(bytes, file, encoding), file), sha256, size: BigInt(bytes.length) };
 }

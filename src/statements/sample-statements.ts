@@ -46,7 +46,8 @@ export function writeCamt053(sample: SampleStatements): string {
   const c = sample.currency;
   const bal = (code: string, amount: bigint, date: string) =>
     `      <Bal><Tp><CdOrPrtry><Cd>${code}</Cd></CdOrPrtry></Tp><Amt Ccy="${c}">${major(amount, c)}</Amt><CdtDbtInd>${amount < 0n ? 'DBIT' : 'CRDT'}</CdtDbtInd><Dt><Dt>${date}</Dt></Dt></Bal>`;
-  const status = Number(version) >= 9 ? '<Sts><Cd>BOOK</Cd></Sts>' : '<Sts>BOOK</Sts>';
+  // Sts became a choice (Sts/Cd) in version 08: the schema of camt.053.001.08 refuses a bare <Sts>BOOK</Sts>.
+  const status = Number(version) >= 8 ? '<Sts><Cd>BOOK</Cd></Sts>' : '<Sts>BOOK</Sts>';
   const statements = rolled(sample).map((day) => {
     const entries = day.entries.map(
       (amount, i) =>

@@ -22,6 +22,7 @@ import { reconcileOwedDates } from '../reconciliation/reconciliation-service.js'
 import type { Transaction } from 'kysely';
 import { bankAccountOf, describeStatementAccount } from './bank-account-match.js';
 import { readStatementFile } from './read-statement-file.js';
+import type { TextEncodingName } from '../books/text-encoding.js';
 import { closingBooked, openingBooked, type ParsedStatement } from './statement.js';
 import { statementFingerprint } from './statement-fingerprint.js';
 import { describeMissing, proveStatement, provableOf, type PreviousStatement, type StatementProof } from './statement-proof.js';
@@ -30,6 +31,8 @@ export interface StatementImportOptions {
   dryRun?: boolean;
   /** Replace a stored statement whose content differs, instead of refusing the import. */
   replace?: boolean;
+  /** `--encoding`: the text encoding of files without a byte order mark (MT940 files are often Latin-1). */
+  encoding?: TextEncodingName;
 }
 
 /** What happened to one statement of the files. */
@@ -69,7 +72,7 @@ class DryRun extends Error {
  * next), and the dates owed are reconciled.
  */
 export async function importStatementFiles(ctx: AppContext, files: readonly string[], options: StatementImportOptions = {}): Promise<StatementImportResult> {
-  const readFiles = files.map((file) => ({ file, ...readStatementFile(file) }));
+  const readFiles = files.map((file) => ({ file, ...readStatementFile(file, options.encoding) }));
   const read = readFiles.flatMap(({ file, statements }) => statements.map((statement) => ({ file, statement })));
   const bankAccounts = ctx.config.bankAccounts;
   const problems: string[] = [];

@@ -13,7 +13,7 @@ import { createTestContext, writeAccountsFile } from '../helpers/test-context.js
 import { backend, createTestDatabase, type TestDatabase } from '../helpers/test-database.js';
 
 // The audit trail cannot be deleted, so each test follows its own account instead of emptying tables.
-const ACCOUNTS = ['persist', 'reopen', 'accept', 'until', 'rerun', 'older', 'corrected', 'refused', 'manual', 'nosnap', 'audit', 'parallel', 'gone'];
+const ACCOUNTS = ['persist', 'reopen', 'accept', 'until', 'rerun', 'older', 'corrected', 'refused', 'manual', 'nosnap', 'audit', 'parallel', 'gone', 'reviewed'];
 
 let t: TestDatabase;
 let ctx: AppContext;
@@ -190,6 +190,14 @@ describe(`discrepancy cases on ${backend}`, () => {
     expect(await actionsOf(c!.id)).toEqual(['opened', 'seen', 'withdrawn', 'auto_resolved']);
   });
 
+  it('accepts a difference until the reviewed date itself, days after it (the latest date the case was seen, not today, bounds --until)', async () => {
+    await day('reviewed', '2026-11-20', { EUR: 1100n }, { EUR: 1000n });
+    await reconcile('reviewed', '2026-11-20');
+    const [c] = await casesOf('reviewed');
+    await act({ caseId: c!.id, action: 'accept', note: 'fee booked on the 21st', until: '2026-11-20' });
+    expect(await findCase(ctx.database.db, c!.id)).toMatchObject({ state: 'accepted', acceptedUntil: '2026-11-20', lastSeenOn: '2026-11-20' });
+  });
+
   it('refuses every impossible transition with a usage error naming the state and what is allowed, and changes nothing', async () => {
     await day('refused', '2026-11-20', { EUR: 1100n }, { EUR: 1000n });
     await reconcile('refused', '2026-11-20');
@@ -202,7 +210,7 @@ describe(`discrepancy cases on ${backend}`, () => {
     );
     await expect(act({ caseId: id, action: 'note', note: '   ' })).rejects.toThrow(/needs --note TEXT/);
     await expect(act({ caseId: id, action: 'accept' })).rejects.toThrow(/cases accept needs --note TEXT saying why the difference is accepted/);
-    await expect(act({ caseId: id, action: 'accept', note: 'x', until: '2026-11-29' })).rejects.toThrow(/--until 2026-11-29 is already past/);
+    await expect(act({ caseId: id, action: 'accept', note: 'x', until: '2026-11-19' })).rejects.toThrow(`--until 2026-11-19 is before 2026-11-20, the latest date case #${id} was seen`);
     await expect(act({ caseId: id, action: 'assign' })).rejects.toThrow(/needs --to NAME/);
     await expect(act({ caseId: 999_999, action: 'ack', note: 'x' })).rejects.toThrow(/There is no case #999999/);
     const before = await events();

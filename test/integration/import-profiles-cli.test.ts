@@ -85,6 +85,7 @@ describe(`saved import profiles (${backend})`, () => {
       '  amounts        (default: major)',
       '  skip rows      1',
       '  skip footer    0',
+      '  encoding       (default: UTF-8, or as a byte order mark says)',
       "  replace day    no: an import that would remove a day's other currencies is refused without --replace-day",
       'Options given to "wallet-recon ledger import" win over a profile.',
     ]);

@@ -35,4 +35,19 @@ describe(`a second worker on the same host (${backend})`, () => {
     expect(result.stderr).toContain(`RECON_METRICS_PORT: port ${port} on 127.0.0.1 is already in use (another worker on this host?). Give each worker on a host its own RECON_METRICS_PORT`);
     expect(result.stderr).not.toMatch(/\n\s+at /);
   }, 60_000);
+
+  it("exits 2 naming both time zones when started with another RECON_TIMEZONE than the database's calendar", async () => {
+    const free = createServer();
+    await new Promise<void>((resolve) => free.listen(0, '127.0.0.1', resolve));
+    const freePort = (free.address() as { port: number }).port;
+    await new Promise<void>((resolve) => free.close(() => resolve()));
+    const env = { ...t.childEnv, GATEWAY_API_KEY: 'key', GATEWAY_API_SECRET: 'secret', RECON_CATCH_UP: 'false', RECON_METRICS_PORT: String(freePort) };
+    // The calendar the fleet follows was recorded by the first command that migrated this database (UTC, 00:00).
+    const migrated = await runCliProcess(['migrate'], { ...env, RECON_TIMEZONE: 'UTC', RECON_CUTOFF: '00:00' });
+    expect(migrated.code, migrated.stderr).toBe(0);
+    const result = await runCliProcess(['schedule'], { ...env, RECON_TIMEZONE: 'America/New_York', RECON_CUTOFF: '00:00' });
+    expect(result.code, result.stderr).toBe(2);
+    expect(result.stderr).toContain("RECON_TIMEZONE is America/New_York here, the database's calendar says UTC");
+    expect(result.stderr).toContain('does not start');
+  }, 60_000);
 });

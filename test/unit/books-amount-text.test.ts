@@ -84,7 +84,7 @@ describe('amounts read exactly into minor units (readMajorAmount)', () => {
     expect(read('1.2.3', 2, point)).toBe('balance "1.2.3" has more than one decimal point');
     expect(read('1,2,3', 2, comma)).toBe('balance "1,2,3" has more than one decimal comma');
     expect(read('1.234,56', 2, point)).toBe(`balance "1.234,56" ${HINT}`);
-    expect(read('1.234.567,5', 2, point)).toBe('balance "1.234.567,5" has more than one decimal point');
+    expect(read('1.234.567,5', 2, point)).toBe('balance "1.234.567,5" looks like a decimal comma; pass --decimal-comma (or set books.decimalMark: comma for the account)');
     expect(read('12,5', 2, point)).toBe(`balance "12,5" ${HINT}`);
     expect(read('12.345,6', 2, point)).toBe(`balance "12.345,6" ${HINT}`);
     expect(read('x1.234,56', 2, point)).toBe(`balance "x1.234,56" ${NOT_POINT}`);
