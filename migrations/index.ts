@@ -26,6 +26,7 @@ import * as coveringRunBalances from './2026-11-28T5101_covering-run-balances.js
 import * as viewDefinitions from './2026-12-02T1000_view-definitions.js';
 import * as statusesForOpenWork from './2026-12-02T1100_statuses-for-open-work.js';
 import * as storedFiles from './2026-12-02T3001_stored-files.js';
+import * as statementsAsBanksSendThem from './2026-12-02T3100_statements-as-banks-send-them.js';
 
 /**
  * Every migration by its name (the file name without extension), in the order they apply.
@@ -60,4 +61,5 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '2026-12-02T1000_view-definitions': viewDefinitions,
   '2026-12-02T1100_statuses-for-open-work': statusesForOpenWork,
   '2026-12-02T3001_stored-files': storedFiles,
+  '2026-12-02T3100_statements-as-banks-send-them': statementsAsBanksSendThem,
 };

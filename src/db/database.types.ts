@@ -236,7 +236,7 @@ export interface StatementImportsTable {
   replaced: ColumnType<number, number | undefined, number>;
 }
 
-export type StatementFormatName = 'camt.053' | 'camt.052' | 'mt940';
+export type StatementFormatName = 'camt.053' | 'camt.052' | 'camt.054' | 'mt940' | 'mt942' | 'bai2';
 export type StatementProofName = 'ok' | 'roll_forward_break' | 'sequence_gap';
 
 export interface BankStatementsTable {
@@ -264,6 +264,8 @@ export interface BankStatementsTable {
   source_file: string;
   /** The SHA-256 of the file the statement was read from (its bytes in stored_files); null for statements stored before files were kept. */
   file_sha256: ColumnType<string | null, string | null | undefined, string | null>;
+  /** When the bank made the statement (camt CreDtTm); orders two end-of-day statements of one date after their sequence. */
+  created_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
 }
 
 export interface BankStatementBalancesTable {

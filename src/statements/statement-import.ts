@@ -19,6 +19,7 @@ import { reconcileOwedDates } from '../reconciliation/reconciliation-service.js'
 import type { Transaction } from 'kysely';
 import { bankAccountOf, describeStatementAccount } from './bank-account-match.js';
 import { readStatementFile } from './read-statement-file.js';
+import { shownFileName, StatementFileError } from './statement-file-error.js';
 import { closingBooked, openingBooked, type ParsedStatement } from './statement.js';
 import { statementFingerprint } from './statement-fingerprint.js';
 import { describeMissing, proveStatement, provableOf, type PreviousStatement, type StatementProof } from './statement-proof.js';
@@ -79,7 +80,7 @@ export async function importStatementFiles(ctx: AppContext, files: readonly stri
   });
   if (problems.length > 0) {
     const known = bankAccounts.length === 0 ? 'no bankAccounts are configured (RECON_ACCOUNTS_FILE)' : `configured: ${bankAccounts.map((b) => `${b.name} (${b.iban ?? b.accountId})`).join(', ')}`;
-    throw new InputFileError(`Nothing imported: ${problems.join('; ')} (${known}).`, problems);
+    throw new StatementFileError(`Nothing imported: ${problems.join('; ')} (${known}).`, problems);
   }
 
   const now = ctx.clock.now();
@@ -130,7 +131,7 @@ export async function importStatementFiles(ctx: AppContext, files: readonly stri
     for (const account of [...new Set(stored.map((o) => o.account))].sort()) {
       proofs.push(...(await proveAccountStatements(trx, account)).filter((p) => p.changed || storedIds.has(`${account}\u0000${p.statementId}`)).map(({ changed: _changed, ...p }) => p));
     }
-    return { dryRun: options.dryRun === true, files: [...files], outcomes, proofs, reconciled: [] };
+    return { dryRun: options.dryRun === true, files: files.map(shownFileName), outcomes, proofs, reconciled: [] };
   };
 
   let result: StatementImportResult;
