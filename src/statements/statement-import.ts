@@ -19,6 +19,7 @@ import { reconcileOwedDates } from '../reconciliation/reconciliation-service.js'
 import type { Transaction } from 'kysely';
 import { bankAccountOf, describeStatementAccount } from './bank-account-match.js';
 import { readStatementFile } from './read-statement-file.js';
+import { calendarDate } from './statement-dates.js';
 import { shownFileName, StatementFileError } from './statement-file-error.js';
 import { closingBooked, openingBooked, type ParsedStatement } from './statement.js';
 import { statementFingerprint } from './statement-fingerprint.js';
@@ -175,6 +176,7 @@ async function storeStatement(trx: Transaction<Database>, s: ParsedStatement, at
       import_id: at.importId,
       source_file: path.basename(at.file),
       file_sha256: at.fileSha256,
+      created_at: validTimestamp(s.createdAt),
     },
     s.balances,
     s.entries,
@@ -218,4 +220,13 @@ function provableOfRow(row: StatementChainRow) {
     sequence: big(row.sequence),
     intraday: row.intraday,
   };
+}
+
+/** A creation time as the file wrote it, when it is one PostgreSQL reads as a point in time (with its offset); else none. */
+function validTimestamp(text: string | null | undefined): string | null {
+  if (text === undefined || text === null) return null;
+  const match = /^(\d{4}-\d{2}-\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})?$/.exec(text);
+  if (match === null || calendarDate(match[1]!) === undefined || Number(match[2]) > 23 || Number(match[3]) > 59 || Number(match[4]) > 59) return null;
+  // Without an offset, the time is the bank's: read as UTC, it still orders one bank's statements.
+  return match[6] === undefined ? `${text}Z` : text;
 }

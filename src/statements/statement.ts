@@ -52,6 +52,8 @@ export interface ParsedStatement {
   toDate: string | null;
   balances: StatementBalance[];
   entries: StatementEntry[];
+  /** When the bank made it (camt `CreDtTm` of the statement, else of the message), as written. */
+  createdAt?: string | null;
 }
 
 /** The booked balance a statement opens with: OPBD, else PRCD (the same balance by definition). */

@@ -161,17 +161,17 @@ describe(`bank statements through the CLI (${backend})`, () => {
     const unknown = file('unknown.xml', writeCamt053({ ...twoDays, iban: 'GB29NWBK60161331926819' }));
     const good = file('good-next.xml', writeCamt053({ ...twoDays, opening: 1_147_450n, days: [{ sequence: 9, date: '2026-11-04', entries: [] }] }));
     const refused = await cli(camtDb, ['statements', 'import', good, unknown]);
-    expect(refused.code).toBe(1);
+    expect(refused.code).toBe(2);
     expect(refused.stderr).toContain(`${unknown} (Stmt[1]): IBAN GB29NWBK60161331926819 is not a configured bank account`);
     expect(refused.stderr).toContain('configured: eu-bank (DE89370400440532013000), nl-bank (NL91ABNA0417164300)');
 
     const malformed = file('malformed.xml', writeCamt053(twoDays).replace('</CdtDbtInd>', '</CdtDbtInd'));
     const bad = await cli(camtDb, ['statements', 'import', good, malformed]);
-    expect(bad.code).toBe(1);
+    expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(new RegExp(`^${malformed.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: not well-formed XML at line \\d+, column \\d+`));
     const badMt = file('malformed.sta', writeMt940(twoDays).replace(':62F:C261102EUR12474,50', ':62F:C261102EUR12474;50'));
     const badMtRun = await cli(camtDb, ['statements', 'import', badMt]);
-    expect(badMtRun.code).toBe(1);
+    expect(badMtRun.code).toBe(2);
     expect(badMtRun.stderr).toBe(`${badMt}, line 10: :62F: "C261102EUR12474;50" is not a balance (C or D, date YYMMDD, currency, amount with a decimal comma such as 1234,56).`);
     expect(await statementTables(camtDb)).toEqual(before);
   });

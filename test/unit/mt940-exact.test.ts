@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { KWD_MT940 } from '../helpers/statement-fixtures.js';
 import { provableOf, proveStatement, readStatementText, StatementFileError, writeMt940, type SampleStatements } from '../../src/statements/index.js';
 
 function refusal(fn: () => unknown): string {
@@ -11,19 +12,6 @@ function refusal(fn: () => unknown): string {
   throw new Error('expected a refusal');
 }
 
-/** The KWD statement of the issue: three decimals, entries 1.010 in and 0.125 out. */
-export const KWD_MT940 = [
-  ':20:KWD-1',
-  ':25:KW81CBKU0000000000001234560101',
-  ':28C:1/1',
-  ':60F:C261128KWD1000,880',
-  ':61:2611281128C1,010NTRFIN-1//B1',
-  ':86:in',
-  ':61:2611281128D0,125NCHGFEE-1//B2',
-  ':86:fee',
-  ':62F:C261128KWD1001,765',
-  '',
-].join('\r\n');
 
 const oneDay: SampleStatements = { iban: 'DE89370400440532013000', currency: 'EUR', opening: 1_000_000n, days: [{ sequence: 7, date: '2026-11-30', entries: [250_000n, -2_550n] }] };
 

@@ -81,7 +81,7 @@ describe('camt.053 reader', () => {
 
   it('refuses malformed XML naming the file, line and column; a wrong value naming its element', () => {
     const good = fixture('camt053-v08-two-days.xml');
-    expect(refusal(() => readStatementText(good.replace('</CdtDbtInd>', '</CdtDbtInd'), 'a.xml'))).toMatch(/^a\.xml: not well-formed XML at line \d+, column \d+/);
+    expect(refusal(() => readStatementText(good.replace('</CdtDbtInd>', '</CdtDbtInd'), 'a.xml'))).toMatch(/^a\.xml: not well-formed XML at line \d+, column \d+ \(Document\/BkToCstmrStmt\/Stmt\/Bal\/CdtDbtInd\): /);
     expect(refusal(() => readStatementText(good.replace('<Amt Ccy="EUR">2500.00</Amt>', '<Amt Ccy="EUR">2,500.00</Amt>'), 'b.xml'))).toBe(
       'b.xml: Stmt[1]/Ntry[1]/Amt "2,500.00" is not an amount in EUR (a plain decimal with at most its ISO 4217 decimals).',
     );
