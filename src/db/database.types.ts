@@ -21,7 +21,8 @@ export type ReconciliationStatus =
   | 'roll_forward_break'
   | 'sequence_gap'
   | 'awaiting_statement'
-  | 'no_statement';
+  | 'no_statement'
+  | 'conflicting_statements';
 
 /** Where a result's balance came from: the gateway's wallets or a bank account's statement. */
 export type ResultSource = 'gateway' | 'bank';
@@ -366,7 +367,8 @@ export type CaseKind =
   | 'no_books'
   | 'roll_forward_break'
   | 'sequence_gap'
-  | 'no_statement';
+  | 'no_statement'
+  | 'conflicting_statements';
 export type CaseState = 'open' | 'acknowledged' | 'resolved' | 'accepted';
 export type CaseResolution = 'auto' | 'fixed' | 'accepted';
 export type CaseAction =

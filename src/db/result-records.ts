@@ -14,6 +14,7 @@ export const RECONCILIATION_STATUSES: readonly ReconciliationStatus[] = [
   'roll_forward_break',
   'sequence_gap',
   'no_statement',
+  'conflicting_statements',
   'awaiting_books',
   'awaiting_statement',
 ];

@@ -20,7 +20,7 @@ beforeAll(async () => {
   dir = mkdtempSync(path.join(tmpdir(), 'wr-statements-exact-'));
   writeFileSync(
     path.join(dir, 'accounts.yaml'),
-    ['bankAccounts:', `  - { name: eu-bank, iban: ${IBAN}, currency: EUR }`, '  - { name: kwd-bank, iban: KW81CBKU0000000000001234560101, currency: KWD }', ''].join('\n'),
+    ['bankAccounts:', `  - { name: eu-bank, iban: ${IBAN}, currency: EUR }`, '  - { name: kwd-bank, iban: KW81CBKU0000000000001234560101, currency: KWD }', '  - { name: seq-bank, iban: GB29NWBK60161331926819, currency: EUR }', '  - { name: two-bank, iban: FR1420041010050500013M02606, currency: EUR }', ''].join('\n'),
   );
 });
 afterAll(async () => {
@@ -113,5 +113,43 @@ describe(`statements exactly as banks send them, through the built CLI (${backen
     expect(escaped.stderr).not.toContain('\u001b');
     expect(escaped.stderr).toContain('evil\\x1b[2J.xml: not well-formed XML');
     expect(await statementTables()).toEqual(before);
+  });
+
+  it('the day\'s bank balance is the closing of the highest sequence, whatever order the statements were imported in', async () => {
+    const seq = (sequence: number, opening: bigint, entry: bigint) => writeCamt053({ iban: 'GB29NWBK60161331926819', currency: 'EUR', opening, days: [{ sequence, date: '2026-11-30', entries: [entry] }] });
+    expect((await cli(['statements', 'import', file('seq-6.xml', seq(6, 10_000n, 15_000n))])).code).toBe(0);
+    expect((await cli(['statements', 'import', file('seq-5.xml', seq(5, 0n, 10_000n))])).code).toBe(0);
+    expect((await cli(['ledger', 'import', file('seq-books.csv', 'account,business_date,currency,balance\nseq-bank,2026-11-30,EUR,250.00\n')])).code).toBe(0);
+    const run = await built(['reconcile', '--date', '2026-11-30', '--account', 'seq-bank']);
+    expect(run.code).toBe(0);
+    const results = await withDatabase(db, (k) => k.selectFrom('reconciliation_results').select(['status', 'gateway_balance']).where('account', '=', 'seq-bank').execute());
+    expect(results).toEqual([{ status: 'matched', gateway_balance: '25000' }]);
+  });
+
+  it('two end-of-day statements of one date with different closings and nothing to order them are conflicting_statements, a case naming both; a later creation time orders them', async () => {
+    const noSequence = (id: string, entry: bigint, created: string, date = '2026-11-30', opening = 0n) =>
+      writeCamt053({ iban: 'FR1420041010050500013M02606', currency: 'EUR', opening, days: [{ sequence: 1, date, entries: [entry] }] })
+        .replace(/<ElctrncSeqNb>1<\/ElctrncSeqNb>/, '')
+        .replace(/<Id>STMT-[^<]*<\/Id>/, `<Id>${id}</Id>`)
+        .replace(/<CreDtTm>[^<]*<\/CreDtTm>\n/, `<CreDtTm>${created}</CreDtTm>\n`);
+    expect((await cli(['statements', 'import', file('a.xml', noSequence('EOD-A', 10_000n, '2026-11-30T23:00:00Z')), file('b.xml', noSequence('EOD-B', 25_000n, '2026-11-30T23:00:00Z'))])).code).toBe(0);
+    expect((await cli(['ledger', 'import', file('two-books.csv', 'account,business_date,currency,balance\ntwo-bank,2026-11-30,EUR,250.00\ntwo-bank,2026-12-01,EUR,250.00\n')])).code).toBe(0);
+    const run = await built(['reconcile', '--date', '2026-11-30', '--account', 'two-bank']);
+    expect(run.code).toBe(3);
+    const rows = await withDatabase(db, (k) =>
+      k.selectFrom('reconciliation_results as r').innerJoin('reconciliation_cases as c', 'c.id', 'r.case_id').select(['r.status', 'r.note', 'c.kind']).where('r.account', '=', 'two-bank').where('r.business_date', '=', '2026-11-30').execute(),
+    );
+    expect(rows).toEqual([
+      { status: 'conflicting_statements', kind: 'conflicting_statements', note: 'two end-of-day statements of 2026-11-30 with no sequence or creation time to order them close differently: EOD-B at 250.00 EUR, EOD-A at 100.00 EUR' },
+    ]);
+
+    // On 1 December the later-made statement is the final one, whichever was imported last: the
+    // 22:00 statement takes 150.00 out of the 250.00 of the 30th, the 23:30 one puts it back.
+    const late = noSequence('EOD-C', 15_000n, '2026-12-01T23:30:00Z', '2026-12-01', 10_000n);
+    const early = noSequence('EOD-D', -15_000n, '2026-12-01T22:00:00Z', '2026-12-01', 25_000n);
+    expect((await cli(['statements', 'import', file('c.xml', late), file('d.xml', early)])).code).toBe(0);
+    expect((await cli(['reconcile', '--date', '2026-12-01', '--account', 'two-bank'])).code).toBe(0);
+    const next = await withDatabase(db, (k) => k.selectFrom('reconciliation_results').select(['status', 'gateway_balance']).where('account', '=', 'two-bank').where('business_date', '=', '2026-12-01').execute());
+    expect(next).toEqual([{ status: 'matched', gateway_balance: '25000' }]);
   });
 });
