@@ -261,13 +261,15 @@ export interface StatementListRow {
   proof: StatementProofName;
   proof_residual: string | null;
   proof_missing: string | null;
+  id: number;
+  file_sha256: string | null;
 }
 
 /** Stored statements, by closing date, account and sequence; optionally of some accounts and a date range. */
-export async function listStatements(db: Db, filter: { accounts?: readonly string[]; from?: string; to?: string }): Promise<StatementListRow[]> {
+export async function listStatements(db: Db, filter: { accounts?: readonly string[]; from?: string; to?: string; id?: number }): Promise<StatementListRow[]> {
   let query = db
     .selectFrom('bank_statements')
-    .select(['account', 'statement_id', 'format', 'intraday', 'sequence', 'business_date', 'currency', 'scale', 'opening', 'closing', 'entries', 'proof', 'proof_residual', 'proof_missing'])
+    .select(['account', 'statement_id', 'format', 'intraday', 'sequence', 'business_date', 'currency', 'scale', 'opening', 'closing', 'entries', 'proof', 'proof_residual', 'proof_missing', 'id', 'file_sha256'])
     .orderBy('business_date')
     .orderBy('account')
     .orderBy('sequence')
@@ -276,6 +278,7 @@ export async function listStatements(db: Db, filter: { accounts?: readonly strin
     if (filter.accounts.length === 0) return [];
     query = query.where('account', 'in', [...filter.accounts]);
   }
+  if (filter.id !== undefined) query = query.where('id', '=', filter.id);
   if (filter.from !== undefined) query = query.where('business_date', '>=', filter.from);
   if (filter.to !== undefined) query = query.where('business_date', '<=', filter.to);
   return query.execute();

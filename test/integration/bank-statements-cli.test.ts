@@ -1,4 +1,5 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Kysely } from 'kysely';
@@ -86,9 +87,10 @@ describe(`bank statements through the CLI (${backend})`, () => {
       '  new       eu-bank 2026-11-03 STMT-2026-11-03-8 (camt.053)',
     ]);
     const listed = await listJson(camtDb);
+    const sha256 = createHash('sha256').update(readFileSync(camt)).digest('hex');
     expect(listed).toEqual([
-      { account: 'eu-bank', statement_id: 'STMT-2026-11-02-7', sequence: 7, business_date: '2026-11-02', currency: 'EUR', opening: '10000.00', closing: '12474.50', entries: 2, proof: 'ok', proof_detail: null },
-      { account: 'eu-bank', statement_id: 'STMT-2026-11-03-8', sequence: 8, business_date: '2026-11-03', currency: 'EUR', opening: '12474.50', closing: '11474.50', entries: 1, proof: 'ok', proof_detail: null },
+      { account: 'eu-bank', statement_id: 'STMT-2026-11-02-7', sequence: 7, business_date: '2026-11-02', currency: 'EUR', opening: '10000.00', closing: '12474.50', entries: 2, proof: 'ok', proof_detail: null, id: expect.any(Number), file_sha256: sha256 },
+      { account: 'eu-bank', statement_id: 'STMT-2026-11-03-8', sequence: 8, business_date: '2026-11-03', currency: 'EUR', opening: '12474.50', closing: '11474.50', entries: 1, proof: 'ok', proof_detail: null, id: expect.any(Number), file_sha256: sha256 },
     ]);
 
     const books = file('eu-bank-books.csv', 'account,business_date,currency,balance\neu-bank,2026-11-02,EUR,12474.50\neu-bank,2026-11-03,EUR,11473.50\n');
@@ -277,8 +279,8 @@ describe(`bank statements through the CLI (${backend})`, () => {
     expect(imported.code).toBe(0);
     const listed = await runCliProcess(['statements', 'list', '--json'], env);
     expect(listed.code).toBe(0);
-    const fromMt = (JSON.parse(listed.stdout) as Array<Record<string, unknown>>).map(({ statement_id: _id, ...rest }) => rest);
-    const fromCamt = (await listJson(camtDb, ['--account', 'eu-bank', '--to', '2026-11-03'])).map(({ statement_id: _id, ...rest }) => rest);
+    const fromMt = (JSON.parse(listed.stdout) as Array<Record<string, unknown>>).map(({ statement_id: _id, id: _n, file_sha256: _f, ...rest }) => rest);
+    const fromCamt = (await listJson(camtDb, ['--account', 'eu-bank', '--to', '2026-11-03'])).map(({ statement_id: _id, id: _n, file_sha256: _f, ...rest }) => rest);
     expect(fromMt).toEqual(fromCamt);
     expect(fromMt.map((s) => [s.opening, s.closing, s.proof])).toEqual([
       ['10000.00', '12474.50', 'ok'],

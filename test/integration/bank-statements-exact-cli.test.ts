@@ -1,4 +1,5 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Kysely } from 'kysely';
@@ -151,5 +152,21 @@ describe(`statements exactly as banks send them, through the built CLI (${backen
     expect((await cli(['reconcile', '--date', '2026-12-01', '--account', 'two-bank'])).code).toBe(0);
     const next = await withDatabase(db, (k) => k.selectFrom('reconciliation_results').select(['status', 'gateway_balance']).where('account', '=', 'two-bank').where('business_date', '=', '2026-12-01').execute());
     expect(next).toEqual([{ status: 'matched', gateway_balance: '25000' }]);
+  });
+
+  it('statements show ID --original --out FILE writes the imported file back byte for byte (its SHA-256 equal)', async () => {
+    const listed = JSON.parse((await built(['statements', 'list', '--json', '--account', 'kwd-bank'])).stdout) as Array<{ id: number; statement_id: string; file_sha256: string }>;
+    const first = listed.find((s) => s.statement_id === '1/2026-11-28')!;
+    expect(first.file_sha256).toBe(createHash('sha256').update(readFileSync(path.join(dir, 'kwd.sta'))).digest('hex'));
+    const out = path.join(dir, 'out', 'original.sta');
+    mkdirSync(path.dirname(out), { recursive: true });
+    const shown = await built(['statements', 'show', String(first.id), '--original', '--out', out]);
+    expect(shown).toMatchObject({ code: 0, stderr: '' });
+    expect(createHash('sha256').update(readFileSync(out)).digest('hex')).toBe(first.file_sha256);
+    expect(readFileSync(out)).toEqual(readFileSync(path.join(dir, 'kwd.sta')));
+    const missing = await cli(['statements', 'show', '999999', '--original', '--out', out]);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain('There is no stored statement 999999');
+    expect((await cli(['statements', 'show', String(first.id), '--original'])).code).toBe(2);
   });
 });
