@@ -219,6 +219,7 @@ function provableOfRow(row: StatementChainRow) {
     booked: BigInt(row.booked),
     sequence: big(row.sequence),
     intraday: row.intraday,
+    businessDate: row.business_date,
   };
 }
 

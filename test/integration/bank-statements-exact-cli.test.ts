@@ -21,7 +21,7 @@ beforeAll(async () => {
   dir = mkdtempSync(path.join(tmpdir(), 'wr-statements-exact-'));
   writeFileSync(
     path.join(dir, 'accounts.yaml'),
-    ['bankAccounts:', `  - { name: eu-bank, iban: ${IBAN}, currency: EUR }`, '  - { name: kwd-bank, iban: KW81CBKU0000000000001234560101, currency: KWD }', '  - { name: seq-bank, iban: GB29NWBK60161331926819, currency: EUR }', '  - { name: two-bank, iban: FR1420041010050500013M02606, currency: EUR }', ''].join('\n'),
+    ['bankAccounts:', `  - { name: eu-bank, iban: ${IBAN}, currency: EUR }`, '  - { name: kwd-bank, iban: KW81CBKU0000000000001234560101, currency: KWD }', '  - { name: seq-bank, iban: GB29NWBK60161331926819, currency: EUR }', '  - { name: two-bank, iban: FR1420041010050500013M02606, currency: EUR }', '  - { name: year-bank, iban: NL91ABNA0417164300, currency: EUR }', ''].join('\n'),
   );
 });
 afterAll(async () => {
@@ -168,5 +168,15 @@ describe(`statements exactly as banks send them, through the built CLI (${backen
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain('There is no stored statement 999999');
     expect((await cli(['statements', 'show', String(first.id), '--original'])).code).toBe(2);
+  });
+
+  it('an MT940 whose :28C: restarts at 1 in January shows no gap', async () => {
+    const mt = writeMt940({ iban: 'NL91ABNA0417164300', currency: 'EUR', opening: 0n, days: [{ sequence: 250, date: '2026-12-31', entries: [100n] }, { sequence: 1, date: '2027-01-04', entries: [-100n] }] });
+    expect((await built(['statements', 'import', file('year.sta', mt)])).code).toBe(0);
+    const listed = JSON.parse((await built(['statements', 'list', '--json', '--account', 'year-bank'])).stdout) as Array<{ sequence: number; proof: string }>;
+    expect(listed.map((s) => [s.sequence, s.proof])).toEqual([
+      [250, 'ok'],
+      [1, 'ok'],
+    ]);
   });
 });

@@ -70,4 +70,12 @@ describe('MT940 amounts, dates and currencies, exactly as written', () => {
     expect(report!.entries.map((e) => e.amount)).toEqual([1_000n, -250n]);
     expect(refusal(() => readStatementText(mt942.replace(':90C:1EUR10,00', ':90C:1EUR10,01'), 'j.sta'))).toMatch(/^j\.sta, line 9: :90C: says 1 entries of 10,01/);
   });
+
+  it('a :28C: restarting at 1 on the first statement of a year is no gap; within a year it is', () => {
+    const days: SampleStatements = { ...oneDay, days: [{ sequence: 250, date: '2026-12-31', entries: [100n] }, { sequence: 1, date: '2027-01-04', entries: [-100n] }] };
+    const [december, january] = readStatementText(writeMt940(days), 'year.sta');
+    const previous = { closing: december!.balances.find((b) => b.code === 'CLBD')!.amount, sequence: 250n, businessDate: '2026-12-31' };
+    expect(proveStatement(provableOf(january!), previous).proof).toBe('ok');
+    expect(proveStatement(provableOf({ ...january!, sequence: 252n }), previous)).toMatchObject({ proof: 'sequence_gap', missing: { from: 251n, to: 251n } });
+  });
 });
