@@ -33,6 +33,7 @@ export const CASE_KIND_OF_STATUS: Readonly<Partial<Record<ReconciliationStatus, 
   roll_forward_break: 'roll_forward_break',
   sequence_gap: 'sequence_gap',
   no_statement: 'no_statement',
+  conflicting_statements: 'conflicting_statements',
 };
 
 /** Kinds no result status opens: an item past its expected clearing date (opened and resolved with its items). */

@@ -11,7 +11,7 @@ export const COMMAND_SUMMARIES = {
   runs: 'list recent snapshot runs with status, counts, duration and error',
   ledger: "the merchant's own books: expected balances per account, business date and currency",
   books: "books pulled from the merchant's ledger database by its query (RECON_BOOKS_SQL_FILE), by hand",
-  statements: 'bank statements (camt.053, camt.052, MT940) of the bank accounts: import them with their proofs, list them, write samples',
+  statements: 'bank statements (camt.053, camt.052, MT940, MT942) of the bank accounts: import them with their proofs, list them, give back their original files, write samples',
   match: 'books entries matched with bank statement entries: run the rules, list the matches, match or undo by hand with a note',
   reconcile: "compare a business date's snapshot with the books and store the results (re-running replaces them)",
   report: 'print or write the stored reconciliation results of a date or range (table, csv, json, html)',

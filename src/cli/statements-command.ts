@@ -1,4 +1,5 @@
 import { mkdirSync } from 'node:fs';
+import { open, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { addDays } from '../business-date/zoned-time.js';
@@ -8,6 +9,7 @@ import { latestClosedDateOf, parseBusinessDate } from '../reconciliation/busines
 import { importStatementFiles, listStatementListings, writeCamt053, writeMt940, type StatementImportResult, type StatementListing } from '../statements/index.js';
 import { writeFileAtomically } from '../reports/write-file-atomically.js';
 import { formatTable } from '../text-table.js';
+import { readStoredFile } from '../db/stored-file.repository.js';
 import type { CliRuntime } from './runtime.js';
 import { summaryOf } from './command-summaries.js';
 import type { Config } from '../config/index.js';
@@ -17,14 +19,14 @@ export function registerStatementsCommand(program: Command, runtime: CliRuntime)
   const statements = program.command('statements').description(summaryOf('statements'));
   statements
     .command('import')
-    .description('import bank statements (camt.053, camt.052, MT940; detected by content) of the configured bank accounts; all files or none')
+    .description('import bank statements (camt.053, camt.052, MT940, MT942; detected by content) of the configured bank accounts; all files or none')
     .argument('<files...>', 'statement files: camt.053 / camt.052 XML (versions 001.02 to 001.13) or MT940 (one or more statements, bare or in {1:}{4: blocks)')
     .option('--dry-run', 'print what would change and write nothing')
     .option('--replace', 'replace a stored statement the file gives other content for (the replacement is recorded)')
     .option('--encoding <name>', `the text encoding of files without a byte order mark or XML declaration: ${TEXT_ENCODINGS.join(', ')} (default utf-8; MT940 files are often iso-8859-1)`)
     .addHelpText(
       'after',
-      '\nEach statement must belong to a bank account of the accounts file (bankAccounts: name, iban or accountId,\ncurrency). A statement is identified by its account and statement id (camt Stmt/Id; MT940 the :28C:\nstatement number and the closing date); the same statement again, in either format, is "unchanged".\nThe pages of one MT940 statement (:28C:101/1, 101/2) are one statement.\n\nEvery statement is proved: opening booked + booked entries = closing booked, PRCD = OPBD, the previous\nstatement\'s closing = this opening, sequence numbers without a gap. One that fails is still imported,\nwith its proof; its date\'s bank result is roll_forward_break or sequence_gap. The dates whose statements\nchanged are reconciled before the command ends. See docs/bank-statements.md.\n\nExamples:\n  wallet-recon statements import statement-2026-11-26.xml\n  wallet-recon statements import november.sta --dry-run\n\nExit codes: 0 imported (or, with --dry-run, checked; also when a proof fails), 1 a file cannot be read,\nnames an unknown account, or holds other content for a stored statement (nothing imported), 2 usage or\nconfiguration error.',
+      '\nEach statement must belong to a bank account of the accounts file (bankAccounts: name, iban or accountId,\ncurrency). A statement is identified by its account and statement id (camt Stmt/Id; MT940 the :28C:\nstatement number and the closing date); the same statement again, in either format, is "unchanged".\nThe pages of one MT940 statement (:28C:101/1, 101/2) are one statement.\n\nEvery statement is proved: opening booked + booked entries = closing booked, PRCD = OPBD, the previous\nstatement\'s closing = this opening, sequence numbers without a gap. One that fails is still imported,\nwith its proof; its date\'s bank result is roll_forward_break or sequence_gap. The dates whose statements\nchanged are reconciled before the command ends. See docs/bank-statements.md.\n\nExamples:\n  wallet-recon statements import statement-2026-11-26.xml\n  wallet-recon statements import november.sta --dry-run\n\nExit codes: 0 imported (or, with --dry-run, checked; also when a proof fails), 1 a file holds other\ncontent for a stored statement (nothing imported), 2 usage or configuration error, or a file that cannot\nbe read or names an unknown account (nothing imported; the message names the file and the line or\nXML path).',
     )
     .action(async (files: string[], opts: { dryRun?: boolean; replace?: boolean; encoding?: string }) => {
       const encoding = opts.encoding === undefined ? undefined : parseTextEncoding(opts.encoding);
@@ -42,7 +44,7 @@ export function registerStatementsCommand(program: Command, runtime: CliRuntime)
     .option('--account <name>', 'only this bank account')
     .option('--from <date>', 'closing dates from this one (YYYY-MM-DD)')
     .option('--to <date>', 'closing dates up to this one (YYYY-MM-DD)')
-    .option('--json', 'print a JSON array: account, statement_id, sequence, business_date, currency, opening, closing, entries, proof, proof_detail')
+    .option('--json', 'print a JSON array: account, statement_id, sequence, business_date, currency, opening, closing, entries, proof, proof_detail, id, file_sha256')
     .addHelpText(
       'after',
       '\nopening and closing are the booked balances in major units without separators (-250.00 for a debit);\nproof is ok, roll_forward_break (proof_detail: the residual) or sequence_gap (proof_detail: the missing\nsequence numbers). An intraday (camt.052) report has no closing balance.\n\nExit codes: 0 listed, 2 usage or configuration error.',
@@ -55,6 +57,31 @@ export function registerStatementsCommand(program: Command, runtime: CliRuntime)
       await runtime.withContext('wallet-recon statements list', {}, async (ctx) => {
         const rows = await listStatementListings(ctx, { accounts, from, to });
         runtime.output.out(opts.json === true ? JSON.stringify(rows, null, 2) : describeListings(rows));
+        return 0;
+      });
+    });
+
+  statements
+    .command('show')
+    .description('show one stored statement, or with --original write the file it was imported from back, byte for byte')
+    .argument('<id>', 'the statement\'s id, as statements list --json gives it')
+    .option('--original', 'write the original file\'s bytes (checked against their SHA-256) to --out')
+    .option('--out <file>', 'where --original writes the file')
+    .addHelpText('after', '\nExample:\n  wallet-recon statements show 12 --original --out audit/statement-12.xml\n\nExit codes: 0 shown or written, 1 the stored bytes no longer match their SHA-256, 2 usage error (no such\nstatement, no stored file, --original without --out).')
+    .action(async (idText: string, opts: { original?: boolean; out?: string }) => {
+      if (!/^\d{1,9}$/.test(idText)) throw new UsageError(`Statement id ${JSON.stringify(idText)} is not a number: take it from "wallet-recon statements list --json".`);
+      if (opts.original === true && opts.out === undefined) throw new UsageError('--original needs --out FILE: the file it writes the original bytes to.');
+      if (opts.original !== true && opts.out !== undefined) throw new UsageError('--out is where --original writes the file: give --original too.');
+      await runtime.withContext('wallet-recon statements show', {}, async (ctx) => {
+        const [row] = await listStatementListings(ctx, { id: Number(idText) });
+        if (row === undefined) throw new UsageError(`There is no stored statement ${idText}: "wallet-recon statements list --json" gives their ids.`);
+        if (opts.original !== true) {
+          runtime.output.out(JSON.stringify(row, null, 2));
+          return 0;
+        }
+        if (row.file_sha256 === null) throw new UsageError(`Statement ${idText} (${row.statement_id}) was imported before original files were kept: there are no bytes to give back.`);
+        const written = await writeOriginalFile(ctx.database.db, row.file_sha256, opts.out!);
+        runtime.output.out(`Wrote ${opts.out}: ${written} bytes, SHA-256 ${row.file_sha256} (the file statement ${row.statement_id} was imported from).`);
         return 0;
       });
     });
@@ -119,4 +146,30 @@ function describeListings(rows: readonly StatementListing[]): string {
     ['account', 'statement', 'sequence', 'business date', 'currency', 'opening', 'closing', 'entries', 'proof', 'detail'],
     rows.map((r) => [r.account, r.statement_id, r.sequence === null ? '' : String(r.sequence), r.business_date, r.currency, r.opening ?? '', r.closing ?? '', String(r.entries), r.proof, r.proof_detail ?? '']),
   );
+}
+
+/**
+ * Writes a stored file's bytes to `out`, a chunk at a time, through a temporary file renamed into
+ * place only once every chunk was read and the whole hashed to its SHA-256: a file altered in the
+ * database never leaves a partial or wrong copy behind.
+ */
+async function writeOriginalFile(db: Parameters<typeof readStoredFile>[0], sha256: string, out: string): Promise<number> {
+  const target = path.resolve(out);
+  const temp = path.join(path.dirname(target), `.${path.basename(target)}.${process.pid}.tmp`);
+  let size = 0;
+  const handle = await open(temp, 'w');
+  try {
+    for await (const chunk of readStoredFile(db, sha256)) {
+      await handle.write(chunk);
+      size += chunk.length;
+    }
+    await handle.sync();
+    await handle.close();
+    await rename(temp, target);
+  } catch (error) {
+    await handle.close().catch(() => undefined);
+    await rm(temp, { force: true });
+    throw error;
+  }
+  return size;
 }

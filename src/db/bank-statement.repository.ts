@@ -143,7 +143,7 @@ export interface StatementChainRow {
   proof_reason: string | null;
 }
 
-/** Every statement of an account in the order they chain: closing date, then sequence number, then id. */
+/** Every statement of an account in the order they chain: closing date, then sequence number, then creation time, then id. */
 export async function listStatementChain(db: Db, account: string): Promise<StatementChainRow[]> {
   const rows = await sql<StatementChainRow>`
     select s.id, s.statement_id, s.intraday, s.scale, s.sequence::text as sequence, s.business_date::text as business_date, s.closing::text as closing,
@@ -154,7 +154,7 @@ export async function listStatementChain(db: Db, account: string): Promise<State
       s.proof, s.proof_residual::text as proof_residual, s.proof_missing, s.proof_reason
     from bank_statements s
     where s.account = ${account}
-    order by s.business_date, s.sequence nulls first, s.id`.execute(db);
+    order by s.business_date, s.sequence nulls first, s.created_at nulls first, s.id`.execute(db);
   return rows.rows;
 }
 
@@ -167,7 +167,13 @@ export async function updateStatementProof(db: Db, id: number, proof: { proof: S
     .execute();
 }
 
-/** The statement a bank date is reconciled from: the end-of-day statement closing on it (the latest stored, should there be two). */
+/**
+ * The statement a bank date is reconciled from: of the end-of-day statements closing on it, the
+ * final one — the highest sequence number, then the latest creation time, never the order they
+ * were stored in. `conflict` names another of that date that nothing orders before it (no or the
+ * same sequence and creation time) and whose closing differs: which balance is the bank's is
+ * then unknown.
+ */
 export interface ClosingStatement {
   id: number;
   statementId: string;
@@ -178,18 +184,24 @@ export interface ClosingStatement {
   proofResidual: bigint | null;
   proofMissing: string | null;
   proofReason: string | null;
+  conflict: { statementId: string; closing: bigint } | null;
 }
 
 export async function findClosingStatement(db: Db, account: string, businessDate: string): Promise<ClosingStatement | undefined> {
-  const row = await db
+  const rows = await db
     .selectFrom('bank_statements')
-    .select(['id', 'statement_id', 'currency', 'scale', 'closing', 'proof', 'proof_residual', 'proof_missing', 'proof_reason'])
+    .select(['id', 'statement_id', 'currency', 'scale', 'closing', 'proof', 'proof_residual', 'proof_missing', 'proof_reason', 'sequence', 'created_at'])
     .where('account', '=', account)
     .where('business_date', '=', businessDate)
     .where('intraday', '=', false)
+    .orderBy(sql`sequence desc nulls last`)
+    .orderBy(sql`created_at desc nulls last`)
     .orderBy('id', 'desc')
-    .executeTakeFirst();
+    .execute();
+  const row = rows[0];
   if (row === undefined) return undefined;
+  const time = (d: Date | null) => (d === null ? null : new Date(d).getTime());
+  const rival = rows.slice(1).find((r) => r.sequence === row.sequence && time(r.created_at) === time(row.created_at) && r.closing !== row.closing);
   return {
     id: row.id,
     statementId: row.statement_id,
@@ -200,6 +212,7 @@ export async function findClosingStatement(db: Db, account: string, businessDate
     proofResidual: row.proof_residual === null ? null : BigInt(row.proof_residual),
     proofMissing: row.proof_missing,
     proofReason: row.proof_reason,
+    conflict: rival === undefined ? null : { statementId: rival.statement_id, closing: BigInt(rival.closing!) },
   };
 }
 
@@ -212,6 +225,8 @@ export async function findPreviousClosing(db: Db, account: string, businessDate:
     .where('business_date', '<', businessDate)
     .where('intraday', '=', false)
     .orderBy('business_date', 'desc')
+    .orderBy(sql`sequence desc nulls last`)
+    .orderBy(sql`created_at desc nulls last`)
     .orderBy('id', 'desc')
     .executeTakeFirst();
   return row === undefined ? undefined : { closing: BigInt(row.closing!), scale: row.scale, currency: row.currency };
@@ -246,13 +261,15 @@ export interface StatementListRow {
   proof: StatementProofName;
   proof_residual: string | null;
   proof_missing: string | null;
+  id: number;
+  file_sha256: string | null;
 }
 
 /** Stored statements, by closing date, account and sequence; optionally of some accounts and a date range. */
-export async function listStatements(db: Db, filter: { accounts?: readonly string[]; from?: string; to?: string }): Promise<StatementListRow[]> {
+export async function listStatements(db: Db, filter: { accounts?: readonly string[]; from?: string; to?: string; id?: number }): Promise<StatementListRow[]> {
   let query = db
     .selectFrom('bank_statements')
-    .select(['account', 'statement_id', 'format', 'intraday', 'sequence', 'business_date', 'currency', 'scale', 'opening', 'closing', 'entries', 'proof', 'proof_residual', 'proof_missing'])
+    .select(['account', 'statement_id', 'format', 'intraday', 'sequence', 'business_date', 'currency', 'scale', 'opening', 'closing', 'entries', 'proof', 'proof_residual', 'proof_missing', 'id', 'file_sha256'])
     .orderBy('business_date')
     .orderBy('account')
     .orderBy('sequence')
@@ -261,6 +278,7 @@ export async function listStatements(db: Db, filter: { accounts?: readonly strin
     if (filter.accounts.length === 0) return [];
     query = query.where('account', 'in', [...filter.accounts]);
   }
+  if (filter.id !== undefined) query = query.where('id', '=', filter.id);
   if (filter.from !== undefined) query = query.where('business_date', '>=', filter.from);
   if (filter.to !== undefined) query = query.where('business_date', '<=', filter.to);
   return query.execute();

@@ -24,7 +24,8 @@ export type ReconciliationStatus =
   | 'no_statement'
   | 'explained'
   /** Beyond tolerance but within materiality (issue 45): recorded and counted, no case, no alert. */
-  | 'immaterial';
+  | 'immaterial'
+  | 'conflicting_statements';
 
 /** Where a result's balance came from: the gateway's wallets or a bank account's statement. */
 export type ResultSource = 'gateway' | 'bank';
@@ -308,7 +309,7 @@ export interface StatementImportsTable {
   replaced: ColumnType<number, number | undefined, number>;
 }
 
-export type StatementFormatName = 'camt.053' | 'camt.052' | 'mt940';
+export type StatementFormatName = 'camt.053' | 'camt.052' | 'camt.054' | 'mt940' | 'mt942' | 'bai2';
 export type StatementProofName = 'ok' | 'roll_forward_break' | 'sequence_gap';
 
 export interface BankStatementsTable {
@@ -336,6 +337,8 @@ export interface BankStatementsTable {
   source_file: string;
   /** The SHA-256 of the file the statement was read from (its bytes in stored_files); null for statements stored before files were kept. */
   file_sha256: ColumnType<string | null, string | null | undefined, string | null>;
+  /** When the bank made the statement (camt CreDtTm); orders two end-of-day statements of one date after their sequence. */
+  created_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
 }
 
 export interface BankStatementBalancesTable {
@@ -485,7 +488,8 @@ export type CaseKind =
   | 'roll_forward_break'
   | 'sequence_gap'
   | 'no_statement'
-  | 'overdue_item';
+  | 'overdue_item'
+  | 'conflicting_statements';
 export type CaseState = 'open' | 'acknowledged' | 'resolved' | 'accepted';
 export type CaseResolution = 'auto' | 'fixed' | 'accepted' | 'explained';
 export type CaseAction =

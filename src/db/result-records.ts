@@ -16,6 +16,7 @@ export const RECONCILIATION_STATUSES: readonly ReconciliationStatus[] = [
   'sequence_gap',
   'no_statement',
   'immaterial',
+  'conflicting_statements',
   'awaiting_books',
   'awaiting_statement',
 ];

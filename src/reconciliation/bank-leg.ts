@@ -50,6 +50,8 @@ export async function reconcileBankLeg(
             residual: statement.proofResidual === null ? null : toScale(statement.proofResidual, statement.scale, scale),
             missing: statement.proofMissing,
             reason: statement.proofReason,
+            statementId: statement.statementId,
+            conflict: statement.conflict === null ? null : { statementId: statement.conflict.statementId, closing: toScale(statement.conflict.closing, statement.scale, scale) },
           },
     previousClosing: previous === undefined ? null : toScale(previous.closing, previous.scale, scale),
     books,

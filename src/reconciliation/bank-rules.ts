@@ -13,6 +13,9 @@ export interface BankStatementSide {
   /** The missing sequence numbers of a gap, as people read them (`3`, `3 to 7`). */
   missing: string | null;
   reason: string | null;
+  /** Another end-of-day statement of the date that nothing orders before this one, with another closing. */
+  conflict?: { statementId: string; closing: bigint } | null;
+  statementId?: string;
 }
 
 export interface BankDayInput {
@@ -80,6 +83,11 @@ export function reconcileBankDay(input: BankDayInput): ReconciliationResult[] {
     itemsFor: input.itemsFor,
   });
   return results.map((r) => {
+    if (r.currency === currency && statement.conflict) {
+      const { conflict } = statement;
+      const note = `two end-of-day statements of ${businessDate} with no sequence or creation time to order them close differently: ${statement.statementId ?? `#${statement.id}`} at ${formatAmount(statement.closing, currency, input.scale)} ${currency}, ${conflict.statementId} at ${formatAmount(conflict.closing, currency, input.scale)} ${currency}`;
+      return { ...r, status: 'conflicting_statements' as const, note, ...bank };
+    }
     if (r.currency !== currency || statement.proof === 'ok') return { ...r, ...bank };
     const note =
       statement.proof === 'sequence_gap'

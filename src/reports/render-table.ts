@@ -47,7 +47,7 @@ export const SUMMARY_COLUMNS: ReadonlyArray<{ header: string; count: (c: StatusC
 
 /** Summary columns of the bank leg, shown when a report covers a bank account. */
 export const BANK_SUMMARY_COLUMNS: ReadonlyArray<{ header: string; count: (c: StatusCounts) => number }> = [
-  { header: 'statement proof failed', count: (c) => c.roll_forward_break + c.sequence_gap },
+  { header: 'statement proof failed', count: (c) => c.roll_forward_break + c.sequence_gap + c.conflicting_statements },
   { header: 'no statement', count: (c) => c.no_statement },
   { header: 'awaiting statement', count: (c) => c.awaiting_statement },
 ];

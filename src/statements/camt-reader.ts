@@ -1,4 +1,4 @@
-import { XMLParser, XMLValidator } from 'fast-xml-parser';
+import { SaxesParser } from 'saxes';
 import type { ParsedStatement, StatementBalance, StatementEntry } from './statement.js';
 import { statementAmount } from './statement-amount.js';
 import { StatementFileError } from './statement-file-error.js';
@@ -22,31 +22,76 @@ export function looksLikeXml(text: string): boolean {
  * the file and the line (malformed XML) or the element (a missing or wrong value).
  */
 export function readCamt(text: string, file: string): ParsedStatement[] {
-  const valid = XMLValidator.validate(text);
-  if (valid !== true) throw new StatementFileError(`${file}: not well-formed XML at line ${valid.err.line}, column ${valid.err.col}: ${valid.err.msg}`);
-  const ns = NAMESPACE.exec(text);
-  if (ns === null) throw new StatementFileError(`${file}: an XML file without an ISO 20022 camt.053 or camt.052 namespace (urn:iso:std:iso:20022:tech:xsd:camt.053.001.02 to .13).`);
+  const ns = NAMESPACE.exec(text.slice(0, 4096)) ?? NAMESPACE.exec(text);
+  if (ns === null) {
+    // A file that is not even XML says so first, with where.
+    parseXml(text, file);
+    throw new StatementFileError(`${file}: an XML file without an ISO 20022 camt.053 or camt.052 namespace (urn:iso:std:iso:20022:tech:xsd:camt.053.001.02 to .13).`);
+  }
   const version = Number(ns[3]);
   if (version < 2 || version > 13) throw new StatementFileError(`${file}: namespace ${ns[1]} is not read: versions 001.02 to 001.13 are.`);
   const intraday = ns[2] === 'camt.052';
-  const parser = new XMLParser({
-    ignoreAttributes: false,
-    attributeNamePrefix: '@',
-    removeNSPrefix: true,
-    parseTagValue: false,
-    parseAttributeValue: false,
-    trimValues: true,
-    processEntities: true,
-    isArray: (name) => REPEATED.has(name),
-  });
-  const doc = parser.parse(text) as Node;
+  const doc = parseXml(text, file);
   const root = child(doc, 'Document');
   const message = root === undefined ? undefined : child(root, intraday ? 'BkToCstmrAcctRpt' : 'BkToCstmrStmt');
   if (message === undefined) throw new StatementFileError(`${file}: no Document/${intraday ? 'BkToCstmrAcctRpt' : 'BkToCstmrStmt'} element.`);
   const tag = intraday ? 'Rpt' : 'Stmt';
   const statements = (message[tag] as Node[] | undefined) ?? [];
   if (statements.length === 0) throw new StatementFileError(`${file}: no ${tag} element: the file holds no statement.`);
-  return statements.map((s, i) => readStatement(s, `${tag}[${i + 1}]`, file, intraday));
+  const header = child(message, 'GrpHdr');
+  const created = header === undefined ? undefined : textOf(header, 'CreDtTm');
+  return statements.map((s, i) => ({ ...readStatement(s, `${tag}[${i + 1}]`, file, intraday), createdAt: textOf(s, 'CreDtTm') ?? created ?? null }));
+}
+
+/** Deeper than this, an XML file is refused: a camt statement is about 10 elements deep. */
+const MAX_DEPTH = 64;
+
+/**
+ * The XML as nested nodes (element names without their namespace prefix; attributes as `@Name`,
+ * text as `#text`, the elements of REPEATED as arrays), read by a non-validating SAX parser.
+ * Refused, naming the file, the line and column and the element path: a DTD (`<!DOCTYPE`, so no
+ * entity is ever declared, let alone expanded, and no external one fetched), an entity other
+ * than XML's five and numeric character references (which are decoded), a character XML does
+ * not allow (NUL and other control characters), nesting deeper than MAX_DEPTH, and anything
+ * not well-formed.
+ */
+function parseXml(text: string, file: string): Node {
+  const parser = new SaxesParser({ position: true });
+  const doc: Node = {};
+  const stack: Array<{ node: Node; name: string }> = [{ node: doc, name: '' }];
+  const refuse = (what: string, detail?: string): never => {
+    const names = stack.slice(1).map((s) => s.name);
+    const path = (names.length > 8 ? [...names.slice(0, 3), `… ${names.length - 5} more …`, ...names.slice(-2)] : names).join('/');
+    throw new StatementFileError(`${file}: ${what} at line ${parser.line}, column ${parser.column}${path === '' ? '' : ` (${path})`}${detail === undefined ? '.' : `: ${detail}`}`);
+  };
+  parser.on('error', (error) => refuse('not well-formed XML', error.message.replace(/^(?:[^:]*:)?\d+:\d+: /, '')));
+  parser.on('doctype', () => refuse('a document type declaration (<!DOCTYPE)', 'refused, a statement has none, and no entity it declares is ever expanded.'));
+  parser.on('opentag', (tag) => {
+    if (stack.length > MAX_DEPTH) refuse(`elements nested deeper than ${MAX_DEPTH} levels`, 'refused, a statement is about 10 deep.');
+    const name = tag.name.replace(/^[^:]*:/, '');
+    const node: Node = {};
+    for (const [key, value] of Object.entries(tag.attributes as Record<string, string>)) node[`@${key.replace(/^[^:]*:/, '')}`] = value;
+    const parent = stack.at(-1)!.node;
+    if (REPEATED.has(name)) ((parent[name] ??= []) as Node[]).push(node);
+    else if (parent[name] === undefined) parent[name] = node;
+    stack.push({ node, name });
+  });
+  parser.on('text', (value) => {
+    if (stack.length > 1) {
+      const node = stack.at(-1)!.node;
+      node['#text'] = ((node['#text'] as string | undefined) ?? '') + value;
+    }
+  });
+  parser.on('cdata', (value) => {
+    const node = stack.at(-1)!.node;
+    node['#text'] = ((node['#text'] as string | undefined) ?? '') + value;
+  });
+  parser.on('closetag', () => {
+    const { node } = stack.pop()!;
+    if (typeof node['#text'] === 'string') node['#text'] = node['#text'].trim();
+  });
+  parser.write(text).close();
+  return doc;
 }
 
 function readStatement(s: Node, path: string, file: string, intraday: boolean): ParsedStatement {
@@ -81,13 +126,13 @@ function readStatement(s: Node, path: string, file: string, intraday: boolean): 
     const { amount, currency: entryCurrency } = amountOf(n, `${where}/Amt`, fail);
     if (entryCurrency !== currency) fail(`${where}/Amt`, `is in ${entryCurrency}, the statement in ${currency}.`);
     const value = signed(amount, n, `${where}/CdtDbtInd`, fail);
-    const stsNode = n.Sts;
-    const status = typeof stsNode === 'string' ? stsNode : stsNode !== undefined ? textOf(stsNode as Node, 'Cd') : undefined;
+    const stsNode = child(n, 'Sts');
+    const status = stsNode === undefined ? undefined : (textOf(stsNode, 'Cd') ?? textOf(n, 'Sts'));
     if (status === undefined) fail(`${where}/Sts`, 'is missing.');
     const tx = child(((n.NtryDtls as Node[] | undefined) ?? [])[0] ?? {}, 'TxDtls');
     const refs = tx === undefined ? undefined : child(tx, 'Refs');
     const rmt = tx === undefined ? undefined : child(tx, 'RmtInf');
-    const info = (n.AddtlNtryInf as string[] | undefined)?.join(' ');
+    const info = texts(n.AddtlNtryInf);
     return {
       amount: value,
       creditDebit: value < 0n || textOf(n, 'CdtDbtInd') === 'DBIT' ? 'debit' : 'credit',
@@ -96,7 +141,7 @@ function readStatement(s: Node, path: string, file: string, intraday: boolean): 
       valueDate: dateOf(n, 'ValDt', `${where}/ValDt`, fail) ?? null,
       reference: (refs === undefined ? undefined : textOf(refs, 'EndToEndId')) ?? textOf(n, 'NtryRef') ?? null,
       bankReference: textOf(n, 'AcctSvcrRef') ?? (refs === undefined ? undefined : textOf(refs, 'AcctSvcrRef')) ?? null,
-      details: (rmt === undefined ? undefined : (rmt.Ustrd as string[] | undefined)?.join(' ')) ?? info ?? null,
+      details: (rmt === undefined ? undefined : texts(rmt.Ustrd)) ?? info ?? null,
       reversal: textOf(n, 'RvslInd') === 'true',
     } satisfies StatementEntry;
   });
@@ -123,6 +168,12 @@ function readStatement(s: Node, path: string, file: string, intraday: boolean): 
   };
 }
 
+/** The texts of repeated elements, joined by a space; undefined when there are none. */
+function texts(nodes: unknown): string | undefined {
+  if (!Array.isArray(nodes) || nodes.length === 0) return undefined;
+  return (nodes as Node[]).map((n) => (typeof n['#text'] === 'string' ? n['#text'] : '')).join(' ');
+}
+
 function child(node: Node, name: string): Node | undefined {
   const value = node[name];
   if (Array.isArray(value)) return value[0] as Node | undefined;
@@ -130,7 +181,8 @@ function child(node: Node, name: string): Node | undefined {
 }
 
 function textOf(node: Node, name: string): string | undefined {
-  const value = node[name];
+  const raw = node[name];
+  const value = Array.isArray(raw) ? raw[0] : raw;
   if (typeof value === 'string') return value;
   if (value !== null && typeof value === 'object' && typeof (value as Node)['#text'] === 'string') return (value as Node)['#text'] as string;
   return undefined;

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { looksLikeXml, readCamt } from './camt-reader.js';
 import { looksLikeMt940, readMt940 } from './mt940-reader.js';
 import type { ParsedStatement } from './statement.js';
-import { StatementFileError } from './statement-file-error.js';
+import { shownFileName, StatementFileError } from './statement-file-error.js';
 import { decodeText, encodingOfBom, parseTextEncoding, type TextEncodingName } from '../books/text-encoding.js';
 
 /** The statements of a file's text, its format detected from the content (never from the name). */
@@ -35,14 +35,18 @@ export function decodeStatementBytes(bytes: Buffer, file: string, encoding?: Tex
   return decodeText(bytes, file, encoding);
 }
 
-/** Reads a statement file; a file that cannot be opened is refused naming it. */
+/**
+ * Reads a statement file; a file that cannot be opened, or whose bytes are not text in its
+ * encoding, is refused naming it (control characters of its name escaped).
+ */
 export function readStatementFile(file: string, encoding?: TextEncodingName): StatementFileRead {
+  const shown = shownFileName(file);
   let bytes: Buffer;
   try {
     bytes = readFileSync(file);
   } catch (error) {
-    throw new StatementFileError(`${file}: cannot be read: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}.`);
+    throw new StatementFileError(`${shown}: cannot be read: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}.`);
   }
   const sha256 = createHash('sha256').update(bytes).digest('hex');
-  return { statements: readStatementText(decodeStatementBytes(bytes, file, encoding), file), sha256, size: BigInt(bytes.length) };
+  return { statements: readStatementText(decodeStatementBytes(bytes, shown, encoding), shown), sha256, size: BigInt(bytes.length) };
 }

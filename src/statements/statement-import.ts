@@ -23,6 +23,8 @@ import type { Transaction } from 'kysely';
 import { bankAccountOf, describeStatementAccount } from './bank-account-match.js';
 import { readStatementFile } from './read-statement-file.js';
 import type { TextEncodingName } from '../books/text-encoding.js';
+import { calendarDate } from './statement-dates.js';
+import { shownFileName, StatementFileError } from './statement-file-error.js';
 import { closingBooked, openingBooked, type ParsedStatement } from './statement.js';
 import { statementFingerprint } from './statement-fingerprint.js';
 import { describeMissing, proveStatement, provableOf, type PreviousStatement, type StatementProof } from './statement-proof.js';
@@ -87,7 +89,7 @@ export async function importStatementFiles(ctx: AppContext, files: readonly stri
   });
   if (problems.length > 0) {
     const known = bankAccounts.length === 0 ? 'no bankAccounts are configured (RECON_ACCOUNTS_FILE)' : `configured: ${bankAccounts.map((b) => `${b.name} (${b.iban ?? b.accountId})`).join(', ')}`;
-    throw new InputFileError(`Nothing imported: ${problems.join('; ')} (${known}).`, problems);
+    throw new StatementFileError(`Nothing imported: ${problems.join('; ')} (${known}).`, problems);
   }
 
   const now = ctx.clock.now();
@@ -150,7 +152,7 @@ export async function importStatementFiles(ctx: AppContext, files: readonly stri
     }
     // The new entries are matched with the books in this transaction: results follow both.
     const matches = await runMatching(trx, ctx.config, [...new Set(stored.map((o) => o.account))], { now });
-    return { dryRun: options.dryRun === true, files: [...files], outcomes, proofs, reconciled: [], matches: matches.length };
+    return { dryRun: options.dryRun === true, files: files.map(shownFileName), outcomes, proofs, reconciled: [], matches: matches.length };
   };
 
   let result: StatementImportResult;
@@ -194,6 +196,7 @@ async function storeStatement(trx: Transaction<Database>, s: ParsedStatement, at
       import_id: at.importId,
       source_file: path.basename(at.file),
       file_sha256: at.fileSha256,
+      created_at: validTimestamp(s.createdAt),
     },
     s.balances,
     s.entries,
@@ -236,5 +239,15 @@ function provableOfRow(row: StatementChainRow) {
     booked: BigInt(row.booked),
     sequence: big(row.sequence),
     intraday: row.intraday,
+    businessDate: row.business_date,
   };
+}
+
+/** A creation time as the file wrote it, when it is one PostgreSQL reads as a point in time (with its offset); else none. */
+function validTimestamp(text: string | null | undefined): string | null {
+  if (text === undefined || text === null) return null;
+  const match = /^(\d{4}-\d{2}-\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})?$/.exec(text);
+  if (match === null || calendarDate(match[1]!) === undefined || Number(match[2]) > 23 || Number(match[3]) > 59 || Number(match[4]) > 59) return null;
+  // Without an offset, the time is the bank's: read as UTC, it still orders one bank's statements.
+  return match[6] === undefined ? `${text}Z` : text;
 }

@@ -19,10 +19,14 @@ export interface StatementListing {
   proof: 'ok' | 'roll_forward_break' | 'sequence_gap';
   /** The residual (major units) of a roll-forward break, or the missing sequence numbers of a gap. */
   proof_detail: string | null;
+  /** The statement's number in this database: `statements show ID`. */
+  id: number;
+  /** The SHA-256 of the file it was imported from (`statements show ID --original` gives its bytes back); null before files were kept. */
+  file_sha256: string | null;
 }
 
 /** Stored statements, oldest closing date first, of some accounts and a date range. */
-export async function listStatementListings(ctx: AppContext, filter: { accounts?: readonly string[]; from?: string; to?: string }): Promise<StatementListing[]> {
+export async function listStatementListings(ctx: AppContext, filter: { accounts?: readonly string[]; from?: string; to?: string; id?: number }): Promise<StatementListing[]> {
   const rows = await listStatements(ctx.database.db, filter);
   return rows.map((r) => {
     const major = (v: string | null) => (v === null ? null : toMajorUnits(BigInt(v), r.scale));
@@ -38,6 +42,8 @@ export async function listStatementListings(ctx: AppContext, filter: { accounts?
       entries: r.entries,
       proof: r.proof,
       proof_detail: r.proof === 'roll_forward_break' ? major(r.proof_residual) : r.proof === 'sequence_gap' ? r.proof_missing : null,
+      id: r.id,
+      file_sha256: r.file_sha256,
     };
   });
 }

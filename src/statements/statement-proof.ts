@@ -26,10 +26,12 @@ export interface ProvableStatement {
   booked: bigint;
   sequence: bigint | null;
   intraday: boolean;
+  /** Its closing date: a sequence restarting at 1 in a new year is no gap. */
+  businessDate?: string;
 }
 
 /** The figures of a parsed statement its proof needs. */
-export function provableOf(statement: Pick<ParsedStatement, 'balances' | 'entries' | 'sequence' | 'intraday'>): ProvableStatement {
+export function provableOf(statement: Pick<ParsedStatement, 'balances' | 'entries' | 'sequence' | 'intraday'> & { businessDate?: string }): ProvableStatement {
   const balance = (code: string) => statement.balances.find((b) => b.code === code)?.amount ?? null;
   return {
     opbd: balance('OPBD'),
@@ -38,6 +40,7 @@ export function provableOf(statement: Pick<ParsedStatement, 'balances' | 'entrie
     booked: statement.entries.filter((e) => e.status === 'BOOK').reduce((sum, e) => sum + e.amount, 0n),
     sequence: statement.sequence,
     intraday: statement.intraday,
+    businessDate: statement.businessDate,
   };
 }
 
@@ -54,7 +57,8 @@ const OK: StatementProof = { proof: 'ok', residual: null, missing: null, reason:
  * The proof of one statement, in this order (the first failure is the verdict):
  * 1. opening booked + Σ booked entries = closing booked, exactly (residual = closing − opening − Σ);
  * 2. PRCD, where given, = OPBD (residual = OPBD − PRCD);
- * 3. the sequence number follows the previous statement's without a gap (missing numbers);
+ * 3. the sequence number follows the previous statement's without a gap (missing numbers); number 1
+ *    on the first statement of a new year is a restart, no gap;
  * 4. the previous statement's closing booked = this opening booked (residual = opening − previous closing).
  * An intraday report (camt.052) has no closing: only a check of its interim booked balance, when it has one.
  */
@@ -69,7 +73,9 @@ export function proveStatement(statement: ProvableStatement, previous: PreviousS
     return { proof: 'roll_forward_break', residual: opbd - prcd, missing: null, reason: 'opening booked (OPBD) ≠ previously closed booked (PRCD)' };
   }
   if (statement.intraday || previous === null) return OK;
-  if (previous.sequence !== null && statement.sequence !== null && statement.sequence > previous.sequence + 1n) {
+  // Statement numbers that restart each year (MT940 :28C: from 1 on the first statement of a year).
+  const restarted = statement.sequence === 1n && statement.businessDate !== undefined && statement.businessDate.slice(0, 4) > previous.businessDate.slice(0, 4);
+  if (!restarted && previous.sequence !== null && statement.sequence !== null && statement.sequence > previous.sequence + 1n) {
     const missing = { from: previous.sequence + 1n, to: statement.sequence - 1n };
     return { proof: 'sequence_gap', residual: null, missing, reason: `the previous statement, of ${previous.businessDate}, is number ${previous.sequence}` };
   }

@@ -1,5 +1,5 @@
 /** The formats a statement file can be in, as detected from its content. */
-export type StatementFormat = 'camt.053' | 'camt.052' | 'mt940';
+export type StatementFormat = 'camt.053' | 'camt.052' | 'camt.054' | 'mt940' | 'mt942' | 'bai2';
 
 /**
  * One balance of a statement: its ISO 20022 code (MT940's tags mapped to them: `:60F:` OPBD,
@@ -52,6 +52,8 @@ export interface ParsedStatement {
   toDate: string | null;
   balances: StatementBalance[];
   entries: StatementEntry[];
+  /** When the bank made it (camt `CreDtTm` of the statement, else of the message), as written. */
+  createdAt?: string | null;
 }
 
 /** The booked balance a statement opens with: OPBD, else PRCD (the same balance by definition). */

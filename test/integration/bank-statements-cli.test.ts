@@ -1,4 +1,5 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Kysely } from 'kysely';
@@ -86,9 +87,10 @@ describe(`bank statements through the CLI (${backend})`, () => {
       '  new       eu-bank 2026-11-03 STMT-2026-11-03-8 (camt.053)',
     ]);
     const listed = await listJson(camtDb);
+    const sha256 = createHash('sha256').update(readFileSync(camt)).digest('hex');
     expect(listed).toEqual([
-      { account: 'eu-bank', statement_id: 'STMT-2026-11-02-7', sequence: 7, business_date: '2026-11-02', currency: 'EUR', opening: '10000.00', closing: '12474.50', entries: 2, proof: 'ok', proof_detail: null },
-      { account: 'eu-bank', statement_id: 'STMT-2026-11-03-8', sequence: 8, business_date: '2026-11-03', currency: 'EUR', opening: '12474.50', closing: '11474.50', entries: 1, proof: 'ok', proof_detail: null },
+      { account: 'eu-bank', statement_id: 'STMT-2026-11-02-7', sequence: 7, business_date: '2026-11-02', currency: 'EUR', opening: '10000.00', closing: '12474.50', entries: 2, proof: 'ok', proof_detail: null, id: expect.any(Number), file_sha256: sha256 },
+      { account: 'eu-bank', statement_id: 'STMT-2026-11-03-8', sequence: 8, business_date: '2026-11-03', currency: 'EUR', opening: '12474.50', closing: '11474.50', entries: 1, proof: 'ok', proof_detail: null, id: expect.any(Number), file_sha256: sha256 },
     ]);
 
     const books = file('eu-bank-books.csv', 'account,business_date,currency,balance\neu-bank,2026-11-02,EUR,12474.50\neu-bank,2026-11-03,EUR,11473.50\n');
@@ -161,17 +163,17 @@ describe(`bank statements through the CLI (${backend})`, () => {
     const unknown = file('unknown.xml', writeCamt053({ ...twoDays, iban: 'GB29NWBK60161331926819' }));
     const good = file('good-next.xml', writeCamt053({ ...twoDays, opening: 1_147_450n, days: [{ sequence: 9, date: '2026-11-04', entries: [] }] }));
     const refused = await cli(camtDb, ['statements', 'import', good, unknown]);
-    expect(refused.code).toBe(1);
+    expect(refused.code).toBe(2);
     expect(refused.stderr).toContain(`${unknown} (Stmt[1]): IBAN GB29NWBK60161331926819 is not a configured bank account`);
     expect(refused.stderr).toContain('configured: eu-bank (DE89370400440532013000), nl-bank (NL91ABNA0417164300)');
 
     const malformed = file('malformed.xml', writeCamt053(twoDays).replace('</CdtDbtInd>', '</CdtDbtInd'));
     const bad = await cli(camtDb, ['statements', 'import', good, malformed]);
-    expect(bad.code).toBe(1);
+    expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(new RegExp(`^${malformed.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: not well-formed XML at line \\d+, column \\d+`));
     const badMt = file('malformed.sta', writeMt940(twoDays).replace(':62F:C261102EUR12474,50', ':62F:C261102EUR12474;50'));
     const badMtRun = await cli(camtDb, ['statements', 'import', badMt]);
-    expect(badMtRun.code).toBe(1);
+    expect(badMtRun.code).toBe(2);
     expect(badMtRun.stderr).toBe(`${badMt}, line 10: :62F: "C261102EUR12474;50" is not a balance (C or D, date YYMMDD, currency, amount with a decimal comma such as 1234,56).`);
     expect(await statementTables(camtDb)).toEqual(before);
   });
@@ -277,8 +279,8 @@ describe(`bank statements through the CLI (${backend})`, () => {
     expect(imported.code).toBe(0);
     const listed = await runCliProcess(['statements', 'list', '--json'], env);
     expect(listed.code).toBe(0);
-    const fromMt = (JSON.parse(listed.stdout) as Array<Record<string, unknown>>).map(({ statement_id: _id, ...rest }) => rest);
-    const fromCamt = (await listJson(camtDb, ['--account', 'eu-bank', '--to', '2026-11-03'])).map(({ statement_id: _id, ...rest }) => rest);
+    const fromMt = (JSON.parse(listed.stdout) as Array<Record<string, unknown>>).map(({ statement_id: _id, id: _n, file_sha256: _f, ...rest }) => rest);
+    const fromCamt = (await listJson(camtDb, ['--account', 'eu-bank', '--to', '2026-11-03'])).map(({ statement_id: _id, id: _n, file_sha256: _f, ...rest }) => rest);
     expect(fromMt).toEqual(fromCamt);
     expect(fromMt.map((s) => [s.opening, s.closing, s.proof])).toEqual([
       ['10000.00', '12474.50', 'ok'],
