@@ -11,7 +11,7 @@ import { readMajorAmount } from './amount-text.js';
 import { BALANCE_FIELD_SET, BOOKS_FIELDS, REQUIRED_FIELDS, type ColumnMap, type FieldSet } from './column-map.js';
 import { readCsvRecords, streamCsvRecords } from './csv-table.js';
 import { readDate, type DateFormat } from './date-text.js';
-import { decodeFileStream, decodeHead, type TextEncodingName } from './text-encoding.js';
+import { decodeFileStream, decodeHead, type TextEncodingName } from '../text-encoding.js';
 import { FooterFilter, TableShaper, type RawRow, type SkippedRow, type TableRow } from './table.js';
 import { CellDate, streamXlsxRecords } from './xlsx-table.js';
 

@@ -4,7 +4,7 @@ import { parse as parseCsvStream } from 'csv-parse';
 import { FileEncodingError } from '../errors.js';
 import { parse as parseCsv } from 'csv-parse/sync';
 import type { TableRow } from './table.js';
-import { decodeFileStream, decodeHead, type TextEncodingName } from './text-encoding.js';
+import { decodeFileStream, decodeHead, type TextEncodingName } from '../text-encoding.js';
 
 const DELIMITERS = [',', ';', '\t'] as const;
 

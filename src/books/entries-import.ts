@@ -11,7 +11,7 @@ import { currencyDecimals } from '../money/format-amount.js';
 import { todayOf } from '../reconciliation/business-dates.js';
 import { reconcileOwedDates, resolveAccountNames } from '../reconciliation/reconciliation-service.js';
 import { findLocks, lockedDateError } from '../signoff/date-lock.js';
-import type { TextEncodingName } from './text-encoding.js';
+import type { TextEncodingName } from '../text-encoding.js';
 import { openRawRows, readBalance, readCurrency, readDateField, resolveAccount, show, type BalanceFileOptions, type RawRow } from './books-file.js';
 import { ENTRY_FIELD_SET, ENTRY_FIELDS, type ColumnMap } from './column-map.js';
 import type { DateFormat } from './date-text.js';

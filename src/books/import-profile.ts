@@ -7,7 +7,7 @@ import { findImportProfile, findNamedProfile, listImportProfiles, listNamedProfi
 import type { BooksFormat } from './books-file.js';
 import { BOOKS_FIELDS } from './column-map.js';
 import { DATE_FORMATS } from './date-text.js';
-import { TEXT_ENCODINGS } from './text-encoding.js';
+import { TEXT_ENCODINGS } from '../text-encoding.js';
 
 /**
  * An account's saved import profile: how its books files are written and whether an import may

@@ -2,7 +2,7 @@ import { Option, type Command } from 'commander';
 import { formatTable } from '../text-table.js';
 import { DATE_FORMATS, describeProfile, ENTRY_FIELD_SET, importBooksFile, importEntriesFile, type EntriesImportResult, loadImportProfile, loadImportProfiles, loadNamedProfile, loadNamedProfiles, parseColumnMap, parseDateFormat, type BooksImportResult, type ColumnMap, type DateFormat } from '../books/index.js';
 import { UsageError } from '../errors.js';
-import { parseTextEncoding, TEXT_ENCODINGS, type TextEncodingName } from '../books/text-encoding.js';
+import { parseTextEncoding, TEXT_ENCODINGS, type TextEncodingName } from '../text-encoding.js';
 import { formatAmount } from '../money/format-amount.js';
 import { resolveAccountNames } from '../reconciliation/reconciliation-service.js';
 import { detectSignoffChanges } from '../signoff/signoff-service.js';

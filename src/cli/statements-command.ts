@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { addDays } from '../business-date/zoned-time.js';
 import { UsageError } from '../errors.js';
-import { parseTextEncoding, TEXT_ENCODINGS } from '../books/text-encoding.js';
+import { parseTextEncoding, TEXT_ENCODINGS } from '../text-encoding.js';
 import { latestClosedDateOf, parseBusinessDate } from '../reconciliation/business-dates.js';
 import { importStatementFiles, listStatementListings, writeCamt053, writeMt940, type StatementImportResult, type StatementListing } from '../statements/index.js';
 import { writeFileAtomically } from '../reports/write-file-atomically.js';

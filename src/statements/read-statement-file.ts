@@ -4,7 +4,7 @@ import { looksLikeXml, readCamt } from './camt-reader.js';
 import { looksLikeMt940, readMt940 } from './mt940-reader.js';
 import type { ParsedStatement } from './statement.js';
 import { shownFileName, StatementFileError } from './statement-file-error.js';
-import { decodeText, encodingOfBom, parseTextEncoding, type TextEncodingName } from '../books/text-encoding.js';
+import { decodeText, encodingOfBom, parseTextEncoding, type TextEncodingName } from '../text-encoding.js';
 
 /** The statements of a file's text, its format detected from the content (never from the name). */
 export function readStatementText(text: string, file: string): ParsedStatement[] {

@@ -22,7 +22,7 @@ import { reconcileOwedDates } from '../reconciliation/reconciliation-service.js'
 import type { Transaction } from 'kysely';
 import { bankAccountOf, describeStatementAccount } from './bank-account-match.js';
 import { readStatementFile } from './read-statement-file.js';
-import type { TextEncodingName } from '../books/text-encoding.js';
+import type { TextEncodingName } from '../text-encoding.js';
 import { calendarDate } from './statement-dates.js';
 import { shownFileName, StatementFileError } from './statement-file-error.js';
 import { closingBooked, openingBooked, type ParsedStatement } from './statement.js';

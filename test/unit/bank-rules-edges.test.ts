@@ -33,6 +33,8 @@ describe('bank leg rules, edge cases', () => {
         note: null,
         source: 'bank',
         bankStatementId: 4,
+        itemsTotal: 0n,
+        unexplained: 0n,
       },
     ]);
     expect(reconcileBankDay({ ...base, books: [{ currency: 'JPY', balance: 9007199254740992n }] })[0]).toMatchObject({ status: 'break', difference: 1n });

@@ -84,7 +84,7 @@ describe('dates in the wrong form', () => {
   const dateProblem = (date: string, options: object = {}) => problemsOf(() => parseBalanceFile(jsonLine({ business_date: date, balance: '1.00' }), 'b.jsonl', { ...major, ...options }))[0];
 
   it('suggests --date-format only for an ISO file given a whole day.month.year date', () => {
-    expect(dateProblem('31.02.2026')).toMatch(/in the form YYYY-MM-DD; pass --date-format, e\.g\. --date-format DD\/MM\/YYYY$/);
+    expect(dateProblem('31.02.2026')).toMatch(/in the form YYYY-MM-DD; pass --date-format, e\.g\. --date-format DD\.MM\.YYYY$/);
     // Already given a format: the date is wrong, not the format.
     expect(dateProblem('31.02.2026', { dateFormat: 'DD.MM.YYYY' })).toBe('b.jsonl line 1: business_date "31.02.2026" is not a real date in the form DD.MM.YYYY');
     for (const date of ['120.11.2026', '20.11.20261']) expect(dateProblem(date)).toBe(`b.jsonl line 1: business_date "${date}" is not a real date in the form YYYY-MM-DD`);

@@ -99,7 +99,7 @@ describe('a closed date refuses writes (date-lock.ts)', () => {
 
 describe('only settled results are signed (settle-check.ts)', () => {
   // Cut-off 18:00 Berlin (17:00Z in November), capture window two hours each side, books due 6 h after the cut-off.
-  const config = { timezone: 'Europe/Berlin', cutoff: '18:00', captureWindowMs: 2 * 3_600_000, booksDeadlineMs: 6 * 3_600_000 };
+  const config = { timezone: 'Europe/Berlin', cutoff: '18:00', captureWindowMs: 2 * 3_600_000, booksDeadlineMs: 6 * 3_600_000, bankAccounts: [] };
   const ctxAt = (iso: string) => ({ clock: { now: () => new Date(iso) }, config, database: { db } }) as never;
   const date = '2026-11-20';
 

@@ -1,5 +1,5 @@
 import { createReadStream } from 'node:fs';
-import { FileEncodingError } from '../errors.js';
+import { FileEncodingError } from './errors.js';
 
 /**
  * The text encodings a books or statement file may be written in (`--encoding`), as node's
