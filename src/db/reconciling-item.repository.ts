@@ -208,6 +208,10 @@ export async function listEntryItemsOpenOn(db: Db, accounts: ReadonlyArray<{ acc
     from bank_statement_entries e join bank_statements s on s.id = e.statement_pk
     where s.account = any(${names}::text[]) and not s.intraday and e.status = 'BOOK'
       and coalesce(e.booking_date, e.value_date, s.business_date) <= ${date}::date
+      -- A statement line is unrecorded in the books only once the account keeps its books at entry
+      -- level: from its first books entry on (earlier lines are in the opening balances; an account
+      -- whose books come as closing balances alone has no entry to match them with).
+      and coalesce(e.booking_date, e.value_date, s.business_date) >= (select min(b.booking_date) from books_entries b where b.account = s.account)
       and not exists (
         select 1 from entry_match_members m join entry_matches x on x.id = m.match_id
         where m.statement_entry_id = e.id and x.state = 'active' and x.business_date <= ${date}::date)

@@ -32,7 +32,7 @@ export function monthEnvironment(dir: string, extra: Record<string, string> = {}
 /** Writes an Ed25519 private key (PEM) for RECON_SIGNING_KEY_FILE. */
 export function writeSigningKey(dir: string, name = 'signing-key.pem'): string {
   const file = path.join(dir, name);
-  writeFileSync(file, generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }));
+  writeFileSync(file, generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 });
   return file;
 }
 

@@ -159,7 +159,7 @@ describe(`a bank account beside a gateway account (${backend})`, { timeout: 180_
     expect(reconciled.stdout).not.toContain('captured');
     expect(reconciled.stdout).toContain(`Reconciliation ${D2}`);
     expect(reconciled.stdout).toMatch(/^account\s+source\s+matched/m);
-    expect(reconciled.stdout).toMatch(/^hausbank\s+bank\s+0\s+0\s+0\s+0\s+0\s+0\s+0\s+0\s+0\s+0\s+0\s+1$/m);
+    expect(reconciled.stdout).toMatch(/^hausbank\s+bank\s+0\s+0\s+0\s+0\s+0\s+0\s+0\s+0\s+0\s+0\s+0\s+0\s+1$/m);
     expect(reconciled.stdout).toMatch(/^shop\s+gateway\s+1\s/m);
     expect(reconciled.stdout).toContain(`bank statement not imported yet: hausbank ${D2}`);
     const stored = await withDatabase(t, (db) => db.selectFrom('reconciliation_results').select(['status', 'source']).where('account', '=', 'hausbank').where('business_date', '=', D2).execute());
