@@ -1,5 +1,5 @@
 import { generateKeyPairSync } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
+import { chmodSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { runReconcileJob } from '../../jobs/reconcile-job.js';
 import type { AppContext } from '../../src/app-context.js';
@@ -32,7 +32,9 @@ export function monthEnvironment(dir: string, extra: Record<string, string> = {}
 /** Writes an Ed25519 private key (PEM) for RECON_SIGNING_KEY_FILE. */
 export function writeSigningKey(dir: string, name = 'signing-key.pem'): string {
   const file = path.join(dir, name);
-  writeFileSync(file, generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }));
+  // Private to its owner: the configuration refuses a signing key others can read.
+  writeFileSync(file, generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 });
+  chmodSync(file, 0o600);
   return file;
 }
 
