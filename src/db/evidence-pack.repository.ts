@@ -41,6 +41,8 @@ export async function listDatesWithResults(db: Db, from: string, to: string): Pr
   return rows.rows.map((r) => r.d);
 }
 
+// chain_seq is selected as text (a bigint), under its own name: an ORDER BY of the bare name would
+// sort by that text ("10" before "9"), so the queries order by the table's column, signoffs.chain_seq.
 const chainColumns = raw(`id, chain_seq::text as chain_seq, to_char(business_date, 'YYYY-MM-DD') as business_date, report_sha256, prev_hash,
   ${SEAL_CONTENT} as seal_content, seal_hash, ${APPROVAL_CONTENT} as approval_content, approval_hash,
   ${INVALIDATION_CONTENT} as invalidation_content, invalidation_hash, ${REOPEN_CONTENT} as reopen_content, reopen_hash`);
@@ -48,13 +50,13 @@ const chainColumns = raw(`id, chain_seq::text as chain_seq, to_char(business_dat
 /** Every sign-off of these dates (each date's whole history) in chain order. */
 export async function listChainRowsOfDates(db: Db, dates: readonly string[]): Promise<PackChainRow[]> {
   if (dates.length === 0) return [];
-  const rows = await sql<PackChainRow>`select ${chainColumns} from signoffs where business_date in (select unnest(${[...dates]}::date[])) and chain_seq is not null order by chain_seq`.execute(db);
+  const rows = await sql<PackChainRow>`select ${chainColumns} from signoffs where business_date in (select unnest(${[...dates]}::date[])) and chain_seq is not null order by signoffs.chain_seq`.execute(db);
   return rows.rows;
 }
 
 /** The sign-off chain from position `fromSeq` to `toSeq`, both included, in order: contiguous, so its links can be checked. */
 export async function listChainRowsBetween(db: Db, fromSeq: string, toSeq: string): Promise<PackChainRow[]> {
-  const rows = await sql<PackChainRow>`select ${chainColumns} from signoffs where chain_seq between ${fromSeq}::bigint and ${toSeq}::bigint order by chain_seq`.execute(db);
+  const rows = await sql<PackChainRow>`select ${chainColumns} from signoffs where chain_seq between ${fromSeq}::bigint and ${toSeq}::bigint order by signoffs.chain_seq`.execute(db);
   return rows.rows;
 }
 
