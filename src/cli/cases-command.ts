@@ -225,6 +225,7 @@ Exit codes: 0 done, 1 error, 2 usage error (also a transition the case's state d
     .action(async (id: number, opts: { until?: string; note?: string; by?: string }) => {
       await runtime.withContext('wallet-recon cases snooze', {}, async (ctx) => {
         const actor = resolveActor(opts.by, ctx.config);
+        await refuseAuditorActor(ctx, actor, 'case.snooze', `case #${id}`);
         const done = await snoozeCase(ctx, { caseId: id, until: opts.until, note: opts.note, actor });
         runtime.output.out(`Case ${describeCase(done.case)}: snoozed until ${done.until} (by ${actor}); it is announced again only if it changes materially, and the snooze ends by itself after that date.`);
         return 0;

@@ -1,5 +1,6 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { resolveActor } from '../cases/case-actor.js';
+import { refuseAuditorActor } from '../console/auditor-guard.js';
 import { MANUAL_ITEM_KINDS } from '../items/item-rules.js';
 import { addItem, clearReconcilingItem, listItemRecords } from '../items/items-service.js';
 import { parseBusinessDate, todayOf } from '../reconciliation/business-dates.js';
@@ -45,7 +46,9 @@ Exit codes: 0 done, 1 error, 2 usage error (nothing changes).`,
     .action(async (opts: { account: string; currency: string; date: string; kind: string; amount: string; expectedClear?: string; note?: string; evidence?: string; by?: string }) => {
       const date = parseBusinessDate(opts.date, '--date');
       await runtime.withContext('wallet-recon items add', {}, async (ctx) => {
-        const { id, results } = await addItem(ctx, { ...opts, date, actor: resolveActor(opts.by, ctx.config) });
+        const actor = resolveActor(opts.by, ctx.config);
+        await refuseAuditorActor(ctx, actor, 'item.add', `${opts.account} ${opts.currency} ${date}`);
+        const { id, results } = await addItem(ctx, { ...opts, date, actor });
         runtime.output.out(String(id));
         for (const r of results) runtime.output.err(`${r.businessDate} ${r.account} ${r.currency ?? ''}: ${r.status}${r.note ? ` (${r.note})` : ''}`);
         return 0;
@@ -62,6 +65,7 @@ Exit codes: 0 done, 1 error, 2 usage error (nothing changes).`,
     .action(async (id: number, opts: { note?: string; on?: string; by?: string }) => {
       await runtime.withContext('wallet-recon items clear', {}, async (ctx) => {
         const actor = resolveActor(opts.by, ctx.config);
+        await refuseAuditorActor(ctx, actor, 'item.clear', `item ${id}`);
         const { description } = await clearReconcilingItem(ctx, { id, note: opts.note, on: opts.on, actor });
         runtime.output.out(`Item ${description}: cleared by ${actor}.`);
         return 0;

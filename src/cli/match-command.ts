@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { resolveActor } from '../cases/case-actor.js';
+import { refuseAuditorActor } from '../console/auditor-guard.js';
 import { UsageError } from '../errors.js';
 import { addManualMatch, listMatches, runMatching, undoMatch, type MatchListing, type RuleMatch } from '../matching/index.js';
 import { formatAmount } from '../money/format-amount.js';
@@ -118,7 +119,9 @@ export function registerMatchCommand(program: Command, runtime: CliRuntime): voi
     .action(async (opts: { books?: string[]; statement?: string[]; note?: string; by?: string }) => {
       if (opts.note === undefined || opts.note.trim() === '') throw new UsageError('match add needs --note TEXT: say why, for the record.');
       await runtime.withContext('wallet-recon match add', {}, async (ctx) => {
-        const made = await addManualMatch(ctx, { books: ids(opts.books), statement: ids(opts.statement), note: opts.note, actor: resolveActor(opts.by, ctx.config) });
+        const actor = resolveActor(opts.by, ctx.config);
+        await refuseAuditorActor(ctx, actor, 'match.add', `books ${ids(opts.books).join(', ')} with statement ${ids(opts.statement).join(', ')}`);
+        const made = await addManualMatch(ctx, { books: ids(opts.books), statement: ids(opts.statement), note: opts.note, actor });
         runtime.output.out(`Match ${made.id}: books ${made.books.join(', ')} with statement ${made.statement.join(', ')} (${made.account} ${made.businessDate}, by ${made.matchedBy}).`);
         return 0;
       });
@@ -134,7 +137,9 @@ export function registerMatchCommand(program: Command, runtime: CliRuntime): voi
     .action(async (id: string, opts: { note?: string; by?: string }) => {
       if (opts.note === undefined || opts.note.trim() === '') throw new UsageError('match undo needs --note TEXT: say why, for the record.');
       await runtime.withContext('wallet-recon match undo', {}, async (ctx) => {
-        const undone = await undoMatch(ctx, { id, note: opts.note, actor: resolveActor(opts.by, ctx.config) });
+        const actor = resolveActor(opts.by, ctx.config);
+        await refuseAuditorActor(ctx, actor, 'match.undo', `match ${id}`);
+        const undone = await undoMatch(ctx, { id, note: opts.note, actor });
         runtime.output.out(`Match ${undone.id} undone by ${undone.undoneBy}: its entries are unmatched again (${undone.account} ${undone.businessDate}).`);
         return 0;
       });

@@ -47,8 +47,8 @@ export interface ExportPackOutcome {
   publicKeyFingerprint: string | null;
 }
 
-/** How many accounts the roll-forward reads at once. */
-const ROLL_FORWARD_ACCOUNTS = 20;
+/** How many accounts the roll-forward reads at once: a month of two accounts × 50 currencies is a few thousand rows, whatever the number of accounts. */
+const ROLL_FORWARD_ACCOUNTS = 2;
 
 const json = (value: unknown) => `${JSON.stringify(value, (_key, v: unknown) => (typeof v === 'bigint' ? v.toString() : v), 2)}\n`;
 const safeName = (name: string) => path.basename(name).replace(/[^A-Za-z0-9._-]/g, '_') || 'file';

@@ -47,6 +47,9 @@ function amount(value: string | null, scale: number | null): string {
  * date covered), never the clock, and its streams are left uncompressed, so the same data gives the
  * same bytes and its text can be read back. Streamed page by page.
  */
+/** Unread PDF output the writer lets pile up before it waits for the reader. */
+const PDF_BUFFER_BYTES = 1 << 20;
+
 export function renderRollForward(input: RollForwardInput): AsyncIterable<Buffer> {
   const first = input.dates[0] ?? '1970-01-01';
   const fixed = new Date(`${first}T00:00:00Z`);
@@ -77,6 +80,12 @@ export function renderRollForward(input: RollForwardInput): AsyncIterable<Buffer
     y += size + 6;
   };
 
+  // pdfkit pushes its output whether or not anyone reads it: a month of rows written in one go
+  // would sit in its buffer whole. Past this much unread output the writer waits for the archive
+  // (which itself waits for the disk) to take it, so memory stays bounded by the page, not the month.
+  const drained = async () => {
+    while (doc.readableLength > PDF_BUFFER_BYTES) await new Promise((resolve) => setTimeout(resolve, 1));
+  };
   const write = async () => {
     try {
       await writeBody();
@@ -104,6 +113,7 @@ export function renderRollForward(input: RollForwardInput): AsyncIterable<Buffer
           line(COLUMNS.map((c) => c.title), true);
         }
         line([r.business_date, amount(r.previous_balance, r.scale), amount(r.movement, r.scale), amount(r.gateway_balance, r.scale), amount(r.expected_balance, r.scale), amount(r.difference, r.scale), r.status]);
+        if (doc.readableLength > PDF_BUFFER_BYTES) await drained();
       }
     }
     y += ROW;

@@ -149,4 +149,22 @@ describe(`wallet-recon items: a gateway difference explained by an item in trans
       { actor: 'ben', action: 'cleared' },
     ]);
   });
+
+  it('refuses every command-line action taken as an auditor (users add NAME --role auditor), and changes nothing', async () => {
+    expect((await cli('users', 'add', 'ada', '--role', 'auditor')).code).toBe(0);
+    const before = await withDb((db) => db.selectFrom('reconciling_items').select(['id', 'state']).orderBy('id').execute());
+    const refusals = [
+      ['items', 'add', '--account', 'default', '--currency', 'EUR', '--date', '2026-11-16', '--kind', 'in_transit', '--amount', '1.00', '--expected-clear', '2026-11-18', '--note', 'x', '--by', 'ada'],
+      ['items', 'clear', '1', '--note', 'x', '--by', 'ada'],
+      ['match', 'add', '--books', '1', '--statement', '1', '--note', 'x', '--by', 'ada'],
+      ['match', 'undo', '1', '--note', 'x', '--by', 'ada'],
+      ['cases', 'note', '1', '--note', 'x', '--by', 'ada'],
+      ['cases', 'snooze', '1', '--until', '2026-11-16', '--note', 'x', '--by', 'ada'],
+    ];
+    for (const args of refusals) {
+      const run = await cli(...args);
+      expect([args.slice(0, 2).join(' '), run.code, run.stderr]).toEqual([args.slice(0, 2).join(' '), 1, expect.stringContaining('"ada" has the auditor role')]);
+    }
+    expect(await withDb((db) => db.selectFrom('reconciling_items').select(['id', 'state']).orderBy('id').execute())).toEqual(before);
+  });
 });
