@@ -36,7 +36,7 @@ export async function storedCalendar(db: Kysely<Database>): Promise<(CalendarRul
   };
 }
 
-/** Records the configuration's calendar when the database holds none yet (the first migrate); true when it did. */
+/** Records the configuration's calendar when the database holds none yet (the first worker to start); true when it did. */
 export async function recordCalendarIfAbsent(db: Kysely<Database>, config: Config, at: Date): Promise<boolean> {
   const rules = rulesOfConfig(config);
   const { rows } = await sql<{ effective_from: string }>`
@@ -75,7 +75,8 @@ export async function assertWorkerFollowsCalendar(db: Kysely<Database>, config: 
   if (differences.length === 0) return;
   throw new ConfigError(
     `This worker's configuration differs from the business calendar of the database (effective from ${stored.effectiveFrom === FROM_THE_START ? 'the start' : stored.effectiveFrom}): ${differences.join('; ')}. ` +
-      'Workers that disagree split a night into two business dates, so it does not start: configure it as the database says (recorded by the first "wallet-recon migrate").',
+      'Workers that disagree split a night into two business dates, so it does not start: configure it as the database says (recorded by the first worker that started on it). ' +
+      'To change the calendar of the whole fleet, stop every worker, delete the row of the table business_calendar, and start them with the new settings: the first one records them.',
     differences,
   );
 }

@@ -1,6 +1,5 @@
 import type { Command } from 'commander';
 import { migrateToLatest } from '../db/migrate.js';
-import { recordCalendarIfAbsent } from '../business-date/stored-calendar.js';
 import type { CliRuntime } from './runtime.js';
 import { summaryOf } from './command-summaries.js';
 
@@ -13,8 +12,6 @@ export function registerMigrateCommand(program: Command, runtime: CliRuntime): v
     .action(async () => {
       await runtime.withContext('wallet-recon migrate', { migrate: 'never', exclusive: true }, async (ctx) => {
         const outcome = await migrateToLatest(ctx.database.db);
-        // The first migrate records the configuration's business calendar as the database's.
-        await recordCalendarIfAbsent(ctx.database.db, ctx.config, ctx.clock.now());
         const views = outcome.views.length;
         runtime.output.out(
           outcome.applied.length > 0

@@ -163,6 +163,9 @@ export interface RollForwardRow {
   gateway_balance: string | null;
   expected_balance: string | null;
   difference: string | null;
+  /** Open reconciling items of the date (minor units), and what they leave unexplained (the difference where none). */
+  items_total: string | null;
+  unexplained: string | null;
   scale: number | null;
   status: string;
 }
@@ -179,9 +182,31 @@ export async function listRollForwardPage(db: Db, dates: readonly string[], afte
       order by account limit ${accounts}
     )
     select r.account, r.currency, to_char(r.business_date, 'YYYY-MM-DD') as business_date, r.previous_balance::text as previous_balance, r.movement::text as movement,
-      r.gateway_balance::text as gateway_balance, r.expected_balance::text as expected_balance, r.difference::text as difference, r.scale, r.status
+      r.gateway_balance::text as gateway_balance, r.expected_balance::text as expected_balance, r.difference::text as difference,
+      r.items_total::text as items_total, coalesce(r.unexplained, r.difference)::text as unexplained, r.scale, r.status
     from reconciliation_results r join page p on p.account = r.account
     where r.business_date in (select unnest(${[...dates]}::date[]))
     order by r.account, coalesce(r.currency, ''), r.business_date`.execute(db);
   return rows.rows;
+}
+
+/**
+ * The reconciling items people recorded that count on a date (opened by then, not cleared before
+ * it), and the matches of books and statement entries that belong to it, each with its entry ids:
+ * what explained the date's differences, in the order they were made.
+ */
+export async function listItemsAndMatchesOfDate(db: Db, date: string): Promise<{ items: unknown[]; matches: unknown[] }> {
+  const items = await db
+    .selectFrom('reconciling_items')
+    .selectAll()
+    .where('opened_on', '<=', date)
+    .where((eb) => eb.or([eb('cleared_on', 'is', null), eb('cleared_on', '>=', date)]))
+    .orderBy('id')
+    .execute();
+  const matches = await sql<Record<string, unknown>>`
+    select m.*,
+      coalesce((select array_agg(x.books_entry_id order by x.books_entry_id) from entry_match_members x where x.match_id = m.id and x.books_entry_id is not null), '{}') as books_entries,
+      coalesce((select array_agg(x.statement_entry_id order by x.statement_entry_id) from entry_match_members x where x.match_id = m.id and x.statement_entry_id is not null), '{}') as statement_entries
+    from entry_matches m where m.business_date = ${date}::date order by m.id`.execute(db);
+  return { items, matches: matches.rows };
 }

@@ -6,6 +6,7 @@ import {
   findSignoffRecord,
   listBooksImportsOfDate,
   listCasesOfDate,
+  listItemsAndMatchesOfDate,
   listChainRowsBetween,
   listChainRowsOfDates,
   listDatesWithResults,
@@ -134,6 +135,9 @@ export async function exportEvidencePack(ctx: AppContext, request: ExportPackReq
       }
       await pack.add(`dates/${date}/results.json`, json(await listResultsOfDate(db, date)));
       await pack.add(`dates/${date}/cases.json`, json(await listCasesOfDate(db, date)));
+      const explanation = await listItemsAndMatchesOfDate(db, date);
+      await pack.add(`dates/${date}/reconciling-items.json`, json(explanation.items));
+      await pack.add(`dates/${date}/entry-matches.json`, json(explanation.matches));
       const books = (await listBooksImportsOfDate(db, date)).map((b) => ({ ...b, pack_path: fileOf('books', b.file_sha256, b.file_name) }));
       await pack.add(`dates/${date}/books-imports.json`, json(books));
       const statements = (await listStatementsOfDate(db, date)).map((s) => ({ ...s, pack_path: fileOf('bank-statements', s.file_sha256, s.file_name) }));

@@ -26,9 +26,10 @@ const COLUMNS = [
   { title: 'Opening', width: 110 },
   { title: 'Movement', width: 110 },
   { title: 'Closing (gateway/bank)', width: 120 },
-  { title: "Books' closing", width: 110 },
-  { title: 'Unexplained remainder', width: 110 },
-  { title: 'Status', width: 120 },
+  { title: "Books' closing", width: 100 },
+  { title: 'Open items', width: 90 },
+  { title: 'Unexplained remainder', width: 100 },
+  { title: 'Status', width: 90 },
 ] as const;
 const LEFT = 36;
 const ROW = 13;
@@ -112,7 +113,7 @@ export function renderRollForward(input: RollForwardInput): AsyncIterable<Buffer
           heading(`${r.account} ${r.currency ?? '(no currency)'}`, 9);
           line(COLUMNS.map((c) => c.title), true);
         }
-        line([r.business_date, amount(r.previous_balance, r.scale), amount(r.movement, r.scale), amount(r.gateway_balance, r.scale), amount(r.expected_balance, r.scale), amount(r.difference, r.scale), r.status]);
+        line([r.business_date, amount(r.previous_balance, r.scale), amount(r.movement, r.scale), amount(r.gateway_balance, r.scale), amount(r.expected_balance, r.scale), amount(r.items_total, r.scale), amount(r.unexplained, r.scale), r.status]);
         if (doc.readableLength > PDF_BUFFER_BYTES) await drained();
       }
     }

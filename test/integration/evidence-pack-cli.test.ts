@@ -118,14 +118,17 @@ describe(`the evidence pack through the built CLI (${backend})`, { timeout: 180_
     for (const s of manifest.signoffs) expect(sha256(entries.get(s.report_path)!)).toBe(s.report_sha256);
     const cases = JSON.parse(entries.get(`dates/${DATES[1]}/cases.json`)!.toString()) as Array<{ events: Array<{ action: string; note: string | null }> }>;
     expect(cases[0]!.events.map((e) => e.action)).toEqual(['opened', 'seen', 'accepted']);
+    // What explained the dates: the items and matches of each (none here), as files of their own.
+    expect(JSON.parse(entries.get(`dates/${DATES[1]}/reconciling-items.json`)!.toString())).toEqual([]);
+    expect(JSON.parse(entries.get(`dates/${DATES[1]}/entry-matches.json`)!.toString())).toEqual([]);
 
     // roll-forward.pdf: each account's closing balance per date beside the books', and each date's approver.
     const pdf = entries.get('roll-forward.pdf')!;
     const runs = pdfTextRuns(pdf);
     expect(runs).toEqual(expect.arrayContaining(['Account default', 'Account eu-bank', 'default EUR', 'default USD', 'eu-bank EUR']));
-    // default EUR on the last date: 11,000.00 on the gateway, 10,876.55 in the books, 123.45 unexplained.
+    // default EUR on the last date: 11,000.00 on the gateway, 10,876.55 in the books, no open items, 123.45 unexplained.
     const lastEur = runs.indexOf('2026-10-07', runs.indexOf('default EUR'));
-    expect(runs.slice(lastEur, lastEur + 7)).toEqual(['2026-10-07', '12500.00', '-1500.00', '11000.00', '10876.55', '123.45', 'break']);
+    expect(runs.slice(lastEur, lastEur + 8)).toEqual(['2026-10-07', '12500.00', '-1500.00', '11000.00', '10876.55', '0.00', '123.45', 'break']);
     const bankLast = runs.indexOf('2026-10-07', runs.indexOf('eu-bank EUR'));
     expect(runs.slice(bankLast, bankLast + 4)).toEqual(['2026-10-07', expect.any(String), expect.any(String), '20592.50']);
     const signoffs = runs.slice(runs.indexOf('Sign-offs'));

@@ -2,6 +2,8 @@ import { createServer, type Server } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCliProcess } from '../helpers/run-cli.js';
 import { backend, createTestDatabase, type TestDatabase } from '../helpers/test-database.js';
+import { recordCalendarIfAbsent } from '../../src/business-date/stored-calendar.js';
+import { openDatabase } from '../../src/db/open-database.js';
 
 // A second worker on the same host, as an operator starts one: the metrics port is a setting.
 let t: TestDatabase;
@@ -42,9 +44,14 @@ describe(`a second worker on the same host (${backend})`, () => {
     const freePort = (free.address() as { port: number }).port;
     await new Promise<void>((resolve) => free.close(() => resolve()));
     const env = { ...t.childEnv, GATEWAY_API_KEY: 'key', GATEWAY_API_SECRET: 'secret', RECON_CATCH_UP: 'false', RECON_METRICS_PORT: String(freePort) };
-    // The calendar the fleet follows was recorded by the first command that migrated this database (UTC, 00:00).
-    const migrated = await runCliProcess(['migrate'], { ...env, RECON_TIMEZONE: 'UTC', RECON_CUTOFF: '00:00' });
-    expect(migrated.code, migrated.stderr).toBe(0);
+    // The calendar the fleet follows, as the first worker that started on this database recorded it (UTC, 00:00).
+    const rules = { timezone: 'UTC', cutoff: '00:00', captureWindowMs: 0, booksDeadlineMs: 0, statementDeadlineMs: 0 };
+    const handle = await openDatabase(t.childEnv.DATABASE_URL ? { databaseUrl: t.childEnv.DATABASE_URL, dataDir: 'memory://', command: 'test' } : { dataDir: t.childEnv.RECON_DATA_DIR!, command: 'test' });
+    try {
+      await recordCalendarIfAbsent(handle.db, rules as Parameters<typeof recordCalendarIfAbsent>[1], new Date());
+    } finally {
+      await handle.close();
+    }
     const result = await runCliProcess(['schedule'], { ...env, RECON_TIMEZONE: 'America/New_York', RECON_CUTOFF: '00:00' });
     expect(result.code, result.stderr).toBe(2);
     expect(result.stderr).toContain("RECON_TIMEZONE is America/New_York here, the database's calendar says UTC");
