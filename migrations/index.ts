@@ -27,6 +27,7 @@ import * as viewDefinitions from './2026-12-02T1000_view-definitions.js';
 import * as statusesForOpenWork from './2026-12-02T1100_statuses-for-open-work.js';
 import * as storedFiles from './2026-12-02T3001_stored-files.js';
 import * as statementLocks from './2026-12-02T2001_statement-locks.js';
+import * as signoffSteps from './2026-12-02T2101_signoff-steps.js';
 import * as statementsAsBanksSendThem from './2026-12-02T3100_statements-as-banks-send-them.js';
 import * as booksEntriesAndMatches from './2026-12-02T5000_books-entries-and-matches.js';
 import * as reconcilingItems from './2026-12-02T5501_reconciling-items.js';
@@ -68,6 +69,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '2026-12-02T1000_view-definitions': viewDefinitions,
   '2026-12-02T1100_statuses-for-open-work': statusesForOpenWork,
   '2026-12-02T2001_statement-locks': statementLocks,
+  '2026-12-02T2101_signoff-steps': signoffSteps,
   '2026-12-02T3001_stored-files': storedFiles,
   '2026-12-02T3100_statements-as-banks-send-them': statementsAsBanksSendThem,
   '2026-12-02T5000_books-entries-and-matches': booksEntriesAndMatches,

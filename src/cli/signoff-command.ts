@@ -5,7 +5,7 @@ import { formatLocalTime } from '../business-date/local-time.js';
 import { approveSignoff, detectSignoffChanges, prepareSignoff, requireDate, signoffStateOf, type Signoff } from '../signoff/signoff-service.js';
 import { reopenSignoff } from '../signoff/reopen.js';
 import { readSealedReport, sealHolds, SEAL_MISMATCH } from '../signoff/seal.js';
-import { verifySeals } from '../signoff/verify-seals.js';
+import { verifySeals, type SealVerification } from '../signoff/verify-seals.js';
 import { UsageError } from '../errors.js';
 import { formatTable } from '../text-table.js';
 import { summaryOf } from './command-summaries.js';
@@ -187,10 +187,27 @@ Exit codes: 0 done (verify: every seal holds), 1 refused (role, open cases, the 
         const counts = `${checked.signoffs} sign-off(s), ${checked.reports} sealed report(s), ${checked.caseEvents} case event(s), ${checked.auditRows} audit row(s), ${checked.signatures} signature(s)${verified.keyChecked ? ' against RECON_SIGNING_KEY_FILE' : ''}`;
         if (verified.problem !== undefined) {
           runtime.output.err(`Seal broken: ${verified.problem.problem}. Checked before it: ${counts}.`);
+          if (verified.key === undefined || !verified.key.pinned) runtime.output.err(notPinned(verified.key));
           return 1;
         }
         runtime.output.out(`Every seal holds: ${counts}.`);
+        runtime.output.out(describeStepCheck(verified));
         return 0;
       });
     });
+}
+
+/** What the step log check covered, and against which key: a key not pinned is said so. */
+function describeStepCheck(verified: SealVerification): string {
+  const { steps, signedSteps } = verified.checked;
+  const key = verified.key;
+  const counted = `Sign-off steps: ${steps} step(s) chained, ${signedSteps} signed`;
+  if (key?.pinned === true) return `${counted}; every step since ${key.since.toISOString()} is signed by the pinned key ${key.file}.`;
+  return `${counted}. ${notPinned(key)}`;
+}
+
+function notPinned(key: SealVerification['key']): string {
+  return key === undefined
+    ? 'No signing key is configured and none is pinned: whoever can write to the database can recompute every hash; set RECON_SIGNING_PUBLIC_KEY_FILE and RECON_SIGNING_SINCE to pin one.'
+    : 'The key is not pinned: signatures were checked against RECON_SIGNING_KEY_FILE, a key the database does not hold, but steps from before its first signature are not owed one; set RECON_SIGNING_PUBLIC_KEY_FILE and RECON_SIGNING_SINCE to pin it.';
 }

@@ -152,6 +152,8 @@ export interface Config {
   readonly actor: string | undefined;
   /** RECON_SIGNING_KEY_FILE as an absolute path: the Ed25519 private key (PEM) that signs each sign-off step; undefined: steps are not signed. */
   readonly signingKeyFile: string | undefined;
+  /** RECON_SIGNING_PUBLIC_KEY_FILE (absolute) and RECON_SIGNING_SINCE: the key every sign-off step since then must be signed by; undefined: no key is pinned. */
+  readonly pinnedSigningKey: { readonly publicKeyFile: string; readonly since: Date } | undefined;
   readonly notifications: NotificationSettings;
   /** Quiet nights: re-announcing, materiality, caps and quiet hours (src/config/quiet-settings.ts). */
   readonly quiet: QuietSettings;

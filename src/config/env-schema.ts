@@ -127,6 +127,11 @@ export const envSchema = z.object({
   RECON_TOLERANCE_BPS: wholeNumber('basis points (1 bps = 0.01% of the balance)', 0, 10_000).default(0),
   RECON_ACTOR: z.string().trim().min(1).max(200).optional(),
   RECON_SIGNING_KEY_FILE: z.string().min(1).optional(),
+  RECON_SIGNING_PUBLIC_KEY_FILE: z.string().min(1).optional(),
+  RECON_SIGNING_SINCE: z
+    .string()
+    .optional()
+    .refine((v) => v === undefined || (/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:\d{2})$/.test(v) && !Number.isNaN(Date.parse(v))), 'must be an ISO date-time with its offset, such as 2026-12-01T00:00:00Z'),
   ...notificationVariables,
   ...quietVariables,
   ...metricsVariables,

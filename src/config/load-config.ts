@@ -64,6 +64,14 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
 
   problems.push(...notificationProblems(env));
   problems.push(...consoleProblems(env));
+  if ((env.RECON_SIGNING_PUBLIC_KEY_FILE === undefined) !== (env.RECON_SIGNING_SINCE === undefined)) {
+    // Half a pin would leave verify guessing from when signatures are owed: refused, not guessed.
+    problems.push(
+      env.RECON_SIGNING_SINCE === undefined
+        ? 'RECON_SIGNING_PUBLIC_KEY_FILE is set without RECON_SIGNING_SINCE: set the date-time from which every sign-off step must be signed by that key (e.g. RECON_SIGNING_SINCE=2026-12-01T00:00:00Z), or unset both.'
+        : 'RECON_SIGNING_SINCE is set without RECON_SIGNING_PUBLIC_KEY_FILE: name the Ed25519 public key (PEM) that must sign every sign-off step since then, or unset both.',
+    );
+  }
 
   const { toleranceByCurrency, amountDecimals } = currencySettingsOf(env, problems);
 
@@ -121,6 +129,8 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     amounts: { unit: v.GATEWAY_AMOUNT_UNIT, decimalsByCurrency: amountDecimals },
     actor: v.RECON_ACTOR,
     signingKeyFile: v.RECON_SIGNING_KEY_FILE === undefined ? undefined : path.resolve(cwd, v.RECON_SIGNING_KEY_FILE),
+    pinnedSigningKey:
+      v.RECON_SIGNING_PUBLIC_KEY_FILE === undefined || v.RECON_SIGNING_SINCE === undefined ? undefined : { publicKeyFile: path.resolve(cwd, v.RECON_SIGNING_PUBLIC_KEY_FILE), since: new Date(v.RECON_SIGNING_SINCE) },
     notifications: notificationSettingsOf(v),
     quiet: quiet!,
     metrics: metricsSettingsOf(v),

@@ -57,6 +57,11 @@ export const VARIABLE_DESCRIPTIONS: Readonly<Record<SchemaVariable, { readonly m
     meaning:
       'An Ed25519 private key in PEM (`openssl genpkey -algorithm ed25519`), kept outside the database: every sign-off prepare, approve and reopen is signed with it, and `wallet-recon signoff verify` checks the signatures with the public key it derives. Unset: steps are hash-chained but not signed.',
   },
+  RECON_SIGNING_PUBLIC_KEY_FILE: {
+    meaning:
+      'The Ed25519 public key in PEM (`openssl pkey -in signing-key.pem -pubout`) that signs sign-off steps, kept where the database owner cannot change it: with `RECON_SIGNING_SINCE` it pins the key, and `wallet-recon signoff verify` (which then needs no private key) requires every sign-off step made since then to carry a valid signature by it — a step without one, or signed by another key, is a broken seal. Set both or neither.',
+  },
+  RECON_SIGNING_SINCE: { meaning: 'An ISO date-time with its offset (`2026-12-01T00:00:00Z`): from when every sign-off step must be signed by `RECON_SIGNING_PUBLIC_KEY_FILE`\'s key. Set both or neither.' },
   RECON_ACTOR: { meaning: 'Who manual case actions are recorded as when `--by` is not given (else the operating-system user).' },
   RECON_WEBHOOK_URL: { meaning: 'secret. Receiver of signed webhooks (https, or http for loopback hosts only); needs `RECON_WEBHOOK_SECRET`.' },
   RECON_WEBHOOK_SECRET: { meaning: 'secret. Standard Webhooks signing secret: `whsec_` + base64 of 24–64 random bytes (`echo "whsec_$(openssl rand -base64 32)"`).' },

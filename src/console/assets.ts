@@ -61,5 +61,6 @@ svg.trend { vertical-align: middle; margin-left: 0.5rem; }
 .cell.state-awaiting-books, .cell.state-awaiting-statement, .cell.state-owed { background: #fff6db; }
 .cell.state-accepted, .cell.state-explained, .cell.state-immaterial { background: #eef3e2; }
 .cell.state-changed-after-sign-off { background: #ffe2b8; }
+.cell.state-broken-seal { background: #f8c9c9; font-weight: bold; }
 .cell.state-nothing-yet { color: #888; }
 `;

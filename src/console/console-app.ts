@@ -31,6 +31,7 @@ import { countOpenJobsOfDate, hasQueueSchema } from '../db/job-queue.repository.
 import { mayActOnCases } from './roles.js';
 import { endSession, resumeSession, SESSION_IDLE_MS, sessionKeyOf, startSession, tokensEqual, type ConsoleSession } from './sessions.js';
 import { approveSignoff, detectSignoffChanges, prepareSignoff, requireDate, signoffStateOf, SignoffRefusedError } from '../signoff/signoff-service.js';
+import { problemsToShow } from '../signoff/signoff-integrity.js';
 import type { OidcSignIn } from './oidc.js';
 import { setFlashNotice, takeFlashNotice } from './flash-notice.js';
 import { registerOverviewRoutes, consoleAccounts, recentTrends, defaultDayOf } from './overview-routes.js';
@@ -392,7 +393,7 @@ export async function buildConsoleApp(options: ConsoleAppOptions): Promise<Fasti
         books: await listBooksOfDate(db, date),
         results,
         cases,
-        signoff: await signoffStateOf(ctx, date),
+        ...(await signoffWithProblems(ctx, date)),
         today,
         ...(ctx.database.kind === 'postgres' ? { queued: await countQueuedOfDate(db, ctx.config.queue.schema, date) } : {}),
         statements: new Map(
@@ -582,17 +583,23 @@ export async function buildConsoleApp(options: ConsoleAppOptions): Promise<Fasti
     }
     if (report === undefined) throw new ConsoleRefusal(404, `There is no sign-off #${request.params.id}.`);
     const signoff = (await findSignoff(db, request.params.id))!;
-    await audit(request, 'signoff.report', 'ok', `sign-off #${request.params.id}`);
+    const broken = (await problemsToShow(db, ctx.config, [signoff.id])).get(signoff.id);
+    await audit(request, 'signoff.report', 'ok', `sign-off #${request.params.id}`, broken === undefined ? undefined : { does_not_verify: broken });
     // The stored bytes as they were signed (their hash checked just now); the approval, made after
-    // sealing, travels beside them in headers, as on the day page.
-    return reply
+    // sealing, travels beside them in headers, as on the day page — only when the sign-off's steps
+    // verify: a broken one is served with what is wrong with it instead of whom it names.
+    reply
       .header('Content-Security-Policy', REPORT_CSP)
       .header('Content-Disposition', `inline; filename="reconciliation-${report.businessDate}-signoff-${request.params.id}.html"`)
-      .header('X-Report-SHA256', report.sha256)
-      .header('X-Signoff-Prepared', `${signoff.preparedBy} ${signoff.preparedAt.toISOString()}`)
-      .header('X-Signoff-Approved', signoff.approvedBy === null ? 'not approved' : `${signoff.approvedBy} ${signoff.approvedAt!.toISOString()}`)
-      .type('text/html; charset=utf-8')
-      .send(Buffer.from(report.html, 'utf8'));
+      .header('X-Report-SHA256', report.sha256);
+    if (broken === undefined) {
+      reply
+        .header('X-Signoff-Prepared', `${signoff.preparedBy} ${signoff.preparedAt.toISOString()}`)
+        .header('X-Signoff-Approved', signoff.approvedBy === null ? 'not approved' : `${signoff.approvedBy} ${signoff.approvedAt!.toISOString()}`);
+    } else {
+      reply.header('X-Signoff-Does-Not-Verify', headerText(broken));
+    }
+    return reply.type('text/html; charset=utf-8').send(Buffer.from(report.html, 'utf8'));
   });
 
   return app;
@@ -617,4 +624,15 @@ async function countQueuedOfDate(db: Kysely<Database>, schema: string, date: str
   const capture = await countOpenJobsOfDate(db, schema, 'capture', date);
   const settle = await countOpenJobsOfDate(db, schema, 'settle-date', date);
   return { waiting: capture.waiting + settle.waiting, active: capture.active + settle.active };
+}
+
+/** A date's sign-off state with the problems of those of its sign-offs that do not verify. */
+async function signoffWithProblems(ctx: AppContext, date: string) {
+  const signoff = await signoffStateOf(ctx, date);
+  return { signoff, signoffProblems: await problemsToShow(ctx.database.db, ctx.config, signoff.history.map((s) => s.id)) };
+}
+
+/** Text fit for a header value: printable ASCII on one line (anything else written as "?"). */
+function headerText(text: string): string {
+  return text.replace(/[^\x20-\x7e]/g, '?').slice(0, 1000);
 }

@@ -8,6 +8,7 @@ export const OVERVIEW_DATES = 14;
 
 /** What one account's business date needs, most urgent first: the cell shows the first that holds. */
 export const CELL_STATES = [
+  'broken seal',
   'missed',
   'owed',
   'changed after sign-off',
@@ -24,13 +25,15 @@ export const CELL_STATES = [
 export type CellState = (typeof CELL_STATES)[number];
 
 /**
- * The state of one account on one date. A miss or owed results come first (the figures are not
+ * The state of one account on one date. A sign-off of the date that does not verify comes first; a miss or owed results come first (the figures are not
  * final); a sign-off that no longer matches its inputs next; a standing approval covers the
  * date's accepted differences, so a signed date reads "signed off" rather than "breaks". Only the
  * statuses listed as needing attention are breaks: an accepted difference reads "accepted", a bank
  * date whose statement has not come "awaiting statement".
  */
-export function cellStateOf(facts: AccountDateFacts | undefined, signoff: 'approved' | 'prepared' | 'changed after sign-off' | undefined): CellState {
+export function cellStateOf(facts: AccountDateFacts | undefined, signoff: 'approved' | 'prepared' | 'changed after sign-off' | 'broken seal' | undefined): CellState {
+  // A sign-off whose steps do not verify is shown as nothing else: what it claims cannot be trusted.
+  if (signoff === 'broken seal') return 'broken seal';
   if (facts?.capture === 'missed') return 'missed';
   if (facts?.reconciliation === 'owed') return 'owed';
   if (signoff === 'changed after sign-off' && facts !== undefined) return 'changed after sign-off';

@@ -5,6 +5,7 @@ import { allAccountNames } from '../config/index.js';
 import { findLatestDateWithWork, listAccountDateFacts, listAccountsWithData, listRecentBalances, listSignoffStatesOfRange, type BalancePoint } from '../db/overview.repository.js';
 import { latestClosedDateOf, todayOf } from '../reconciliation/business-dates.js';
 import { balanceTrendSvg } from './balance-trend.js';
+import { problemsToShow } from '../signoff/signoff-integrity.js';
 import { cellKey, cellStateOf, OVERVIEW_DATES, overviewPage, type OverviewView } from './overview-page.js';
 import type { PageContext } from './pages.js';
 
@@ -55,6 +56,12 @@ export async function recentTrends(ctx: AppContext, accounts: readonly string[],
   return out;
 }
 
+/** A date's sign-off state as the overview shows it: `broken seal` when it does not verify. */
+function stateShown(signoff: { state: 'approved' | 'prepared' | 'changed after sign-off'; signoffId: number } | undefined, broken: ReadonlyMap<number, string>) {
+  if (signoff === undefined) return undefined;
+  return broken.has(signoff.signoffId) ? ('broken seal' as const) : signoff.state;
+}
+
 /** GET /overview: accounts × the last 14 business dates. */
 export function registerOverviewRoutes(app: FastifyInstance, deps: { ctx: AppContext; pageOf: (request: FastifyRequest) => PageContext }): void {
   const { ctx } = deps;
@@ -64,11 +71,12 @@ export function registerOverviewRoutes(app: FastifyInstance, deps: { ctx: AppCon
     const accounts = await consoleAccounts(ctx);
     const facts = await listAccountDateFacts(ctx.database.db, accounts, dates[0]!, last);
     const signoffs = await listSignoffStatesOfRange(ctx.database.db, dates[0]!, last);
+    const broken = await problemsToShow(ctx.database.db, ctx.config, [...signoffs.values()].map((s) => s.signoffId));
     const cells: OverviewView['cells'] = new Map();
     for (const account of accounts) {
       for (const date of dates) {
         const f = facts.find((x) => x.account === account && x.businessDate === date);
-        cells.set(cellKey(account, date), { state: cellStateOf(f, signoffs.get(date)), unmatched: f?.unmatched ?? 0 });
+        cells.set(cellKey(account, date), { state: cellStateOf(f, stateShown(signoffs.get(date), broken)), unmatched: f?.unmatched ?? 0 });
       }
     }
     return reply.type('text/html; charset=utf-8').send(overviewPage({ dates, accounts, cells }, deps.pageOf(request)));

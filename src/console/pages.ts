@@ -76,6 +76,8 @@ export interface DayView {
   results: StoredReconciliationResult[];
   cases: Map<number, ReconciliationCase>;
   signoff: SignoffState;
+  /** The date's sign-offs that do not verify, each with its first broken row named (src/signoff/signoff-integrity.ts). */
+  signoffProblems?: ReadonlyMap<number, string>;
   today: string;
   /** On a PostgreSQL server: the date's capture and settle jobs still in the queue (waiting or running). */
   queued?: { waiting: number; active: number };
@@ -116,6 +118,23 @@ function describeDrift(seconds: number | null): string {
 
 function signoffSection(view: DayView, page: PageContext): string {
   const { state, current, history } = view.signoff;
+  const problems = view.signoffProblems ?? new Map<number, string>();
+  const broken = current === undefined ? undefined : problems.get(current.id);
+  const historyTable = () =>
+    history.length === 0
+      ? ''
+      : `<table id="signoffs"><thead><tr><th>sign-off</th><th>prepared by</th><th>prepared at</th><th>approved by</th><th>approved at</th><th>report SHA-256</th><th>state</th></tr></thead><tbody>${history
+          .map((s) =>
+            problems.has(s.id)
+              ? `<tr><td>#${s.id}</td><td colspan="4"></td><td><code>${e(s.reportSha256)}</code></td><td class="broken">does not verify</td></tr>`
+              : `<tr><td>#${s.id}</td><td>${e(s.preparedBy)}</td><td class="nowrap">${e(localTime(s.preparedAt, page))}</td><td>${e(s.approvedBy ?? '')}</td><td class="nowrap">${e(s.approvedAt === null ? '' : localTime(s.approvedAt, page))}</td>` +
+                `<td><a href="/signoffs/${s.id}/report"><code>${e(s.reportSha256)}</code></a></td><td>${s.reopenedAt !== null ? `reopened by ${e(s.reopenedBy ?? '')}, ${e(localTime(s.reopenedAt, page))}: ${e(s.reopenNote ?? '')}` : s.invalidatedAt === null ? (s.approvedBy === null ? 'prepared' : 'approved') : 'changed after sign-off'}</td></tr>`,
+          )
+          .join('')}</tbody></table>`;
+  if (broken !== undefined) {
+    // Nothing this sign-off claims (who approved it, that the date is locked) is shown: it cannot be trusted.
+    return `<section id="sign-off"><h2>Sign-off</h2><p>Sign-off state: <strong class="signoff-state">broken seal</strong></p>\n<div class="changed broken"><p><strong>This sign-off does not verify: ${e(broken)}.</strong> Run "wallet-recon signoff verify" and restore the database from a backup.</p></div>\n${historyTable()}</section>`;
+  }
   const lines: string[] = [`<p>Sign-off state: <strong class="signoff-state">${e(state)}</strong></p>`];
   if (state === 'changed after sign-off' && current !== undefined) {
     lines.push(`<div class="changed"><p><strong>changed after sign-off</strong>: sign-off #${current.id} (prepared by ${e(current.preparedBy)}${current.approvedBy === null ? '' : `, approved by ${e(current.approvedBy)}`}) no longer matches its inputs; it must be signed again.</p><ul>${((current.invalidation ?? []) as string[]).map((c) => `<li>${e(c)}</li>`).join('')}</ul></div>`);
@@ -147,17 +166,7 @@ function signoffSection(view: DayView, page: PageContext): string {
       `<form method="post" action="/signoffs/reopen" class="inline">${csrfField(page)}<input type="hidden" name="date" value="${e(view.date)}"><label>Why <input type="text" name="note" required maxlength="4000"></label> <button type="submit">Reopen sign-off</button></form>`,
     );
   }
-  if (history.length > 0) {
-    lines.push(
-      `<table id="signoffs"><thead><tr><th>sign-off</th><th>prepared by</th><th>prepared at</th><th>approved by</th><th>approved at</th><th>report SHA-256</th><th>state</th></tr></thead><tbody>${history
-        .map(
-          (s) =>
-            `<tr><td>#${s.id}</td><td>${e(s.preparedBy)}</td><td class="nowrap">${e(localTime(s.preparedAt, page))}</td><td>${e(s.approvedBy ?? '')}</td><td class="nowrap">${e(s.approvedAt === null ? '' : localTime(s.approvedAt, page))}</td>` +
-            `<td><a href="/signoffs/${s.id}/report"><code>${e(s.reportSha256)}</code></a></td><td>${s.reopenedAt !== null ? `reopened by ${e(s.reopenedBy ?? '')}, ${e(localTime(s.reopenedAt, page))}: ${e(s.reopenNote ?? '')}` : s.invalidatedAt === null ? (s.approvedBy === null ? 'prepared' : 'approved') : 'changed after sign-off'}</td></tr>`,
-        )
-        .join('')}</tbody></table>`,
-    );
-  }
+  if (history.length > 0) lines.push(historyTable());
   return `<section id="sign-off"><h2>Sign-off</h2>${lines.join('\n')}</section>`;
 }
 

@@ -689,6 +689,33 @@ export interface SignoffSignaturesTable {
   signature: string;
 }
 
+/** One transition of a sign-off, chained and append-only (migration 2026-12-02T2101). */
+export interface SignoffStepsTable {
+  id: Generated<string>;
+  signoff_id: number;
+  kind: 'prepared' | 'approved' | 'invalidated' | 'reopened';
+  actor: string;
+  at: Date;
+  detail: ColumnType<unknown, string, never>;
+  chain_seq: Generated<string | null>;
+  prev_hash: Generated<string | null>;
+  hash: Generated<string | null>;
+  public_key: string | null;
+  signature: string | null;
+}
+
+/** What each sign-off's steps say happened to it (src/db/views/signoff-states.ts). */
+export interface SignoffStatesView {
+  signoff_id: number;
+  approved_by: string | null;
+  approved_at: Date | null;
+  invalidated_at: Date | null;
+  invalidation: unknown;
+  reopened_by: string | null;
+  reopened_at: Date | null;
+  reopen_note: string | null;
+}
+
 /** The (account, business date) pairs an approved, standing sign-off locks. */
 export interface LockedDatesView {
   signoff_id: number;
@@ -716,6 +743,8 @@ export interface Database {
   signoffs: SignoffsTable;
   signoff_signatures: SignoffSignaturesTable;
   locked_dates: LockedDatesView;
+  signoff_steps: SignoffStepsTable;
+  signoff_states: SignoffStatesView;
   snapshot_runs: SnapshotRunsTable;
   balance_snapshots: BalanceSnapshotsTable;
   expected_balances: ExpectedBalancesTable;

@@ -115,14 +115,29 @@ export async function listAccountDateFacts(db: Kysely<Database>, accounts: reado
   }));
 }
 
-/** The sign-off of each date of a range: approved and standing, prepared, or changed after sign-off. */
-export async function listSignoffStatesOfRange(db: Kysely<Database>, from: string, to: string): Promise<Map<string, 'approved' | 'prepared' | 'changed after sign-off'>> {
-  const rows = await db.selectFrom('signoffs').select(['business_date', 'approved_by', 'invalidated_at']).where('business_date', '>=', from).where('business_date', '<=', to).execute();
-  const out = new Map<string, 'approved' | 'prepared' | 'changed after sign-off'>();
+/**
+ * The sign-off of each date of a range, as its steps tell it (signoff_states): approved and
+ * standing, prepared, or changed after sign-off (the latest ended by an invalidation), with the
+ * id of that sign-off. A date whose latest sign-off was reopened has none standing.
+ */
+export async function listSignoffStatesOfRange(db: Kysely<Database>, from: string, to: string): Promise<Map<string, { state: 'approved' | 'prepared' | 'changed after sign-off'; signoffId: number }>> {
+  const rows = await db
+    .selectFrom('signoffs as s')
+    .innerJoin('signoff_states as st', 'st.signoff_id', 's.id')
+    .select(['s.id', 's.business_date', 'st.approved_by', 'st.invalidated_at', 'st.reopened_at'])
+    .where('s.business_date', '>=', from)
+    .where('s.business_date', '<=', to)
+    .orderBy('s.id', 'desc')
+    .execute();
+  const out = new Map<string, { state: 'approved' | 'prepared' | 'changed after sign-off'; signoffId: number }>();
+  const seen = new Set<string>();
   for (const r of rows) {
-    const standing = r.invalidated_at === null ? (r.approved_by === null ? 'prepared' : 'approved') : undefined;
-    if (standing !== undefined) out.set(r.business_date, standing);
-    else if (!out.has(r.business_date)) out.set(r.business_date, 'changed after sign-off');
+    if (r.invalidated_at === null && r.reopened_at === null) {
+      out.set(r.business_date, { state: r.approved_by === null ? 'prepared' : 'approved', signoffId: r.id });
+    } else if (!seen.has(r.business_date) && r.reopened_at === null) {
+      out.set(r.business_date, { state: 'changed after sign-off', signoffId: r.id });
+    }
+    seen.add(r.business_date);
   }
   return out;
 }

@@ -23,19 +23,26 @@ export interface SignoffSealRow {
   businessDate: string;
   chainSeq: string | null;
   prevHash: string | null;
+  /** The seal of the sign-off at chain position chain_seq - 1 (null for the first, or when that row is gone). */
+  before: string | null;
   reportHtml: string;
   reportSha256: string;
+  /** Which later steps the row's columns record (an approval, an invalidation, a reopening). */
+  records: { approved: boolean; invalidated: boolean; reopened: boolean };
   stored: { seal: string | null; approval: string | null; invalidation: string | null; reopen: string | null };
   recomputed: { seal: string; approval: string | null; invalidation: string | null; reopen: string | null };
 }
 
-/** Every sign-off in chain order (rows outside the chain last, by id). */
-export async function listSignoffSeals(db: Db): Promise<SignoffSealRow[]> {
+/** Every sign-off (or those of `ids`) in chain order (rows outside the chain last, by id). */
+export async function listSignoffSeals(db: Db, ids?: readonly number[]): Promise<SignoffSealRow[]> {
+  if (ids !== undefined && ids.length === 0) return [];
+  const filter = ids === undefined ? sql`true` : sql`s.id in (select unnest(${[...ids]}::int[]))`;
   const rows = await sql<{
     id: number;
     business_date: string;
     seq: string | null;
     prev_hash: string | null;
+    before: string | null;
     report_html: string;
     report_sha256: string;
     seal_hash: string | null;
@@ -46,6 +53,9 @@ export async function listSignoffSeals(db: Db): Promise<SignoffSealRow[]> {
     approval_now: string | null;
     invalidation_now: string | null;
     reopen_now: string | null;
+    has_approval: boolean;
+    has_invalidation: boolean;
+    has_reopen: boolean;
   }>`
     select id, to_char(business_date, 'YYYY-MM-DD') as business_date, chain_seq::text as seq, prev_hash, report_html, report_sha256,
       seal_hash, approval_hash, invalidation_hash, reopen_hash,
@@ -53,15 +63,22 @@ export async function listSignoffSeals(db: Db): Promise<SignoffSealRow[]> {
       case when approved_by is null and approved_at is null then null else ${raw(SIGNOFF_APPROVAL)} end as approval_now,
       case when invalidated_at is null then null else ${raw(SIGNOFF_INVALIDATION)} end as invalidation_now,
       case when reopened_at is null then null else ${raw(SIGNOFF_REOPEN)} end as reopen_now
-    from signoffs
+      , (select p.seal_hash from signoffs p where p.chain_seq = s.chain_seq - 1) as before,
+      (approved_by is not null or approved_at is not null or approval_hash is not null) as has_approval,
+      (invalidated_at is not null or invalidation_hash is not null) as has_invalidation,
+      (reopened_at is not null or reopened_by is not null or reopen_hash is not null) as has_reopen
+    from signoffs s
+    where ${filter}
     order by chain_seq nulls last, id`.execute(db);
   return rows.rows.map((r) => ({
     id: r.id,
     businessDate: r.business_date,
     chainSeq: r.seq,
     prevHash: r.prev_hash,
+    before: r.before,
     reportHtml: r.report_html,
     reportSha256: r.report_sha256,
+    records: { approved: r.has_approval, invalidated: r.has_invalidation, reopened: r.has_reopen },
     stored: { seal: r.seal_hash, approval: r.approval_hash, invalidation: r.invalidation_hash, reopen: r.reopen_hash },
     recomputed: { seal: r.seal_now, approval: r.approval_now, invalidation: r.invalidation_now, reopen: r.reopen_now },
   }));

@@ -136,15 +136,43 @@ export async function insertSignoff(
   return signoffFromRow(row);
 }
 
-/** The sign-offs of a date, newest first. */
-export async function listSignoffsOfDate(db: Db, businessDate: string): Promise<Signoff[]> {
-  return (await db.selectFrom('signoffs').select(columns).where('business_date', '=', businessDate).orderBy('id', 'desc').execute()).map(signoffFromRow);
+/**
+ * Sign-offs as their steps tell them: the sealed content from the row, and the approval,
+ * invalidation and reopening from signoff_steps (the view signoff_states), never from the row's
+ * columns — a column nulled or filled in past the triggers changes nothing shown or decided.
+ */
+function selectSignoffs(db: Db) {
+  return db
+    .selectFrom('signoffs as s')
+    .innerJoin('signoff_states as st', 'st.signoff_id', 's.id')
+    .select([
+      's.id',
+      's.account_set',
+      's.business_date',
+      's.prepared_by',
+      's.prepared_at',
+      'st.approved_by',
+      'st.approved_at',
+      's.report_sha256',
+      's.inputs',
+      'st.invalidated_at',
+      'st.invalidation',
+      'st.reopened_at',
+      'st.reopened_by',
+      'st.reopen_note',
+      's.seal_hash',
+      's.approval_hash',
+      's.reopen_hash',
+    ]);
 }
 
-export async function findSignoff(db: Db, id: number, options: { forUpdate?: boolean } = {}): Promise<Signoff | undefined> {
-  let query = db.selectFrom('signoffs').select(columns).where('id', '=', id);
-  if (options.forUpdate) query = query.forUpdate();
-  const row = await query.executeTakeFirst();
+/** The sign-offs of a date, newest first. */
+export async function listSignoffsOfDate(db: Db, businessDate: string): Promise<Signoff[]> {
+  return (await selectSignoffs(db).where('s.business_date', '=', businessDate).orderBy('s.id', 'desc').execute()).map(signoffFromRow);
+}
+
+export async function findSignoff(db: Db, id: number): Promise<Signoff | undefined> {
+  const row = await selectSignoffs(db).where('s.id', '=', id).executeTakeFirst();
   return row === undefined ? undefined : signoffFromRow(row);
 }
 
@@ -157,9 +185,9 @@ export async function readSignoffReport(db: Db, id: number): Promise<{ html: str
 /** Sign-offs still standing (neither invalidated nor reopened), oldest first; with `dates`, of those dates only. */
 export async function listLiveSignoffs(db: Db, dates?: readonly string[]): Promise<Signoff[]> {
   if (dates !== undefined && dates.length === 0) return [];
-  let query = db.selectFrom('signoffs').select(columns).where('invalidated_at', 'is', null).where('reopened_at', 'is', null);
-  if (dates !== undefined) query = query.where('business_date', 'in', [...dates]);
-  return (await query.orderBy('id').execute()).map(signoffFromRow);
+  let query = selectSignoffs(db).where('st.invalidated_at', 'is', null).where('st.reopened_at', 'is', null);
+  if (dates !== undefined) query = query.where('s.business_date', 'in', [...dates]);
+  return (await query.orderBy('s.id').execute()).map(signoffFromRow);
 }
 
 /** Writes the approval once; false when it was already approved (or invalidated) meanwhile. */

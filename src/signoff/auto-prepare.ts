@@ -61,7 +61,16 @@ export async function prepareCleanRecentDates(ctx: AppContext, today: string): P
     .distinct()
     .where('business_date', '>=', since)
     .where(({ not, exists, selectFrom }) =>
-      not(exists(selectFrom('signoffs').select('signoffs.id').whereRef('signoffs.business_date', '=', 'reconciliation_results.business_date').where('signoffs.invalidated_at', 'is', null).where('signoffs.reopened_at', 'is', null))),
+      not(
+        exists(
+          selectFrom('signoffs')
+            .innerJoin('signoff_states', 'signoff_states.signoff_id', 'signoffs.id')
+            .select('signoffs.id')
+            .whereRef('signoffs.business_date', '=', 'reconciliation_results.business_date')
+            .where('signoff_states.invalidated_at', 'is', null)
+            .where('signoff_states.reopened_at', 'is', null),
+        ),
+      ),
     )
     .execute();
   await prepareCleanDates(

@@ -6,6 +6,7 @@ import { listLiveSignoffs, loadSignoffInputs, markSignoffInvalidated, type Signo
 import type { SignoffInvalidatedData } from '../notifications/events.js';
 import { enqueueEvent } from '../notifications/outbox.js';
 import { describeInputChanges } from './sealed-inputs.js';
+import { signInvalidation } from './signing.js';
 
 export interface InvalidatedSignoff {
   signoff: Signoff;
@@ -27,6 +28,7 @@ export async function invalidateChangedSignoffs(ctx: AppContext, trx: Kysely<Dat
     if (changes.length === 0) continue;
     const at = ctx.clock.now();
     if (!(await markSignoffInvalidated(trx, signoff.id, changes, at))) continue;
+    await signInvalidation(ctx, trx, signoff.id);
     const data: SignoffInvalidatedData = { signoffId: signoff.id, businessDate: signoff.businessDate, accounts: signoff.accountSet, preparedBy: signoff.preparedBy, approvedBy: signoff.approvedBy, changes };
     await enqueueEvent(trx, ctx.config, 'signoff.invalidated', data, `signoff.invalidated:${signoff.id}`, at);
     await insertAudit(trx, { at, userName: null, address: null, action: 'signoff.invalidated', target: signoff.businessDate, outcome: 'ok', detail: { signoff: signoff.id, changes } });

@@ -6,6 +6,7 @@ import { lockedDates } from './locked-dates.js';
 import { openCases } from './open-cases.js';
 import { reconciliationBreaks } from './reconciliation-breaks.js';
 import { reconciliationStatus } from './reconciliation-status.js';
+import { signoffStates } from './signoff-states.js';
 import type { ViewDefinition } from './view-definition.js';
 
 export type { ViewDefinition } from './view-definition.js';
@@ -26,4 +27,5 @@ export const VIEWS: readonly ViewDefinition[] = [
   openCases,
   reconciliationBreaks,
   reconciliationStatus,
+  signoffStates,
 ];
