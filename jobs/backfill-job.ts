@@ -18,6 +18,7 @@ import { countUnmatched, type StatusCounts } from '../src/reconciliation/reconci
 import { parseDateRange, todayOf } from '../src/reconciliation/business-dates.js';
 import { resolveAccountNames } from '../src/reconciliation/reconciliation-service.js';
 import { runReconcileJob, settleOwedReconciliations } from './reconcile-job.js';
+import { withFoldedAnnouncements } from '../src/notifications/fold-work.js';
 import { runSnapshotJob, type SnapshotJobOptions } from './snapshot-job.js';
 
 export interface BackfillJobOptions {
@@ -193,15 +194,18 @@ export async function runBackfillJob(ctx: AppContext, options: BackfillJobOption
     step();
   }
 
-  for (const date of closedDates) {
-    const reconciled = await runReconcileJob(ctx, { date: date.businessDate, accounts: reconciledAccounts(date) });
-    date.summary = reconciled.summary;
-    date.gaps = reconciled.summary.no_snapshot + date.accounts.filter((a) => a.action === 'untracked').length;
-    date.unmatched = countUnmatched(reconciled.summary) - reconciled.summary.no_snapshot;
-    step();
-  }
-  // A filled day changes the movement of the next captured date, which may lie past the range.
-  await settleOwedReconciliations(ctx, { accounts });
+  // Past dates a backfill brings in are recorded, but announced in one summary of the backfill.
+  await withFoldedAnnouncements(ctx, { label: 'backfill', from, to }, async () => {
+    for (const date of closedDates) {
+      const reconciled = await runReconcileJob(ctx, { date: date.businessDate, accounts: reconciledAccounts(date) });
+      date.summary = reconciled.summary;
+      date.gaps = reconciled.summary.no_snapshot + date.accounts.filter((a) => a.action === 'untracked').length;
+      date.unmatched = countUnmatched(reconciled.summary) - reconciled.summary.no_snapshot;
+      step();
+    }
+    // A filled day changes the movement of the next captured date, which may lie past the range.
+    await settleOwedReconciliations(ctx, { accounts });
+  });
 
   const exitCode = captureFailed ? 1 : dates.some((d) => d.gaps > 0 || d.unmatched > 0) ? 3 : 0;
   const gapDates = dates.filter((d) => d.gaps > 0).map((d) => d.businessDate);

@@ -22,6 +22,7 @@ import {
 } from '../db/expected-balance.repository.js';
 import { todayOf } from '../reconciliation/business-dates.js';
 import { reconcileOwedDates, resolveAccountNames } from '../reconciliation/reconciliation-service.js';
+import { foldWhenSeveralDates } from '../notifications/fold-work.js';
 import { duplicateProblem, noRows, openBalanceFile, ProblemList, type BalanceFileRow } from './books-file.js';
 import { loadImportProfile, loadNamedProfile, loadNamedProfiles, mergeProfile, PROFILE_NAME, resolveBooksFormat, storeImportProfile, storeNamedProfile, type ImportProfile } from './import-profile.js';
 import type { SkippedRow } from './table.js';
@@ -65,6 +66,8 @@ export interface BooksImportResult {
   importId: number | null;
   /** Dates that had results and were reconciled again with the new books. */
   reReconciledDates: number;
+  /** Those dates, for what follows a reconcile (a clean date prepares itself for sign-off). */
+  reconciledDates?: string[];
   /** Why reconciling those dates again failed after the books were stored (they stay owed). */
   reconcileFailure?: string;
   /** Rows left out on purpose: a title above the header, a footer, total rows. */
@@ -273,11 +276,14 @@ async function storeBookBatches(
   // The import marked its dates owed (in its transaction, by trigger); those whose cut-off passed
   // are reconciled now, before the command ends. Dates still open wait for their cut-off.
   let reReconciledDates = 0;
+  let reconciledDates: string[] = [];
   let reconcileFailure: string | undefined;
   if (how.reconcile) {
     try {
-      const settled = await reconcileOwedDates(ctx, result.accounts, { only: days });
-      reReconciledDates = new Set(settled.reconciled.map((p) => p.businessDate)).size;
+      // Books of several past dates at once (onboarding) are announced in one summary, like a backfill.
+      const settled = await foldWhenSeveralDates(ctx, 'books import', days.map((d) => d.businessDate), () => reconcileOwedDates(ctx, result.accounts, { only: days }));
+      reconciledDates = [...new Set(settled.reconciled.map((p) => p.businessDate))].sort();
+      reReconciledDates = reconciledDates.length;
       // Each account-date that failed stays owed with its reason; the import still says so.
       if (settled.failed.length > 0) reconcileFailure = settled.failed.map((f) => `${f.account} ${f.businessDate}: ${f.reason.replace(/\.?$/, '.')}`).join(' ');
     } catch (error) {
@@ -289,7 +295,7 @@ async function storeBookBatches(
   }
   const { inserted, changed, unchanged, removed, importId } = result;
   ctx.logger.info({ source, format, amounts, rows: result.rows, importId, inserted, changed, unchanged, removed, reReconciledDates }, 'books imported');
-  return { ...result, reReconciledDates, ...(reconcileFailure === undefined ? {} : { reconcileFailure }) };
+  return { ...result, reReconciledDates, reconciledDates, ...(reconcileFailure === undefined ? {} : { reconcileFailure }) };
 }
 
 /** The refusal of an import that would remove a day's other currencies without consent. */

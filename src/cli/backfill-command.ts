@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { runBackfillJob, type BackfillAccountDay, type BackfillDate, type BackfillJobResult } from '../../jobs/backfill-job.js';
 import { createProgressBar } from './progress-line.js';
+import { prepareCleanDates } from '../signoff/auto-prepare.js';
 import type { CliRuntime } from './runtime.js';
 import { summaryOf } from './command-summaries.js';
 import { formatLocalTime } from '../business-date/local-time.js';
@@ -69,6 +70,8 @@ export function registerBackfillCommand(program: Command, runtime: CliRuntime): 
           onProgress: (done, total) => progress.update(done, total),
         });
         progress.done();
+        // Every settled date the backfill brought in clean prepares itself for sign-off.
+        if (!result.dryRun) await prepareCleanDates(ctx, result.dates.filter((d) => d.summary !== undefined).map((d) => d.businessDate));
         const out = runtime.output;
         if (result.dryRun) out.out('Dry run: nothing will be written. The plan:');
         for (const date of result.dates) out.out(formatBackfillLine(date, result));

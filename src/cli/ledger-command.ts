@@ -6,6 +6,7 @@ import { parseTextEncoding, TEXT_ENCODINGS, type TextEncodingName } from '../tex
 import { formatAmount } from '../money/format-amount.js';
 import { resolveAccountNames } from '../reconciliation/reconciliation-service.js';
 import { detectSignoffChanges } from '../signoff/signoff-service.js';
+import { prepareCleanDates } from '../signoff/auto-prepare.js';
 import type { CliRuntime } from './runtime.js';
 import { summaryOf } from './command-summaries.js';
 
@@ -75,6 +76,8 @@ export function registerLedgerCommand(program: Command, runtime: CliRuntime): vo
           profile: opts.profile,
           dryRun: opts.dryRun === true,
         });
+        // Corrected books can make a settled date clean: it prepares itself for sign-off.
+        await prepareCleanDates(ctx, result.reconciledDates ?? []);
         runtime.output.out(describeImport(result));
         if (result.reconcileFailure !== undefined) {
           runtime.output.err(reconcileFailureAdvice(result));

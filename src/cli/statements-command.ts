@@ -10,6 +10,7 @@ import { importStatementFiles, listStatementListings, writeCamt053, writeMt940, 
 import { writeFileAtomically } from '../reports/write-file-atomically.js';
 import { formatTable } from '../text-table.js';
 import { readStoredFile } from '../db/stored-file.repository.js';
+import { prepareCleanDates } from '../signoff/auto-prepare.js';
 import type { CliRuntime } from './runtime.js';
 import { summaryOf } from './command-summaries.js';
 import type { Config } from '../config/index.js';
@@ -33,6 +34,8 @@ export function registerStatementsCommand(program: Command, runtime: CliRuntime)
       if (opts.encoding !== undefined && encoding === undefined) throw new UsageError(`--encoding "${opts.encoding}" is not one of: ${TEXT_ENCODINGS.join(', ')}.`);
       await runtime.withContext('wallet-recon statements import', {}, async (ctx) => {
         const result = await importStatementFiles(ctx, files, { dryRun: opts.dryRun === true, replace: opts.replace === true, encoding });
+        // A statement can make a settled date clean: it prepares itself for sign-off.
+        await prepareCleanDates(ctx, result.reconciled.map((r) => r.businessDate));
         runtime.output.out(describeStatementImport(result));
         return 0;
       });

@@ -604,6 +604,8 @@ export interface NotificationsTable {
   last_error: string | null;
   created_at: Date;
   sent_at: Date | null;
+  /** The summary a folded row belongs to (a backfill's, `backfill:…`); null for the per-night cap's folding and every other row. */
+  fold_group: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export type ConsoleRole = 'viewer' | 'preparer' | 'approver' | 'admin' | 'auditor';

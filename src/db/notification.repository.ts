@@ -9,32 +9,35 @@ export interface NewNotification {
   dedupeKey: string;
   channel: NotificationChannel;
   payload: unknown;
+  status: NotificationStatus;
+  nextAttemptAt: Date;
   createdAt: Date;
+  /** The summary a folded row belongs to (a backfill's); null otherwise. */
+  foldGroup: string | null;
 }
 
 /**
- * Adds events to the outbox, one row per channel. A row whose event and channel are already
- * there (another replica settled the same night) is left alone. Returns how many rows were added.
+ * Adds an event's row for one channel to the outbox. A row whose outcome and channel are already
+ * there (another replica settled the same night) is left alone. Returns whether it was added.
  */
-export async function insertNotifications(db: Db, rows: readonly NewNotification[]): Promise<number> {
-  if (rows.length === 0) return 0;
+export async function insertNotification(db: Db, row: NewNotification): Promise<boolean> {
   const inserted = await db
     .insertInto('notifications')
-    .values(
-      rows.map((r) => ({
-        event_id: r.eventId,
-        event_type: r.eventType,
-        dedupe_key: r.dedupeKey,
-        channel: r.channel,
-        payload: JSON.stringify(r.payload),
-        next_attempt_at: r.createdAt,
-        created_at: r.createdAt,
-      })),
-    )
+    .values({
+      event_id: row.eventId,
+      event_type: row.eventType,
+      dedupe_key: row.dedupeKey,
+      channel: row.channel,
+      payload: JSON.stringify(row.payload),
+      status: row.status,
+      next_attempt_at: row.nextAttemptAt,
+      created_at: row.createdAt,
+      fold_group: row.foldGroup,
+    })
     .onConflict((oc) => oc.constraint('notifications_once').doNothing())
     .returning('id')
-    .execute();
-  return inserted.length;
+    .executeTakeFirst();
+  return inserted !== undefined;
 }
 
 /**

@@ -3,31 +3,51 @@ import type { AppContext } from '../app-context.js';
 import type { CaptureWindow } from '../business-date/business-calendar.js';
 import type { Config } from '../config/index.js';
 import { countConsecutiveMissedDates, recordMissedDate, type MissedDate } from '../db/capture-day.repository.js';
-import type { Database, NotificationChannel } from '../db/database.types.js';
-import { insertNotifications } from '../db/notification.repository.js';
+import type { Database } from '../db/database.types.js';
+import { configuredChannels, quietUntil, recordDecision } from './decisions.js';
+import { foldedReason, foldScopeFor } from './fold-scope.js';
+import { insertRow } from './problems/problem-outbox.js';
 import { createEvent, type DateMissedData, type EventData, type EventType } from './events.js';
 import { buildNightDigest } from './night-digest.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
-/** The channels the configuration sets up, in a fixed order. */
-export function configuredChannels(config: Pick<Config, 'notifications'>): NotificationChannel[] {
-  const n = config.notifications;
-  return [...(n.webhook ? ['webhook' as const] : []), ...(n.slack ? ['slack' as const] : []), ...(n.email ? ['email' as const] : [])];
-}
+export { configuredChannels } from './decisions.js';
+
+/** Asked for by a person now (`notify test`): never held for quiet hours. */
+const NEVER_HELD: ReadonlySet<string> = new Set(['notification.test']);
 
 /**
  * Writes an event into the outbox, one row per configured channel, inside the caller's
  * transaction. `dedupeKey` names the outcome: a second writer of the same outcome adds nothing.
+ * Inside a backfill's fold scope a past date's event is `folded` into the backfill's summary;
+ * inside RECON_QUIET_HOURS a row for a quiet channel (RECON_QUIET_HOURS_CHANNELS) is `held` until
+ * they end. What became of it on each channel is recorded for `notify log`.
  */
-export async function enqueueEvent(db: Db, config: Pick<Config, 'notifications'>, type: EventType, data: EventData, dedupeKey: string, at: Date): Promise<number> {
+export async function enqueueEvent(db: Db, config: Pick<Config, 'notifications' | 'quiet' | 'timezone'>, type: EventType, data: EventData, dedupeKey: string, at: Date): Promise<number> {
   const channels = configuredChannels(config);
   if (channels.length === 0) return 0;
   const event = createEvent(type, at, data);
-  return insertNotifications(
-    db,
-    channels.map((channel) => ({ eventId: event.id, eventType: type, dedupeKey, channel, payload: event, createdAt: at })),
-  );
+  const scope = foldScopeFor(type);
+  const quietEnd = NEVER_HELD.has(type) ? undefined : quietUntil(config, at);
+  const d = data as Partial<Record<'businessDate' | 'account' | 'currency', unknown>>;
+  const subject = {
+    businessDate: typeof d.businessDate === 'string' ? d.businessDate : null,
+    account: typeof d.account === 'string' ? d.account : null,
+    currency: typeof d.currency === 'string' && d.currency !== '' ? d.currency : null,
+    fingerprint: null,
+  };
+  let written = 0;
+  for (const channel of channels) {
+    const held = scope === undefined && quietEnd !== undefined && config.quiet.quietChannels.includes(channel);
+    const status = scope !== undefined ? 'folded' : held ? 'held' : 'pending';
+    if (!(await insertRow(db, event, channel, dedupeKey, status, held ? quietEnd : at, at, scope?.group ?? null))) continue;
+    written++;
+    const decision = scope !== undefined ? 'folded' : held ? 'quiet' : 'sent';
+    const why = scope !== undefined ? foldedReason(scope) : held ? `held for quiet hours (RECON_QUIET_HOURS ${config.quiet.quietHours!.text}) until ${quietEnd.toISOString()}` : 'queued for delivery';
+    await recordDecision(db, config, type, subject, decision, why, dedupeKey, at, [channel]);
+  }
+  return written;
 }
 
 /**

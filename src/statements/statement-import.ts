@@ -19,6 +19,7 @@ import { storeFileFromPath } from '../db/stored-file.repository.js';
 import { InputFileError } from '../errors.js';
 import { currencyDecimals, toMajorUnits } from '../money/format-amount.js';
 import { reconcileOwedDates } from '../reconciliation/reconciliation-service.js';
+import { foldWhenSeveralDates } from '../notifications/fold-work.js';
 import type { Transaction } from 'kysely';
 import { bankAccountOf, describeStatementAccount } from './bank-account-match.js';
 import { readStatementFile } from './read-statement-file.js';
@@ -168,7 +169,9 @@ export async function importStatementFiles(ctx: AppContext, files: readonly stri
     throw error;
   }
   const accounts = [...new Set(result.outcomes.filter((o) => o.outcome !== 'unchanged').map((o) => o.account))];
-  if (accounts.length > 0) result.reconciled = (await reconcileOwedDates(ctx, accounts)).reconciled;
+  // Statements of several past dates at once (onboarding) are announced in one summary, like a backfill.
+  const dates = result.outcomes.filter((o) => o.outcome !== 'unchanged').map((o) => o.businessDate);
+  if (accounts.length > 0) result.reconciled = (await foldWhenSeveralDates(ctx, 'bank statements import', dates, () => reconcileOwedDates(ctx, accounts))).reconciled;
   return result;
 }
 
