@@ -189,6 +189,9 @@ export async function importEntriesFile(ctx: AppContext, filePath: string, optio
         await undoMatches(trx, await activeMatchesOf(trx, { books: changedIds }), MATCHED_BY_RULES, now, 'books entry changed by a later import');
       }
       const matches = await runMatching(trx, ctx.config, accounts, { now });
+      // A later date without its own closing has the entries since the last closing as its books,
+      // and its items follow the matches: every later date with results is reconciled again too.
+      await oweLaterResultDates(trx, rows);
       const rollForward = await booksRollForward(trx, accounts, dates[0]!, dates[dates.length - 1]!);
       const done: EntriesImportResult = {
         source,
@@ -226,6 +229,17 @@ export async function importEntriesFile(ctx: AppContext, filePath: string, optio
   }
   ctx.logger.info({ source, rows: result.rows, inserted: result.inserted, changed: result.changed, matches: result.matches.length }, 'books entries imported');
   return result;
+}
+
+/** Marks owed every date with results after the earliest entry of each account the file holds. */
+async function oweLaterResultDates(trx: Transaction<Database>, rows: readonly EntryRow[]): Promise<void> {
+  const earliest = new Map<string, string>();
+  for (const r of rows) if ((earliest.get(r.account) ?? '9999-12-31') > r.bookingDate) earliest.set(r.account, r.bookingDate);
+  for (const [account, from] of earliest) {
+    await sql`
+      select owe_reconciliation(d.account, d.business_date, 'books entries changed')
+      from (select distinct account, business_date from reconciliation_results where account = ${account} and business_date > ${from}::date) d`.execute(trx);
+  }
 }
 
 // Lines written per statement.

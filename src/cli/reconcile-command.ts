@@ -8,6 +8,8 @@ import { latestClosedDateOf, parseBusinessDate, todayOf } from '../reconciliatio
 import { resolveAccountNames } from '../reconciliation/reconciliation-service.js';
 import { summarizeResults } from '../reports/report-data.js';
 import { renderTable } from '../reports/render-table.js';
+import { renderJson } from '../reports/render-json.js';
+import { listResultsOfDate } from '../db/reconciliation-result.repository.js';
 import type { CliRuntime } from './runtime.js';
 import { summaryOf } from './command-summaries.js';
 
@@ -18,11 +20,12 @@ export function registerReconcileCommand(program: Command, runtime: CliRuntime):
     .description(summaryOf('reconcile'))
     .option('--date <date>', 'business date YYYY-MM-DD (default: the latest business date whose cut-off has passed, for the bank accounts and the gateway accounts captured on or before it)')
     .option('--account <name>', 'only this account (default: every configured account)')
+    .option('--json', 'print the results as report --format json does: { summary, results: [{ ..., difference, items_total, unexplained, formatted }] }')
     .addHelpText(
       'after',
       '\nExample:\n  wallet-recon reconcile --date 2026-11-20 --account eu-main\n\nExit codes: 0 everything matched, 3 a break, a missing side, an endpoint mismatch, a disappeared wallet, a wallet of unknown decimals or no snapshot, 1 error, 2 usage or configuration error (also a date after the current business date, or a signed-off date whose results would change), 130 stopped by Ctrl-C (SIGINT), 143 stopped by SIGTERM.',
     )
-    .action(async (opts: { date?: string; account?: string }) => {
+    .action(async (opts: { date?: string; account?: string; json?: boolean }) => {
       // Not a real date: refused before the database is opened; after today: refused on the context's clock.
       const date = opts.date === undefined ? undefined : parseBusinessDate(opts.date, '--date');
       await runtime.withContext('wallet-recon reconcile', { pushJob: 'reconcile' }, async (ctx) => {
@@ -49,7 +52,16 @@ export function registerReconcileCommand(program: Command, runtime: CliRuntime):
         const result = await runReconcileJob(ctx, { date: businessDate, account: opts.account, ...(accounts === undefined ? {} : { accounts }) });
         // A settled date that came out clean prepares itself (and is approved by rule with certify: auto).
         await prepareCleanDates(ctx, [businessDate]);
-        runtime.output.out(renderTable(summarizeResults({ from: businessDate, to: businessDate, account: opts.account }, result.results), { tolerance: ctx.config.tolerance, style: numberStyleOf(ctx.config.locale) }));
+        const range = { from: businessDate, to: businessDate, account: opts.account };
+        if (opts.json === true) {
+          // Each result with the time it was stored, as the JSON report gives it.
+          const stored = await listResultsOfDate(ctx.database.db, businessDate, [...new Set(result.results.map((r) => r.account))]);
+          const computedAt = new Map(stored.map((s) => [`${s.account}|${s.currency ?? ''}`, s.computedAt]));
+          const timed = result.results.map((r) => ({ ...r, computedAt: computedAt.get(`${r.account}|${r.currency ?? ''}`) ?? ctx.clock.now(), caseId: r.case?.id ?? null }));
+          runtime.output.out(renderJson(summarizeResults(range, timed), { tolerance: ctx.config.tolerance }).trimEnd());
+        } else {
+          runtime.output.out(renderTable(summarizeResults(range, result.results), { tolerance: ctx.config.tolerance, style: numberStyleOf(ctx.config.locale) }));
+        }
         return result.exitCode;
       });
     });

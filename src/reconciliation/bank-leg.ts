@@ -3,11 +3,12 @@ import type { AppContext } from '../app-context.js';
 import { toleranceFor, type BankAccountConfig } from '../config/index.js';
 import { findClosingStatement, findPreviousClosing } from '../db/bank-statement.repository.js';
 import type { Database } from '../db/database.types.js';
-import { listExpectedBalances } from '../db/expected-balance.repository.js';
+import { readBooksDay } from '../db/books-day.repository.js';
 import { listDatesWithStatus, markOwed } from '../db/reconciliation-owed.repository.js';
 import { currencyDecimals, rescaleAmount } from '../money/format-amount.js';
 import { statementAwaitedOn, statementDueAt } from './awaited-deadlines.js';
 import { reconcileBankDay } from './bank-rules.js';
+import { applyBooksProofs, booksOfDay } from './books-day.js';
 import { listOpenItems, totalOpenItems } from '../items/open-items.js';
 import type { ReconciliationResult } from './reconciliation-result.js';
 
@@ -31,10 +32,10 @@ export async function reconcileBankLeg(
   const scale = currencyDecimals(bank.currency)!;
   const statement = await findClosingStatement(trx, bank.name, businessDate);
   const previous = await findPreviousClosing(trx, bank.name, businessDate);
-  const bookRows = await listExpectedBalances(trx, bank.name, businessDate);
-  const books = bookRows.map((b) => ({ currency: b.currency, balance: toScale(b.balance, b.scale, currencyDecimals(b.currency) ?? b.scale ?? 0) }));
+  // A closing imported for the date, else the previous closing plus the entries since.
+  const books = booksOfDay(await readBooksDay(trx, bank.name, businessDate), (currency, amount, from) => toScale(amount, from, currencyDecimals(currency) ?? from ?? 0));
   const items = totalOpenItems(await listOpenItems(trx, bank.name, businessDate, bank), (currency, amount, from) => toScale(amount, from, currencyDecimals(currency) ?? from));
-  const booksImportId = bookRows.reduce<number | null>((id, row) => (row.importId !== null && (id === null || row.importId > id) ? row.importId : id), null);
+  const booksImportId = books.reduce<number | null>((id, row) => (row.importId !== null && (id === null || row.importId > id) ? row.importId : id), null);
   const results = reconcileBankDay({
     account: bank.name,
     businessDate,
@@ -61,7 +62,7 @@ export async function reconcileBankLeg(
     toleranceFor: (currency, balance) => toleranceFor(ctx.config, currency, currencyDecimals(currency) ?? 0, balance),
     itemsFor: (currency) => items.get(currency),
   });
-  return results.map((r) => ({ ...r, booksImportId, scale: r.currency === null ? null : (currencyDecimals(r.currency) ?? scale) }));
+  return applyBooksProofs(results, books, (currency) => currencyDecimals(currency) ?? scale).map((r) => ({ ...r, booksImportId, scale: r.currency === null ? null : (currencyDecimals(r.currency) ?? scale) }));
 }
 
 /**

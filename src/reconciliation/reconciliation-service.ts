@@ -9,7 +9,8 @@ import { oweBankDatesByTime, reconcileBankLeg } from './bank-leg.js';
 import type { Database } from '../db/database.types.js';
 import { clearOwedMarks, clearOwedWithoutSnapshot, listDatesAwaitingBooks, listOwedDates, markOwed, readOwedMarks } from '../db/reconciliation-owed.repository.js';
 import { listSnapshotRows, type SnapshotRow } from '../db/balance-snapshot.repository.js';
-import { listExpectedBalances } from '../db/expected-balance.repository.js';
+import { booksDayScales, readBooksDay } from '../db/books-day.repository.js';
+import { applyBooksProofs, booksOfDay } from './books-day.js';
 import { findDailyRun, findPreviousSnapshotDate, listStoredResultCases, listStoredResultFingerprints, lockReconciliationDay, replaceResultsForDate, resultFingerprint } from '../db/reconciliation-result.repository.js';
 import { DateLockedError, UsageError } from '../errors.js';
 import { findLocks, lockedDateError } from '../signoff/date-lock.js';
@@ -97,10 +98,11 @@ export async function reconcileBusinessDateIn(
     const accountConfig = ctx.config.accounts.find((a) => a.name === account);
     const snapshotRows = run === undefined ? [] : await listSnapshotRows(trx, run.runId);
     const previousRows = previousRun === undefined ? [] : await listSnapshotRows(trx, previousRun.runId);
-    const bookRows = await listExpectedBalances(trx, account, businessDate);
-    const scales = new ComparisonScales(ctx.config, accountConfig, [...snapshotRows, ...previousRows, ...bookRows, ...openItems]);
+    const bookRows = await readBooksDay(trx, account, businessDate);
+    const scales = new ComparisonScales(ctx.config, accountConfig, [...snapshotRows, ...previousRows, ...booksDayScales(bookRows), ...openItems]);
     const items = totalOpenItems(openItems, (currency, amount, scale) => scales.toComparison(currency, amount, scale));
-    const books = bookRows.map((b) => ({ ...b, balance: scales.toComparison(b.currency, b.balance, b.scale) }));
+    // A closing imported for the date, else the previous closing plus the entries since.
+    const books = booksOfDay(bookRows, (currency, amount, scale) => scales.toComparison(currency, amount, scale));
     // A day's books come whole from one import; the newest id names it should older rows linger.
     const booksImportId = books.reduce<number | null>((id, row) => (row.importId !== null && (id === null || row.importId > id) ? row.importId : id), null);
     const results = reconcileAccountDay({
@@ -113,7 +115,8 @@ export async function reconcileBusinessDateIn(
       toleranceFor: (currency, balance) => toleranceFor(ctx.config, currency, scales.of(currency) ?? 0, balance),
       itemsFor: (currency) => items.get(currency),
     });
-    all.push(...applyMateriality(ctx.config, results.map((r) => ({ ...r, booksImportId, scale: r.currency === null ? null : scales.of(r.currency) }))));
+    const proved = applyBooksProofs(results, books, (currency) => scales.of(currency));
+    all.push(...applyMateriality(ctx.config, proved.map((r) => ({ ...r, booksImportId, scale: r.currency === null ? null : scales.of(r.currency) }))));
   }
   // Kept with the awaited date, so the status view says no_books once it passed, whoever runs next.
   const booksDeadlineAt = new Date(businessCalendarOf(ctx.config).cutoffOf(businessDate).getTime() + ctx.config.booksDeadlineMs);
