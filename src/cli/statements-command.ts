@@ -6,7 +6,7 @@ import { addDays } from '../business-date/zoned-time.js';
 import { UsageError } from '../errors.js';
 import { parseTextEncoding, TEXT_ENCODINGS } from '../text-encoding.js';
 import { latestClosedDateOf, parseBusinessDate } from '../reconciliation/business-dates.js';
-import { importStatementFiles, listStatementListings, writeCamt053, writeMt940, type StatementImportResult, type StatementListing } from '../statements/index.js';
+import { importStatementFiles, listStatementListings, writeBai2, writeCamt053, writeMt940, type StatementImportResult, type StatementListing } from '../statements/index.js';
 import { writeFileAtomically } from '../reports/write-file-atomically.js';
 import { formatTable } from '../text-table.js';
 import { readStoredFile } from '../db/stored-file.repository.js';
@@ -91,25 +91,30 @@ export function registerStatementsCommand(program: Command, runtime: CliRuntime)
 
   statements
     .command('sample')
-    .description('write sample statement files (camt.053 and MT940, the same days) for trying the tool')
+    .description('write sample statement files (camt.053, MT940 and BAI2, the same days) for trying the tool')
     .option('--dir <folder>', 'where to write them', '.')
     .option('--iban <iban>', 'the account they are of', 'DE89370400440532013000')
+    .option('--account-id <number>', 'the account number of the BAI2 file (its 03 records)', '1234567890')
     .option('--currency <code>', 'their currency', 'EUR')
     .option('--days <n>', 'how many consecutive statements, ending on the latest closed business date', '2')
-    .addHelpText('after', '\nWrites sample-camt053.xml and sample-mt940.sta. To import them, name the IBAN in the accounts file:\n  bankAccounts:\n    - { name: eu-bank, iban: DE89370400440532013000, currency: EUR }\n\nExit codes: 0 written, 1 a file could not be written, 2 usage or configuration error.')
-    .action(async (opts: { dir: string; iban: string; currency: string; days: string }) => {
+    .addHelpText('after', '\nWrites sample-camt053.xml, sample-mt940.sta and sample-bai2.txt. To import them, name the IBAN (camt.053,\nMT940) or the account number (BAI2) in the accounts file:\n  bankAccounts:\n    - { name: eu-bank, iban: DE89370400440532013000, currency: EUR }\n    - { name: us-bank, accountId: "1234567890", currency: EUR }\n\nExit codes: 0 written, 1 a file could not be written, 2 usage or configuration error.')
+    .action(async (opts: { dir: string; iban: string; accountId: string; currency: string; days: string }) => {
       const days = Number(opts.days);
       if (!Number.isInteger(days) || days < 1 || days > 366) throw new UsageError(`--days ${JSON.stringify(opts.days)} must be a whole number from 1 to 366.`);
       if (!/^[A-Z]{3}$/.test(opts.currency)) throw new UsageError(`--currency ${JSON.stringify(opts.currency)} must be a three-letter code such as EUR.`);
       const iban = opts.iban.replace(/\s+/g, '').toUpperCase();
+      // A BAI2 field ends at a comma or a slash: an account number holds neither.
+      if (!/^[A-Za-z0-9-]{1,35}$/.test(opts.accountId)) throw new UsageError(`--account-id ${JSON.stringify(opts.accountId)} must be letters, digits or "-" (up to 35).`);
       const last = latestClosedDateOf({ clock: runtime.clock, config: runtime.config() });
       const sample = sampleStatements(iban, opts.currency, days, last);
       mkdirSync(opts.dir, { recursive: true });
       const camt = path.join(opts.dir, 'sample-camt053.xml');
       const mt940 = path.join(opts.dir, 'sample-mt940.sta');
+      const bai2 = path.join(opts.dir, 'sample-bai2.txt');
       await writeFileAtomically(camt, writeCamt053({ ...sample, camtVersion: 8 }));
       await writeFileAtomically(mt940, writeMt940(sample));
-      runtime.output.out(`Wrote ${camt} and ${mt940}: ${days} statement${days === 1 ? '' : 's'} of ${iban} (${opts.currency}), ${sample.days[0]!.date} to ${last}, in camt.053 and MT940.`);
+      await writeFileAtomically(bai2, writeBai2(sample, opts.accountId));
+      runtime.output.out(`Wrote ${camt}, ${mt940} and ${bai2}: ${days} statement${days === 1 ? '' : 's'} of ${iban} (${opts.currency}), ${sample.days[0]!.date} to ${last}, in camt.053 and MT940, and of account ${opts.accountId} in BAI2.`);
     });
 }
 

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { looksLikeXml, readCamt } from './camt-reader.js';
 import { looksLikeMt940, readMt940 } from './mt940-reader.js';
+import { looksLikeBai2, readBai2 } from './bai2-reader.js';
 import type { ParsedStatement } from './statement.js';
 import { shownFileName, StatementFileError } from './statement-file-error.js';
 import { decodeText, encodingOfBom, parseTextEncoding, type TextEncodingName } from '../text-encoding.js';
@@ -11,7 +12,8 @@ export function readStatementText(text: string, file: string): ParsedStatement[]
   const body = text.replace(/^\uFEFF/, '');
   if (looksLikeXml(body)) return readCamt(body, file);
   if (looksLikeMt940(body)) return readMt940(body, file);
-  throw new StatementFileError(`${file}: neither a camt.053/camt.052 XML file nor an MT940 message (it should start with "<" or with ":20:" or "{1:").`);
+  if (looksLikeBai2(body)) return readBai2(body, file);
+  throw new StatementFileError(`${file}: neither a camt.053/camt.052 XML file nor an MT940 message nor a BAI2 file (it should start with "<", with ":20:" or "{1:", or with "01,").`);
 }
 
 /** A statement file as read: its statements, and the SHA-256 and size of the bytes they were read from. */

@@ -156,7 +156,7 @@ describe(`bank statements through the CLI (${backend})`, () => {
     const sampleDir = path.join(dir, 'samples');
     const written = await cli(mtDb, ['statements', 'sample', '--dir', sampleDir, '--iban', 'NL91 ABNA 0417 1643 00', '--days', '3'], at('2026-11-10T12:00:00Z'));
     expect(written).toMatchObject({ code: 0, stderr: '' });
-    expect(written.stdout).toBe(`Wrote ${path.join(sampleDir, 'sample-camt053.xml')} and ${path.join(sampleDir, 'sample-mt940.sta')}: 3 statements of NL91ABNA0417164300 (EUR), 2026-11-07 to 2026-11-09, in camt.053 and MT940.`);
+    expect(written.stdout).toBe(`Wrote ${path.join(sampleDir, 'sample-camt053.xml')}, ${path.join(sampleDir, 'sample-mt940.sta')} and ${path.join(sampleDir, 'sample-bai2.txt')}: 3 statements of NL91ABNA0417164300 (EUR), 2026-11-07 to 2026-11-09, in camt.053 and MT940, and of account 1234567890 in BAI2.`);
     const imported = await cli(mtDb, ['statements', 'import', path.join(sampleDir, 'sample-camt053.xml'), path.join(sampleDir, 'sample-mt940.sta'), '--dry-run']);
     expect(imported.stdout.split('\n')[0]).toBe('Dry run, nothing written: 6 statements from 2 files: 3 new, 0 replaced, 3 unchanged.');
   });
