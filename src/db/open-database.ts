@@ -117,11 +117,26 @@ function survivingPool(config: pg.PoolConfig): pg.Pool {
   return pool;
 }
 
+/**
+ * What opens an embedded database folder: `openEmbedded`, unless a process that opens the same
+ * folders again and again installed its own (the test suite keeps its databases open across the
+ * commands it runs in its own process: opening a folder costs PGlite about half a second of CPU).
+ */
+export type EmbeddedOpener = (dataDir: string, options: { serve: boolean }, open: () => Promise<DatabaseHandle>) => Promise<DatabaseHandle>;
+let embeddedOpener: EmbeddedOpener | undefined;
+
+/** Installs (or, without an argument, removes) the process's embedded opener. */
+export function setEmbeddedOpener(opener?: EmbeddedOpener): void {
+  embeddedOpener = opener;
+}
+
 /** Opens PostgreSQL (DATABASE_URL) or the embedded PGlite database, both behind the same Kysely. */
 export async function openDatabase(options: OpenDatabaseOptions): Promise<DatabaseHandle> {
   if (options.databaseUrl) return openPostgres(options.databaseUrl, options.poolSize ?? 10, { ...DEFAULT_DATABASE_TIMEOUTS, ...options.timeouts });
+  const serve = options.serve === true;
+  const open = () => openEmbedded(options.dataDir, options.command, serve);
   try {
-    return await openEmbedded(options.dataDir, options.command, options.serve === true);
+    return await (embeddedOpener && !options.dataDir.startsWith('memory://') ? embeddedOpener(options.dataDir, { serve }, open) : open());
   } catch (error) {
     // Held by another process: through its socket if it serves one, else the lock's own message.
     if (!(error instanceof LockHeldError) || options.shareIfServed !== true) throw error;

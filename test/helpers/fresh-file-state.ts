@@ -1,4 +1,6 @@
+import { afterAll, afterEach } from 'vitest';
 import { forgetAllSecretValues } from '../../src/secret.js';
+import { keepEmbeddedDatabasesOpen, releaseAll } from './kept-embedded.js';
 
 /**
  * Runs before each test file (vitest `setupFiles`). Test files share their worker process, one
@@ -34,3 +36,9 @@ if (env !== start.env) {
   const changed = [...new Set([...before.keys(), ...now.keys()])].filter((k) => before.get(k) !== now.get(k));
   throw new Error(`An earlier test file in this worker changed the environment and did not restore it: ${changed.join(', ')}.`);
 }
+
+// Embedded test databases kept open between in-process commands (kept-embedded.ts) are closed
+// after each test, so the next may hand its folder to a process, and all of them after the file.
+keepEmbeddedDatabasesOpen();
+afterEach(() => releaseAll());
+afterAll(() => releaseAll(true));

@@ -1,12 +1,17 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { runCli } from '../../src/cli/main.js';
 import type { Clock } from '../../src/clock.js';
 import type { Output } from '../../src/cli/output.js';
+import { isKeptOpen, releaseFolder } from './kept-embedded.js';
 
 const root = path.join(import.meta.dirname, '..', '..');
 // The built CLI, as users run it: test/helpers/build-cli.ts bundles the sources before the suite.
 const bin = path.join(root, 'bin', 'wallet-recon.js');
+const startAfter = pathToFileURL(path.join(import.meta.dirname, 'start-after.mjs')).href;
 
 export interface CliResult {
   code: number | null;
@@ -26,11 +31,19 @@ export function childEnvironment(env: Record<string, string | undefined>): NodeJ
  * second time, optimized, for a process that lives a second (the tier changes speed, not meaning).
  */
 export function spawnCli(args: string[], env: Record<string, string | undefined> = {}, cwd = root): ChildProcess {
+  if (isKeptOpen(env.RECON_DATA_DIR)) {
+    // The worker still has the test database open (kept-embedded.ts): the child starts once it is closed.
+    const signal = path.join(mkdtempSync(path.join(tmpdir(), 'wr-start-after-')), 'closed');
+    void releaseFolder(env.RECON_DATA_DIR).finally(() => writeFileSync(signal, ''));
+    return spawn(process.execPath, ['--liftoff-only', '--import', startAfter, bin, ...args], { cwd, env: { ...childEnvironment(env), WR_TEST_START_AFTER: signal }, stdio: ['ignore', 'pipe', 'pipe'] });
+  }
   return spawn(process.execPath, ['--liftoff-only', bin, ...args], { cwd, env: childEnvironment(env), stdio: ['ignore', 'pipe', 'pipe'] });
 }
 
 /** Runs the CLI to completion and collects its output. */
-export function runCliProcess(args: string[], env: Record<string, string | undefined> = {}, cwd = root): Promise<CliResult> {
+export async function runCliProcess(args: string[], env: Record<string, string | undefined> = {}, cwd = root): Promise<CliResult> {
+  // A test database this worker keeps open between in-process commands is closed for the child.
+  await releaseFolder(env.RECON_DATA_DIR);
   const child = spawnCli(args, env, cwd);
   return collect(child);
 }

@@ -10,6 +10,7 @@ import { migrateToLatest } from '../../src/db/migrate.js';
 import { openDatabase, type DatabaseHandle } from '../../src/db/open-database.js';
 import { createSilentLogger } from '../../src/logger.js';
 import { installJobQueue } from '../../src/queue/job-queue.js';
+import { forgetFolder, keepOpen } from './kept-embedded.js';
 
 /** Which backend the suite runs on: real PostgreSQL when TEST_DATABASE_URL is set, else embedded. */
 export const backend: 'postgres' | 'embedded' = process.env.TEST_DATABASE_URL ? 'postgres' : 'embedded';
@@ -150,6 +151,8 @@ export async function createTestDatabase(options: { migrate?: boolean; onDisk?: 
   const dir = mkdtempSync(path.join(tmpdir(), 'wr-test-'));
   // Unmigrated: the empty folder, which the database fills from the build's cluster.
   const copied = migrate && copyEmbeddedTemplate(dir);
+  // Kept open in this worker between the commands a test runs in-process (see kept-embedded.ts).
+  keepOpen(dir);
   const handle = await openDatabase({ dataDir: dir, command: 'test' });
   if (migrate && !copied) await migrateToLatest(handle.db);
   const t: TestDatabase = {
@@ -158,6 +161,7 @@ export async function createTestDatabase(options: { migrate?: boolean; onDisk?: 
     async drop() {
       await handle.close().catch(() => undefined);
       await stopServing(t);
+      await forgetFolder(dir);
       rmSync(dir, { recursive: true, force: true });
     },
   };
