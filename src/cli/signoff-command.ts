@@ -184,7 +184,7 @@ Exit codes: 0 done (verify: every seal holds), 1 refused (role, open cases, the 
       await runtime.withContext('wallet-recon signoff verify', {}, async (ctx) => {
         const verified = await verifySeals(ctx, { date });
         const { checked } = verified;
-        const counts = `${checked.signoffs} sign-off(s), ${checked.reports} sealed report(s), ${checked.caseEvents} case event(s), ${checked.auditRows} audit row(s), ${checked.signatures} signature(s)${verified.keyChecked ? ' against RECON_SIGNING_KEY_FILE' : ''}`;
+        const counts = `${checked.signoffs} sign-off(s), ${checked.reports} sealed report(s), ${checked.caseEvents} case event(s), ${checked.auditRows} audit row(s), ${checked.signatures} signature(s)${verified.key === undefined ? '' : verified.key.pinned ? ' against the pinned key' : ' against RECON_SIGNING_KEY_FILE'}`;
         if (verified.problem !== undefined) {
           runtime.output.err(`Seal broken: ${verified.problem.problem}. Checked before it: ${counts}.`);
           if (verified.key === undefined || !verified.key.pinned) runtime.output.err(notPinned(verified.key));

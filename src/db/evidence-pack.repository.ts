@@ -66,6 +66,19 @@ export async function listSignaturesOf(db: Db, signoffIds: readonly number[]) {
   return db.selectFrom('signoff_signatures').select(['signoff_id', 'step', 'signed_hash', 'public_key', 'signature']).where('signoff_id', 'in', [...signoffIds]).orderBy('id').execute();
 }
 
+/**
+ * A sign-off's steps as the pack carries them (migration 2026-12-02T2101): each with the content
+ * its hash covers, so an auditor recomputes hash = sha256(prev_hash (or "") + "|" + content), and
+ * its signature of that hash (Ed25519, over the hash's hex text) when it was signed.
+ */
+export async function listStepsOf(db: Db, signoffId: number) {
+  const rows = await sql<{ id: string; kind: string; actor: string; at: string; chain_seq: string; prev_hash: string | null; content: string; hash: string | null; public_key: string | null; signature: string | null }>`
+    select id::text as id, kind, actor, ${raw(ts('at'))} as at, chain_seq::text as chain_seq, prev_hash,
+      jsonb_build_array(id, signoff_id, kind, actor, ${raw(ts('at'))}, detail)::text as content, hash, public_key, signature
+    from signoff_steps where signoff_id = ${signoffId} order by signoff_steps.chain_seq`.execute(db);
+  return rows.rows;
+}
+
 /** A sign-off's record as the pack shows it (its report aside). */
 export async function findSignoffRecord(db: Db, id: number) {
   return db

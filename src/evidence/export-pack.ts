@@ -13,12 +13,14 @@ import {
   listResultsOfDate,
   listRollForwardPage,
   listSignaturesOf,
+  listStepsOf,
   listStatementsOfDate,
 } from '../db/evidence-pack.repository.js';
 import { listSignoffsOfDate, readSignoffReport } from '../db/signoff.repository.js';
 import { readStoredFile } from '../db/stored-file.repository.js';
 import { ReconError, UsageError } from '../errors.js';
 import { signoffStateOf } from '../signoff/signoff-service.js';
+import { problemsToShow } from '../signoff/signoff-integrity.js';
 import { loadSigningKey } from '../signoff/signing.js';
 import { PackArchive } from './pack-archive.js';
 import { fingerprintOf, MANIFEST, PUBLIC_KEY, SIGNATURE, VERIFY_TEXT, type PackManifest, type PackSignoff } from './pack-manifest.js';
@@ -101,6 +103,10 @@ export async function exportEvidencePack(ctx: AppContext, request: ExportPackReq
       `Only approved dates go into an evidence pack, and ${leftOut.map((s) => `${s.date} is ${s.state}`).join(', ')}. Nothing was written.${request.month !== undefined && dates.length > 0 ? ' Give --partial to export the approved dates only.' : ''}`,
     );
   }
+  // Only what verifies is handed to an auditor: a date whose sign-off does not verify is refused whole.
+  const standing = (await Promise.all(dates.map(async (date) => (await signoffStateOf(ctx, date)).current?.id))).filter((id): id is number => id !== undefined);
+  const broken = [...(await problemsToShow(db, ctx.config, standing)).values()];
+  if (broken.length > 0) throw new PackRefusedError(`This sign-off does not verify: ${broken[0]}. Nothing was written: run "wallet-recon signoff verify" and restore the database from a backup.`);
   if (dates.length === 0) throw new PackRefusedError(`No date of ${request.month} is approved (${leftOut.map((s) => `${s.date} ${s.state}`).join(', ')}): there is nothing to export. Nothing was written.`);
   const key = loadSigningKey(ctx.config);
 
@@ -125,7 +131,7 @@ export async function exportEvidencePack(ctx: AppContext, request: ExportPackReq
         const report = (await readSignoffReport(db, s.id))!;
         await pack.add(`${base}/report.html`, report.html);
         const record = await findSignoffRecord(db, s.id);
-        await pack.add(`${base}/signoff.json`, json({ ...record, signatures: await listSignaturesOf(db, [s.id]) }));
+        await pack.add(`${base}/signoff.json`, json({ ...record, signatures: await listSignaturesOf(db, [s.id]), steps: await listStepsOf(db, s.id) }));
         const row = chainOfDates.find((c) => c.id === s.id);
         if (row !== undefined) signoffs.push({ id: s.id, business_date: date, report_path: `${base}/report.html`, report_sha256: s.reportSha256, prev_hash: row.prev_hash, seal_hash: row.seal_hash, approval_hash: row.approval_hash });
         if (s.approvedBy !== null && s.reopenedAt === null && s.invalidatedAt === null) {

@@ -37,7 +37,10 @@ const LEGACY: Partial<Record<StepKind, { step: StoredSignature['step']; detail: 
  * say is approved and standing, the date's results, books and statement balances against the
  * sealed digests.
  */
-export async function findSignoffProblems(db: Db, options: { ids?: readonly number[]; key: VerificationKey | undefined; withReports?: boolean }): Promise<SignoffProblem[]> {
+export async function findSignoffProblems(
+  db: Db,
+  options: { ids?: readonly number[]; key: VerificationKey | undefined; withReports?: boolean; only?: 'structure' | 'signatures' },
+): Promise<SignoffProblem[]> {
   const seals = await listSignoffSeals(db, options.ids);
   const steps = await listSteps(db, options.ids);
   const key = options.key;
@@ -46,7 +49,12 @@ export async function findSignoffProblems(db: Db, options: { ids?: readonly numb
   const problems: SignoffProblem[] = [];
   for (const s of seals) {
     const own = steps.filter((t) => t.signoffId === s.id);
-    const found = rowProblem(s, options.withReports ?? true) ?? stepsProblem(s, own) ?? signaturesProblem(s, own, key, firstSigned, legacy) ?? (await dayProblem(db, s, own));
+    const structure = options.only !== 'signatures';
+    const signatures = options.only !== 'structure';
+    const found =
+      (structure ? (rowProblem(s, options.withReports ?? true) ?? stepsProblem(s, own)) : undefined) ??
+      (signatures ? signaturesProblem(s, own, key, firstSigned, legacy) : undefined) ??
+      (structure ? await dayProblem(db, s, own) : undefined);
     if (found !== undefined) problems.push({ signoffId: s.id, businessDate: s.businessDate, ...found, problem: found.whole === true ? found.problem : `sign-off #${s.id} of ${s.businessDate}: ${found.problem}` });
   }
   return problems;
@@ -77,7 +85,6 @@ function stepsProblem(s: SignoffSealRow, own: readonly StoredStep[]): Found {
     if (t.hash !== t.recomputed) return found('was changed after it was written (its hash does not match its content)');
     if (!t.beforeExists) return found(`follows a step that was removed (chain position ${BigInt(t.chainSeq) - 1n} is missing)`);
     if (t.prevHash !== (t.chainSeq === '1' ? null : t.before)) return found('does not link to the step before it (a step was removed, inserted or changed before it)');
-    if (!t.agrees) return found('and the sign-off row disagree (actor, time or hash changed past the database rules)');
   }
   const kinds = new Set(own.map((t) => t.kind));
   const recorded: Record<StepKind, boolean> = { prepared: true, approved: s.records.approved, invalidated: s.records.invalidated, reopened: s.records.reopened };
@@ -89,6 +96,8 @@ function stepsProblem(s: SignoffSealRow, own: readonly StoredStep[]): Found {
     }
   }
   if (kinds.has('reopened') && !kinds.has('approved')) return { table: 'signoffs', row: String(s.id), problem: 'it was reopened without an approval step' };
+  const differs = own.find((t) => !t.agrees);
+  if (differs !== undefined) return { table: 'signoff_steps', row: differs.id, problem: `its ${differs.kind} step (signoff_steps row ${differs.id}) and its row disagree (actor, time or hash changed past the database rules)` };
   return undefined;
 }
 

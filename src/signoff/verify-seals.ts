@@ -70,6 +70,12 @@ export async function verifySeals(ctx: AppContext, options: { date?: string } = 
     if (unchained.length > 0) return result({ table, id: unchained[0]!, problem: `${table} row ${unchained[0]} was written past the chain (it has no place in it)` });
   }
 
+  // Each sign-off's steps against its row, and an approved date's data against its seal — before
+  // the signatures, so a removed step is named by the sign-off it was taken from.
+  const ids = signoffs.filter((s) => options.date === undefined || s.businessDate === options.date).map((s) => s.id);
+  const [first] = await findSignoffProblems(db, { ids, key, withReports: false, only: 'structure' });
+  if (first !== undefined) return result({ table: first.table, id: first.row, problem: first.problem });
+
   const signatures = await listSignoffSignatures(db);
   const stepHash = (s: SignoffSealRow, step: SignedStep) => (step === 'prepare' ? s.stored.seal : step === 'approve' ? s.stored.approval : s.stored.reopen);
   for (const sig of signatures) {
@@ -93,6 +99,10 @@ export async function verifySeals(ctx: AppContext, options: { date?: string } = 
     }
   }
 
+  // The steps' own signatures, as the console checks them before showing a sign-off.
+  const [unsigned] = await findSignoffProblems(db, { ids, key, withReports: false, only: 'signatures' });
+  if (unsigned !== undefined) return result({ table: unsigned.table, id: unsigned.row, problem: unsigned.problem });
+
   // The step log: one chain, every step in it, each step belonging to a sign-off.
   const steps = await listSteps(db);
   let before: string | null = null;
@@ -107,10 +117,6 @@ export async function verifySeals(ctx: AppContext, options: { date?: string } = 
     if (step.signature !== null) checked.signedSteps++;
   }
 
-  // Each sign-off as the console checks it before showing it.
-  const ids = signoffs.filter((s) => options.date === undefined || s.businessDate === options.date).map((s) => s.id);
-  const [first] = await findSignoffProblems(db, { ids, key, withReports: false });
-  if (first !== undefined) return result({ table: first.table, id: first.row, problem: first.problem });
   return result();
 }
 
