@@ -17,6 +17,7 @@ import {
   type SignoffReopenedData,
   type TestEventData,
 } from './events.js';
+import { problemLines, type ProblemData, type ProblemEventType, type ProblemFoldedData } from './problems/problem-events.js';
 
 /**
  * How people read the message: times in RECON_TIMEZONE with the zone, amounts in RECON_LOCALE.
@@ -152,6 +153,8 @@ export function renderEventText(event: NotificationEvent, options: RenderOptions
       `Reason: ${d.note}`,
       'The date is unlocked: its books and results may change again, and it must be prepared and approved again. The reopened sign-off stays in its history.',
     );
+  } else if (event.type.startsWith('problem.')) {
+    lines.push(...problemLines(event.type as ProblemEventType, event.data as ProblemData | ProblemFoldedData));
   } else {
     lines.push((event.data as TestEventData).message);
   }

@@ -27,6 +27,8 @@ export type { ProblemFoldedData } from './problem-outbox.js';
 export function problemHeadline(type: ProblemEventType, data: ProblemData | ProblemFoldedData): string {
   if (type === 'problem.folded') {
     const d = data as ProblemFoldedData;
+    if (d.range !== undefined) return `${capitalized(d.reason)} of ${d.range.from === d.range.to ? d.range.from : `${d.range.from} to ${d.range.to}`}: ${d.count} message${d.count === 1 ? '' : 's'} in one (${countsText(d.counts ?? {})})`;
+    if (d.reason === 'RECON_QUIET_HOURS') return `${d.count} messages held during quiet hours, in one: see the console's overview`;
     return `${d.count} more problem message${d.count === 1 ? '' : 's'}${d.businessDate === null ? '' : ` for ${d.businessDate}`}, folded into one (${d.reason}): see the console's overview`;
   }
   const d = data as ProblemData;
@@ -36,4 +38,40 @@ export function problemHeadline(type: ProblemEventType, data: ProblemData | Prob
   if (type === 'problem.changed') return `Changed ${what} on ${d.businessDate}: ${d.previousAmount ?? '?'} → ${d.amount ?? '?'} ${d.currency}`.trimEnd();
   if (type === 'problem.aging') return `Still open: ${what}, ${d.ageDays} business days old on ${d.businessDate}${amount}`;
   return `Cleared: ${what} on ${d.businessDate} (open since ${d.ageDays} business day${d.ageDays === 1 ? '' : 's'} before)`;
+}
+
+const capitalized = (text: string): string => text.charAt(0).toUpperCase() + text.slice(1);
+
+const TYPE_WORDS: Readonly<Record<string, [string, string]>> = {
+  'problem.new': ['new problem', 'new problems'],
+  'problem.changed': ['changed', 'changed'],
+  'problem.aging': ['aging notice', 'aging notices'],
+  'problem.cleared': ['cleared', 'cleared'],
+  'books.missing': ['date without books', 'dates without books'],
+  'item.overdue': ['overdue item', 'overdue items'],
+};
+
+/** "3 new problems, 30 dates without books": a summary's counts per event type, in words. */
+export function countsText(counts: Readonly<Record<string, number>>): string {
+  const order = Object.keys(TYPE_WORDS);
+  return Object.entries(counts)
+    .sort(([a], [b]) => order.indexOf(a) - order.indexOf(b))
+    .map(([type, n]) => `${n} ${(TYPE_WORDS[type] ?? [type, type])[n === 1 ? 0 : 1]}`)
+    .join(', ');
+}
+
+/** The body lines of a problem event for e-mail and Slack: what it is, or what a summary folded. */
+export function problemLines(type: ProblemEventType, data: ProblemData | ProblemFoldedData): string[] {
+  if (type === 'problem.folded') {
+    const d = data as ProblemFoldedData;
+    const lines = d.problems.map((p) => p.headline ?? `${p.type} ${p.account} ${p.currency} ${p.kind} ${p.amount ?? ''}`.trim());
+    if ((d.more ?? 0) > 0) lines.push(`… and ${d.more} more (see the console's overview and "wallet-recon notify log").`);
+    return lines;
+  }
+  const d = data as ProblemData;
+  const lines = [`Account ${d.account} (${d.source}), ${d.currency === '' ? 'no currency' : d.currency}, ${d.kind.replaceAll('_', ' ')}, business date ${d.businessDate}.`];
+  if (d.amount !== null) lines.push(`Difference: ${d.currency} ${d.amount}${d.previousAmount === null ? '' : ` (before: ${d.currency} ${d.previousAmount})`}.`);
+  else if (d.previousAmount !== null) lines.push(`Last difference: ${d.currency} ${d.previousAmount}.`);
+  lines.push(`Open ${d.ageDays} business day${d.ageDays === 1 ? '' : 's'}; fingerprint ${d.fingerprint}.`);
+  return lines;
 }
