@@ -6,6 +6,8 @@ import { resolveActor } from '../cases/case-actor.js';
 import { snoozeCase } from '../cases/case-snooze.js';
 import { refuseAuditorActor } from '../console/auditor-guard.js';
 import { ACTIVE_STATES, caseAgeDays, caseAmountText, CASE_KINDS, CASE_STATE_FILTERS, describeCase, occurrenceRecord, type CaseEvent, type ReconciliationCase } from '../cases/case-model.js';
+import { describeTrail, loadDifferenceTrail, type DifferenceTrail } from '../cases/difference-trail.js';
+import type { DifferenceChange } from '../cases/difference-origin.js';
 import { findCase, hasCasesOfAccount, listCases, listEvents, listOccurrences } from '../db/reconciliation-case.repository.js';
 import { UsageError } from '../errors.js';
 import { bankAccountNamed } from '../config/index.js';
@@ -63,6 +65,30 @@ const eventJson = (e: CaseEvent) => ({
   note: e.note,
   evidence: e.evidence,
 });
+
+/** Where a gateway difference started, amounts as digit strings at the trail's scale. */
+function trailJson(trail: DifferenceTrail, currency: string) {
+  const change = (c: DifferenceChange) => ({ business_date: c.date, from: c.from.toString(), to: c.to.toString(), gateway_movement: text(c.gatewayMovement), books_movement: text(c.booksMovement) });
+  return {
+    currency,
+    scale: trail.scale,
+    last_matched_on: trail.lastMatchedOn,
+    older_dates_left_out: trail.cut,
+    appeared: trail.appeared === null ? null : change(trail.appeared),
+    changes: trail.changes.map(change),
+    days: trail.rows.map((r) => ({
+      business_date: r.date,
+      status: r.status,
+      gateway_balance: text(r.gateway),
+      gateway_movement: text(r.gatewayMovement),
+      books_balance: text(r.books),
+      books_movement: text(r.booksMovement),
+      books_movement_from: r.booksMovementFrom,
+      difference: text(r.difference),
+      change: text(r.change),
+    })),
+  };
+}
 
 function describeState(c: ReconciliationCase): string {
   if (c.state === 'accepted') return c.acceptedUntil === null ? 'accepted' : `accepted until ${c.acceptedUntil}`;
@@ -141,12 +167,14 @@ Exit codes: 0 done, 1 error, 2 usage error (also a transition the case's state d
         const occurrences = await listOccurrences(db, id);
         const events = await listEvents(db, id);
         const today = todayOf(ctx).date;
+        // The gateway gives balances only: the trail of its difference, date by date since the last match.
+        const trail = await loadDifferenceTrail(db, ctx.config, c);
         if (opts.json) {
           const occurrenceJson = occurrences.map((o) => ({
             ...occurrenceRecord(o),
             formatted: { difference: money(o.difference, c.currency), gateway_balance: money(o.gatewayBalance, c.currency), single_balance: money(o.singleBalance, c.currency), expected_balance: money(o.expectedBalance, c.currency) },
           }));
-          runtime.output.out(JSON.stringify({ case: caseJson(c, today), occurrences: occurrenceJson, events: events.map(eventJson) }, null, 2));
+          runtime.output.out(JSON.stringify({ case: caseJson(c, today), occurrences: occurrenceJson, events: events.map(eventJson), ...(trail === undefined ? {} : { difference_trail: trailJson(trail, c.currency!) }) }, null, 2));
           return 0;
         }
         const style = numberStyleOf(ctx.config.locale);
@@ -181,7 +209,26 @@ Exit codes: 0 done, 1 error, 2 usage error (also a transition the case's state d
             e.note ?? '',
           ]),
         );
-        runtime.output.out(`${head}\n\nOccurrences:\n${occurrenceTable}\n\nHistory:\n${eventTable}`);
+        let trailText = '';
+        if (trail !== undefined) {
+          const amount = (v: bigint | null) => (v === null ? '' : formatAmount(v, c.currency, trail.scale, style));
+          const table = formatTable(
+            ['business date', 'status', 'gateway', 'gateway movement', 'books', 'books movement', 'difference', 'change'],
+            trail.rows.map((r) => [
+              r.date,
+              r.status,
+              amount(r.gateway),
+              amount(r.gatewayMovement),
+              amount(r.books),
+              `${amount(r.booksMovement)}${r.booksMovementFrom === 'entries' ? ' (entries)' : ''}`,
+              amount(r.difference),
+              r.change === null || r.change === 0n ? '' : amount(r.change),
+            ]),
+          );
+          const sentences = describeTrail(trail, (v) => formatMoney(v, c.currency!, trail.scale, style));
+          trailText = `\n\nWhere the difference started (the gateway gives balances only: its movement beside the books', date by date):\n${table}\n${sentences.join('\n')}`;
+        }
+        runtime.output.out(`${head}\n\nOccurrences:\n${occurrenceTable}${trailText}\n\nHistory:\n${eventTable}`);
         return 0;
       });
     });

@@ -63,4 +63,17 @@ svg.trend { vertical-align: middle; margin-left: 0.5rem; }
 .cell.state-changed-after-sign-off { background: #ffe2b8; }
 .cell.state-broken-seal { background: #f8c9c9; font-weight: bold; }
 .cell.state-nothing-yet { color: #888; }
+tr.status-explained td { background: #eef3e2; }
+table.waterfall { width: auto; min-width: 24rem; }
+table.waterfall caption { text-align: left; font-weight: 600; padding: 0.2rem 0; }
+table.waterfall tr.item-kind th { font-weight: normal; padding-left: 1.2rem; }
+table.waterfall tr.unexplained th, table.waterfall tr.unexplained td { font-weight: 700; border-top: 2px solid #888; }
+tr.item-overdue td { background: #fde8e8; }
+details.explain { margin: 0.5rem 0 1rem; }
+details.explain summary { cursor: pointer; font-weight: 600; }
+form.add-item fieldset, form.match { display: flex; flex-wrap: wrap; gap: 0.4rem 1rem; align-items: end; border: 1px solid #ddd; padding: 0.5rem; margin: 0.5rem 0; }
+.unmatched { display: flex; gap: 2rem; width: 100%; }
+.unmatched ul { list-style: none; padding-left: 0; margin: 0.2rem 0; }
+#trail tr.appeared td { background: #fde8e8; }
+#trail tr.changed td { background: #fff6db; }
 `;

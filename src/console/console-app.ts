@@ -36,6 +36,8 @@ import type { OidcSignIn } from './oidc.js';
 import { setFlashNotice, takeFlashNotice } from './flash-notice.js';
 import { registerOverviewRoutes, consoleAccounts, recentTrends, defaultDayOf } from './overview-routes.js';
 import { registerEvidenceRoutes } from './evidence-routes.js';
+import { loadExplain, registerItemsRoutes } from './items-routes.js';
+import { loadDifferenceTrail } from '../cases/difference-trail.js';
 
 /** A lone UTF-16 surrogate (either half without its pair) or a NUL: not text PostgreSQL or a hash can take as given. */
 // eslint-disable-next-line no-control-regex -- a NUL is exactly what is refused here
@@ -283,6 +285,7 @@ export async function buildConsoleApp(options: ConsoleAppOptions): Promise<Fasti
   app.get('/', async (_request, reply) => reply.redirect('/day', 303));
   registerOverviewRoutes(app, { ctx, pageOf });
   registerEvidenceRoutes(app, { ctx, audit, refuse: (status, message) => new ConsoleRefusal(status, message) });
+  registerItemsRoutes(app, { ctx, audit, refuse: (status, message) => new ConsoleRefusal(status, message), secureCookies });
 
   const showLogin = async (request: FastifyRequest, reply: FastifyReply, status = 200, notice?: PageContext['notice'], userName?: string) => {
     // One token per browser until it signs in: a second tab or a repeated load keeps the first valid.
@@ -405,6 +408,7 @@ export async function buildConsoleApp(options: ConsoleAppOptions): Promise<Fasti
           ),
         ),
         trends: await recentTrends(ctx, accounts, date),
+        explain: await loadExplain(ctx, accounts, date, results),
         paging:
           pages === 1
             ? undefined
@@ -478,7 +482,11 @@ export async function buildConsoleApp(options: ConsoleAppOptions): Promise<Fasti
   const renderCase = async (request: FastifyRequest, id: number, notice?: PageContext['notice']) => {
     const c = await findCase(db, id);
     if (c === undefined) throw new ConsoleRefusal(404, `There is no case #${id}.`);
-    return casePage(c, await listOccurrences(db, id), await listEvents(db, id), await listCaseEvidence(db, id), todayOf(ctx).date, { ...pageOf(request, notice), assignees: await activeUserNames() });
+    // The case's account on its latest date: what explains the difference there, and the hand on it.
+    const results = (await listResultsOfDate(db, c.lastSeenOn, [c.account])).filter((r) => c.currency === null || r.currency === c.currency);
+    const explained = (await loadExplain(ctx, [c.account], c.lastSeenOn, results)).get(c.account)!;
+    const explain = { ...explained, currencies: c.currency === null ? explained.currencies : [c.currency], items: explained.items.filter((i) => c.currency === null || i.currency === c.currency) };
+    return casePage(c, await listOccurrences(db, id), await listEvents(db, id), await listCaseEvidence(db, id), todayOf(ctx).date, { ...pageOf(request, notice), assignees: await activeUserNames() }, { explain, results, trail: await loadDifferenceTrail(db, ctx.config, c) });
   };
   const idParams = { type: 'object', properties: { id: { type: 'integer', minimum: 1, maximum: 999_999_999 } }, required: ['id'] } as const;
   app.get<{ Params: { id: number }; Querystring: { done?: string } }>('/cases/:id', { schema: { params: idParams } }, async (request, reply) => {

@@ -10,6 +10,8 @@ import type { StoredReconciliationResult } from '../reconciliation/reconciliatio
 import { compareByAbsoluteDifference } from '../reports/report-view.js';
 import type { SignoffState } from '../signoff/signoff-service.js';
 import { mayActOnCases, mayApprove, mayExportEvidence, mayPrepare } from './roles.js';
+import { explainSection, trailSection, type AccountExplain } from './items-panel.js';
+import type { DifferenceTrail } from '../cases/difference-trail.js';
 
 // Server-rendered pages. No inline script or style anywhere (the Content-Security-Policy allows
 // only /assets/ files); every value from the database or the request goes through escapeHtml.
@@ -85,6 +87,8 @@ export interface DayView {
   statements?: ReadonlyMap<string, { statementId: string; proof: string } | null>;
   /** Each currency's recent balance trend as inline SVG, by `${account}\u0000${currency}`. */
   trends?: Map<string, string>;
+  /** Each account's open items, matches and unmatched entries of the date: the waterfall and the hand on them. */
+  explain?: ReadonlyMap<string, AccountExplain>;
   /** The page of accounts shown (1-based) of `pages`, and how many accounts and results the date has in all. */
   paging?: { page: number; pages: number; first: number; totalAccounts: number; totalResults: number; needAttention: number };
 }
@@ -217,7 +221,9 @@ export function dayPage(view: DayView, page: PageContext): string {
       results.length === 0
         ? '<p>Not reconciled for this date.</p>'
         : `<table class="results"><thead><tr><th>currency</th><th>status</th><th class="amount">${bank ? 'bank' : 'gateway'}</th><th class="amount">books</th><th class="amount">difference</th><th>case</th><th>run</th></tr></thead><tbody>${rows.join('')}</tbody></table>`;
-    return `<section class="account"><h2>Account ${e(account)}${bank ? ' (bank)' : ''}</h2><ul class="facts"><li>${e(captured)}</li><li>${e(booksText)}</li></ul>${table}</section>`;
+    const explain = view.explain?.get(account);
+    const explained = explain === undefined || results.length === 0 ? '' : explainSection(explain, results, view.date, `/day?date=${view.date}`, page);
+    return `<section class="account"><h2>Account ${e(account)}${bank ? ' (bank)' : ''}</h2><ul class="facts"><li>${e(captured)}</li><li>${e(booksText)}</li></ul>${table}${explained}</section>`;
   });
   return layout(`Business date ${view.date}`, page, `${nav}\n${queuedLine(view)}\n${signoffSection(view, page)}\n${counts}\n${sections.join('\n')}`);
 }
@@ -274,7 +280,15 @@ ${select('age', 'Age', options.ages, filter.age)}
   return layout('Cases', page, `${form}\n<p class="paging">${count}</p>${table}`);
 }
 
-export function casePage(c: ReconciliationCase, occurrences: CaseOccurrence[], events: CaseEvent[], evidence: Array<Record<string, unknown>>, today: string, page: PageContext): string {
+/** What the case page shows of the case's account on its latest date: the waterfall and items, and for the gateway leg where the difference started. */
+export interface CaseExplain {
+  explain?: AccountExplain;
+  /** The case's results of its latest date. */
+  results?: StoredReconciliationResult[];
+  trail?: DifferenceTrail;
+}
+
+export function casePage(c: ReconciliationCase, occurrences: CaseOccurrence[], events: CaseEvent[], evidence: Array<Record<string, unknown>>, today: string, page: PageContext, extra: CaseExplain = {}): string {
   const facts = `<dl class="facts"><dt>State</dt><dd>${e(c.state)}${c.state !== 'resolved' || c.resolution === null ? '' : ` (${e(c.resolution)})`}${c.acceptedUntil === null ? '' : ` until ${e(c.acceptedUntil)}`}</dd>
 <dt>Opened on</dt><dd>${e(c.openedOn)}</dd><dt>Last seen on</dt><dd>${e(c.lastSeenOn)}</dd><dt>Age</dt><dd>${caseAgeDays(c, today)} day${caseAgeDays(c, today) === 1 ? '' : 's'} (${e(ageBucketOf(caseAgeDays(c, today)))})</dd>
 <dt>Latest difference</dt><dd class="amount">${e(formatOptionalAmount(c.latestDifference, c.currency, undefined, page.style))} ${e(c.currency ?? '')}</dd>
@@ -308,7 +322,12 @@ ${action('accept', 'Accept', `${note(true, 'why the difference is accepted')}<la
 ${action('resolve', 'Resolve', note(true, 'how it was fixed (the booking)'))}
 ${action('reopen', 'Reopen', note(true, 'why it is reopened'))}
 </div>`;
-  return layout(`Case ${describeCase(c)}`, page, `${facts}\n${actions}\n${occurrenceTable}\n${evidenceTable}\n${history}`);
+  const explained =
+    extra.explain === undefined
+      ? ''
+      : `<section id="explain"><h2>On ${e(c.lastSeenOn)}</h2>${explainSection(extra.explain, extra.results ?? [], c.lastSeenOn, `/cases/${c.id}`, page)}</section>`;
+  const trail = extra.trail === undefined || c.currency === null ? '' : `<section id="difference-trail">${trailSection(extra.trail, c.currency, page)}</section>`;
+  return layout(`Case ${describeCase(c)}`, page, `${facts}\n${actions}\n${explained}\n${trail}\n${occurrenceTable}\n${evidenceTable}\n${history}`);
 }
 
 export function messagePage(title: string, text: string, page: PageContext, back?: { href: string; text: string }): string {

@@ -26,6 +26,8 @@ export interface AddItemRequest {
   note?: string;
   evidence?: string;
   actor: string;
+  /** More writes that belong with the addition (the console's audit row), in its transaction: both or neither. */
+  alsoInTransaction?: (trx: Transaction<Database>, id: number) => Promise<void>;
 }
 
 /** Reads a signed major-unit amount at `decimals` places exactly, or says what is wrong with it. */
@@ -78,6 +80,7 @@ export async function addItem(ctx: AppContext, request: AddItemRequest): Promise
       createdAt: ctx.clock.now(),
     });
     const results = await reconcileFrom(ctx, trx, account!, date);
+    await request.alsoInTransaction?.(trx, id);
     return { id, results };
   });
 }
@@ -87,7 +90,10 @@ export async function addItem(ctx: AppContext, request: AddItemRequest): Promise
  * again in the same transaction the dates it no longer counts on; its overdue case resolves once
  * no overdue item of its account and currency is left.
  */
-export async function clearReconcilingItem(ctx: AppContext, request: { id: number; note?: string; on?: string; actor: string }): Promise<{ results: ReconciliationResult[]; description: string }> {
+export async function clearReconcilingItem(
+  ctx: AppContext,
+  request: { id: number; note?: string; on?: string; actor: string; alsoInTransaction?: (trx: Transaction<Database>, item: ReconcilingItem) => Promise<void> },
+): Promise<{ results: ReconciliationResult[]; description: string }> {
   const note = request.note?.trim();
   if (!note) throw new UsageError('--note is required: say how the item cleared (the booking, the bank line, who confirmed it).');
   const today = todayOf(ctx);
@@ -108,6 +114,7 @@ export async function clearReconcilingItem(ctx: AppContext, request: { id: numbe
       }
     }
     const results = await reconcileFrom(ctx, trx, item.account, on);
+    await request.alsoInTransaction?.(trx, item);
     return { results, description: describeItem(item) };
   });
 }
