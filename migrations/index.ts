@@ -29,6 +29,7 @@ import * as storedFiles from './2026-12-02T3001_stored-files.js';
 import * as statementLocks from './2026-12-02T2001_statement-locks.js';
 import * as signoffSteps from './2026-12-02T2101_signoff-steps.js';
 import * as statementsAsBanksSendThem from './2026-12-02T3100_statements-as-banks-send-them.js';
+import * as statementPagesAndNotifications from './2026-12-02T3200_statement-pages-and-notifications.js';
 import * as booksEntriesAndMatches from './2026-12-02T5000_books-entries-and-matches.js';
 import * as reconcilingItems from './2026-12-02T5501_reconciling-items.js';
 import * as namedImportProfiles from './2026-12-02T6501_named-import-profiles.js';
@@ -73,6 +74,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '2026-12-02T2101_signoff-steps': signoffSteps,
   '2026-12-02T3001_stored-files': storedFiles,
   '2026-12-02T3100_statements-as-banks-send-them': statementsAsBanksSendThem,
+  '2026-12-02T3200_statement-pages-and-notifications': statementPagesAndNotifications,
   '2026-12-02T5000_books-entries-and-matches': booksEntriesAndMatches,
   '2026-12-02T5501_reconciling-items': reconcilingItems,
   '2026-12-02T6501_named-import-profiles': namedImportProfiles,

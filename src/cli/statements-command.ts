@@ -20,14 +20,14 @@ export function registerStatementsCommand(program: Command, runtime: CliRuntime)
   const statements = program.command('statements').description(summaryOf('statements'));
   statements
     .command('import')
-    .description('import bank statements (camt.053, camt.052, MT940, MT942; detected by content) of the configured bank accounts; all files or none')
-    .argument('<files...>', 'statement files: camt.053 / camt.052 XML (versions 001.02 to 001.13) or MT940 (one or more statements, bare or in {1:}{4: blocks)')
+    .description('import bank statements (camt.053, camt.052, camt.054, MT940, MT942; detected by content) of the configured bank accounts; all files or none')
+    .argument('<files...>', 'statement files: camt.053 / camt.052 / camt.054 XML (versions 001.02 to 001.13) or MT940 (one or more statements, bare or in {1:}{4: blocks)')
     .option('--dry-run', 'print what would change and write nothing')
     .option('--replace', 'replace a stored statement the file gives other content for (the replacement is recorded)')
     .option('--encoding <name>', `the text encoding of files without a byte order mark or XML declaration: ${TEXT_ENCODINGS.join(', ')} (default utf-8; MT940 files are often iso-8859-1)`)
     .addHelpText(
       'after',
-      '\nEach statement must belong to a bank account of the accounts file (bankAccounts: name, iban or accountId,\ncurrency). A statement is identified by its account and statement id (camt Stmt/Id; MT940 the :28C:\nstatement number and the closing date); the same statement again, in either format, is "unchanged".\nThe pages of one MT940 statement (:28C:101/1, 101/2) are one statement.\n\nEvery statement is proved: opening booked + booked entries = closing booked, PRCD = OPBD, the previous\nstatement\'s closing = this opening, sequence numbers without a gap. One that fails is still imported,\nwith its proof; its date\'s bank result is roll_forward_break or sequence_gap. The dates whose statements\nchanged are reconciled before the command ends. See docs/bank-statements.md.\n\nExamples:\n  wallet-recon statements import statement-2026-11-26.xml\n  wallet-recon statements import november.sta --dry-run\n\nExit codes: 0 imported (or, with --dry-run, checked; also when a proof fails), 1 a file holds other\ncontent for a stored statement (nothing imported), 2 usage or configuration error, or a file that cannot\nbe read or names an unknown account (nothing imported; the message names the file and the line or\nXML path).',
+      '\nEach statement must belong to a bank account of the accounts file (bankAccounts: name, iban or accountId,\ncurrency). A statement is identified by its account and statement id (camt Stmt/Id; MT940 the :28C:\nstatement number and the closing date); the same statement again, in either format, is "unchanged".\nThe pages of one MT940 statement (:28C:101/1, 101/2) are one statement; so are the pages of a camt.053\nstatement (StmtPgntn, same account and ElctrncSeqNb or Id), in one file or several, in any order: until\nthe last arrives it is held as incomplete. A file larger than RECON_STATEMENT_MAX_BYTES is refused.\n\nEvery statement is proved: opening booked + booked entries = closing booked, PRCD = OPBD, the previous\nstatement\'s closing = this opening, sequence numbers without a gap. One that fails is still imported,\nwith its proof; its date\'s bank result is roll_forward_break or sequence_gap. The dates whose statements\nchanged are reconciled before the command ends. See docs/bank-statements.md.\n\nExamples:\n  wallet-recon statements import statement-2026-11-26.xml\n  wallet-recon statements import november.sta --dry-run\n\nExit codes: 0 imported (or, with --dry-run, checked; also when a proof fails), 1 a file holds other\ncontent for a stored statement (nothing imported), 2 usage or configuration error, or a file that cannot\nbe read or names an unknown account (nothing imported; the message names the file and the line or\nXML path).',
     )
     .action(async (files: string[], opts: { dryRun?: boolean; replace?: boolean; encoding?: string }) => {
       const encoding = opts.encoding === undefined ? undefined : parseTextEncoding(opts.encoding);
@@ -47,10 +47,10 @@ export function registerStatementsCommand(program: Command, runtime: CliRuntime)
     .option('--account <name>', 'only this bank account')
     .option('--from <date>', 'closing dates from this one (YYYY-MM-DD)')
     .option('--to <date>', 'closing dates up to this one (YYYY-MM-DD)')
-    .option('--json', 'print a JSON array: account, statement_id, sequence, business_date, currency, opening, closing, entries, proof, proof_detail, id, file_sha256')
+    .option('--json', 'print a JSON array: account, statement_id, sequence, business_date, currency, opening, closing, entries, proof, proof_detail, id, file_sha256, state, pages')
     .addHelpText(
       'after',
-      '\nopening and closing are the booked balances in major units without separators (-250.00 for a debit);\nproof is ok, roll_forward_break (proof_detail: the residual) or sequence_gap (proof_detail: the missing\nsequence numbers). An intraday (camt.052) report has no closing balance.\n\nExit codes: 0 listed, 2 usage or configuration error.',
+      '\nopening and closing are the booked balances in major units without separators (-250.00 for a debit);\nproof is ok, roll_forward_break (proof_detail: the residual) or sequence_gap (proof_detail: the missing\nsequence numbers). An intraday (camt.052) report or a notification (camt.054) has no closing balance.\nstate is complete, or incomplete for a statement sent in pages (camt StmtPgntn) some of which have not\narrived: its pages are kept, it has no closing, proof and id (null) until its last page is imported.\n\nExit codes: 0 listed, 2 usage or configuration error.',
     )
     .action(async (opts: { account?: string; from?: string; to?: string; json?: boolean }) => {
       const from = opts.from === undefined ? undefined : parseBusinessDate(opts.from, '--from');
@@ -137,12 +137,12 @@ function bankAccountArgument(config: Config, name: string): string {
 /** What an import did, one line per statement and a summary. */
 export function describeStatementImport(result: StatementImportResult): string {
   const count = (o: string) => result.outcomes.filter((x) => x.outcome === o).length;
-  const lines = result.outcomes.map((o) => `  ${o.outcome.padEnd(9)} ${o.account} ${o.businessDate} ${o.statementId} (${o.format})`);
+  const lines = result.outcomes.map((o) => `  ${o.outcome.padEnd(9)} ${o.account} ${o.businessDate} ${o.statementId} (${o.format}${o.pages === undefined ? '' : `, ${o.pages}`})`);
   const proofs = result.proofs
     .filter((p) => p.proof !== 'ok')
     .map((p) => `  proof     ${p.account} ${p.businessDate} ${p.statementId}: ${p.proof}${p.detail === null ? '' : p.proof === 'sequence_gap' ? ` (missing ${p.detail})` : ` (residual ${p.detail})`}`);
   const files = result.files.length === 1 ? result.files[0]! : `${result.files.length} files`;
-  const summary = `${result.outcomes.length} statement${result.outcomes.length === 1 ? '' : 's'} from ${files}: ${count('new')} new, ${count('replaced')} replaced, ${count('unchanged')} unchanged.`;
+  const summary = `${result.outcomes.length} statement${result.outcomes.length === 1 ? '' : 's'} from ${files}: ${count('new')} new, ${count('replaced')} replaced, ${count('unchanged')} unchanged${count('incomplete') === 0 ? '' : `, ${count('incomplete')} incomplete (pages held until the rest arrive)`}.`;
   const head = result.dryRun ? `Dry run, nothing written: ${summary}` : `Imported ${summary}`;
   const tail = result.reconciled.length === 0 ? [] : [`Reconciled ${result.reconciled.length} account-date${result.reconciled.length === 1 ? '' : 's'} whose statements changed.`];
   return [head, ...lines, ...proofs, ...tail].join('\n');
@@ -152,7 +152,7 @@ function describeListings(rows: readonly StatementListing[]): string {
   if (rows.length === 0) return 'No statements stored (for this account and range).';
   return formatTable(
     ['account', 'statement', 'sequence', 'business date', 'currency', 'opening', 'closing', 'entries', 'proof', 'detail'],
-    rows.map((r) => [r.account, r.statement_id, r.sequence === null ? '' : String(r.sequence), r.business_date, r.currency, r.opening ?? '', r.closing ?? '', String(r.entries), r.proof, r.proof_detail ?? '']),
+    rows.map((r) => [r.account, r.statement_id, r.sequence === null ? '' : String(r.sequence), r.business_date, r.currency, r.opening ?? '', r.closing ?? '', String(r.entries), r.proof ?? `${r.state} (pages ${r.pages} held)`, r.proof_detail ?? '']),
   );
 }
 

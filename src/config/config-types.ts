@@ -138,6 +138,8 @@ export interface Config {
   readonly bankAccounts: readonly BankAccountConfig[];
   /** How long after a date's cut-off its bank statement may still arrive before the date counts as `no_statement`. */
   readonly statementDeadlineMs: number;
+  /** RECON_STATEMENT_MAX_BYTES: a statement file larger than this is refused before it is read. */
+  readonly statementMaxBytes: number;
   readonly accountConcurrency: number;
   /** The job queue on a PostgreSQL server: pg-boss's schema and how long a capture job may stay active. */
   readonly queue: { readonly schema: string; readonly jobExpiryMs: number };

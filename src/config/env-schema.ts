@@ -115,6 +115,7 @@ export const envSchema = z.object({
       }
       return ms;
     }),
+  RECON_STATEMENT_MAX_BYTES: wholeNumber('bytes', 1024, 64 * 1024 * 1024 * 1024).default(256 * 1024 * 1024),
   RECON_ACCOUNTS_FILE: z.string().min(1).optional(),
   RECON_ACCOUNT_CONCURRENCY: positiveInt(64, 'accounts at once').default(2),
   RECON_MAX_CONSECUTIVE_FAILURES: positiveInt(1000, 'missed dates').default(3),

@@ -117,6 +117,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     accounts: accountsResult.accounts,
     bankAccounts: accountsResult.bankAccounts,
     statementDeadlineMs: v.RECON_STATEMENT_DEADLINE,
+    statementMaxBytes: v.RECON_STATEMENT_MAX_BYTES,
     accountConcurrency: v.RECON_ACCOUNT_CONCURRENCY,
     // A job a worker died in is taken by another once it expires: by default half the shortest
     // retry delay, so with the queue's sweep a killed worker's accounts are taken within that delay;

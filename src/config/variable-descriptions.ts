@@ -42,6 +42,7 @@ export const VARIABLE_DESCRIPTIONS: Readonly<Record<SchemaVariable, { readonly m
   RECON_CUTOFF: { meaning: 'Local time (`HH:MM`) at which a business date ends (see [operating](operating.md#business-dates-cut-off-and-capture-window)).' },
   RECON_CAPTURE_WINDOW: { meaning: 'How far either side of a cut-off a capture is that date\'s end-of-day snapshot (`90s`, `45m`, `3h`; at most `11h`).' },
   RECON_RETRY_DELAYS: { meaning: 'Waits between capture attempts within the window; the last one repeats.' },
+  RECON_STATEMENT_MAX_BYTES: { defaultText: '268435456 (256 MiB)', meaning: 'The largest bank statement file `statements import` reads, in bytes (at least 1024): a larger file is refused before it is read, naming this limit. A camt file is read as a stream whatever its size; the limit bounds the time and the database space one file may take.' },
   RECON_STATEMENT_DEADLINE: { meaning: 'How long after a date\'s cut-off a bank account\'s statement for it may still arrive (`36h`, `3d`). Until then the bank account awaits it (`awaiting_statement`, no case); after it, one `no_statement` result and case.' },
   RECON_BOOKS_DEADLINE: { meaning: 'How long after a date\'s cut-off its books may still arrive (`12h`, `2d`). Until then the date awaits its books (`awaiting_books`, no case); after it, one `no_books` result and case and a `books.missing` notification.' },
   RECON_ACCOUNTS_FILE: { meaning: 'JSON or YAML list of accounts (below).' },

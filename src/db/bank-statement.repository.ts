@@ -23,6 +23,7 @@ export interface NewStatementEntry {
   bankReference: string | null;
   details: string | null;
   reversal: boolean;
+  charges?: bigint | null;
 }
 
 /** A stored statement as identity checks see it. */
@@ -34,7 +35,7 @@ export interface StoredStatementIdentity {
   businessDate: string;
 }
 
-// 11 bind parameters per entry row: 5,000 rows stay well under PostgreSQL's 65,535.
+// 12 bind parameters per entry row: 5,000 rows stay under PostgreSQL's 65,535.
 const ENTRY_BATCH = 5_000;
 
 /** Records one `statements import` command; returns its id. */
@@ -78,6 +79,13 @@ export async function findSameStatement(
 
 /** Stores a statement whole: the row, its balances and its entries. Returns its id. */
 export async function insertStatement(db: Db, row: NewStatementRow, balances: readonly NewStatementBalance[], entries: readonly NewStatementEntry[]): Promise<number> {
+  const id = await insertStatementHead(db, row, balances);
+  for (let start = 0; start < entries.length; start += ENTRY_BATCH) await insertStatementEntries(db, id, start + 1, entries.slice(start, start + ENTRY_BATCH));
+  return id;
+}
+
+/** Stores a statement's row and balances, its entries to follow (insertStatementEntries). Returns its id. */
+export async function insertStatementHead(db: Db, row: NewStatementRow, balances: readonly NewStatementBalance[]): Promise<number> {
   const { id } = await db.insertInto('bank_statements').values(row).returning('id').executeTakeFirstOrThrow();
   if (balances.length > 0) {
     await db
@@ -85,27 +93,57 @@ export async function insertStatement(db: Db, row: NewStatementRow, balances: re
       .values(balances.map((b, i) => ({ statement_pk: id, position: i + 1, code: b.code, amount: b.amount.toString(), balance_date: b.date })))
       .execute();
   }
+  return id;
+}
+
+/** How many entries one insert writes (12 bind parameters each: under PostgreSQL's 65,535). */
+export const STATEMENT_ENTRY_BATCH = ENTRY_BATCH;
+
+/** Stores entries of a statement, numbered from `firstPosition`, in inserts of ENTRY_BATCH rows. */
+export async function insertStatementEntries(db: Db, statementPk: number, firstPosition: number, entries: readonly NewStatementEntry[]): Promise<void> {
   for (let start = 0; start < entries.length; start += ENTRY_BATCH) {
     await db
       .insertInto('bank_statement_entries')
-      .values(
-        entries.slice(start, start + ENTRY_BATCH).map((e, i) => ({
-          statement_pk: id,
-          position: start + i + 1,
-          amount: e.amount.toString(),
-          credit_debit: e.creditDebit,
-          status: e.status,
-          booking_date: e.bookingDate,
-          value_date: e.valueDate,
-          reference: e.reference,
-          bank_reference: e.bankReference,
-          details: e.details,
-          reversal: e.reversal,
-        })),
-      )
+      .values(entries.slice(start, start + ENTRY_BATCH).map((e, i) => ({ statement_pk: statementPk, position: firstPosition + start + i, ...entryColumns(e) })))
       .execute();
   }
-  return id;
+}
+
+/** An entry's columns as stored (statement and page entries alike). */
+export function entryColumns(e: NewStatementEntry) {
+  return {
+    amount: e.amount.toString(),
+    credit_debit: e.creditDebit,
+    status: e.status,
+    booking_date: e.bookingDate,
+    value_date: e.valueDate,
+    reference: e.reference,
+    bank_reference: e.bankReference,
+    details: e.details,
+    reversal: e.reversal,
+    charges: e.charges === undefined || e.charges === null ? null : e.charges.toString(),
+  };
+}
+
+/**
+ * Links the entries of the accounts' notifications (camt.054) to the end-of-day statement that
+ * books the same entry: the one with the same bank reference (AcctSvcrRef), the latest stored if
+ * several. Entries already linked keep their link.
+ */
+export async function linkNotificationEntries(db: Db, accounts: readonly string[]): Promise<void> {
+  if (accounts.length === 0) return;
+  await sql`
+    update bank_statement_entries n set linked_statement_pk = m.statement_pk
+    from (
+      select distinct on (ne.statement_pk, ne.position) ne.statement_pk as npk, ne.position as npos, e.statement_pk
+      from bank_statement_entries ne
+      join bank_statements ns on ns.id = ne.statement_pk and ns.format = 'camt.054' and ns.account = any(${[...accounts]}::text[])
+      join bank_statements s on s.account = ns.account and not s.intraday
+      join bank_statement_entries e on e.statement_pk = s.id and e.bank_reference = ne.bank_reference
+      where ne.linked_statement_pk is null and ne.bank_reference is not null
+      order by ne.statement_pk, ne.position, s.id desc
+    ) m
+    where n.statement_pk = m.npk and n.position = m.npos`.execute(db);
 }
 
 /** Removes a stored statement (its balances and entries go with it): --replace, before the new one is stored. */
@@ -263,6 +301,8 @@ export interface StatementListRow {
   proof_missing: string | null;
   id: number;
   file_sha256: string | null;
+  /** A statement assembled from pages: their numbers (`1, 2`); null for a statement of one page. */
+  pages: string | null;
 }
 
 /** Stored statements, by closing date, account and sequence; optionally of some accounts and a date range. */
@@ -270,6 +310,7 @@ export async function listStatements(db: Db, filter: { accounts?: readonly strin
   let query = db
     .selectFrom('bank_statements')
     .select(['account', 'statement_id', 'format', 'intraday', 'sequence', 'business_date', 'currency', 'scale', 'opening', 'closing', 'entries', 'proof', 'proof_residual', 'proof_missing', 'id', 'file_sha256'])
+    .select(sql<string | null>`(select string_agg(p.page_number::text, ', ' order by p.page_number) from bank_statement_pages p where p.statement_pk = bank_statements.id)`.as('pages'))
     .orderBy('business_date')
     .orderBy('account')
     .orderBy('sequence')

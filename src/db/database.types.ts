@@ -363,6 +363,52 @@ export interface BankStatementEntriesTable {
   bank_reference: string | null;
   details: string | null;
   reversal: boolean;
+  /** camt Chrgs: the entry's charges, signed, apart from its amount (migration 2026-12-02T3200). */
+  charges: ColumnType<Amount | null, Amount | null | undefined, Amount | null>;
+  /** A notification's (camt.054) entry: the end-of-day statement that books the same entry (the bank's reference). */
+  linked_statement_pk: ColumnType<number | null, number | null | undefined, number | null>;
+}
+
+/** A page of a statement sent in several (camt StmtPgntn), kept until its statement is whole. */
+export interface BankStatementPagesTable {
+  id: Generated<number>;
+  account: string;
+  page_key: string;
+  statement_id: string;
+  sequence: ColumnType<string | null, string | null, string | null>;
+  page_number: number;
+  last_page: boolean;
+  format: StatementFormatName;
+  currency: string;
+  scale: number;
+  business_date: DateString;
+  from_date: DateString | null;
+  to_date: DateString | null;
+  created_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  /** The page's balances as [{ code, amount (minor units, text), date }]. */
+  balances: ColumnType<Array<{ code: string; amount: string; date: string }>, string, string>;
+  entries: number;
+  fingerprint: string;
+  import_id: number;
+  source_file: string;
+  file_sha256: string | null;
+  /** The statement the page is part of, once every page arrived; null while it waits. */
+  statement_pk: number | null;
+}
+
+export interface BankStatementPageEntriesTable {
+  page_pk: number;
+  position: number;
+  amount: Amount;
+  credit_debit: 'credit' | 'debit';
+  status: string;
+  booking_date: DateString | null;
+  value_date: DateString | null;
+  reference: string | null;
+  bank_reference: string | null;
+  details: string | null;
+  reversal: boolean;
+  charges: Amount | null;
 }
 
 /** One line of the ledger (`ledger import --entries`): signed minor units at `scale`. */
@@ -775,6 +821,8 @@ export interface Database {
   bank_statements: BankStatementsTable;
   bank_statement_balances: BankStatementBalancesTable;
   bank_statement_entries: BankStatementEntriesTable;
+  bank_statement_pages: BankStatementPagesTable;
+  bank_statement_page_entries: BankStatementPageEntriesTable;
   statement_replacements: StatementReplacementsTable;
   stored_files: StoredFilesTable;
   stored_file_chunks: StoredFileChunksTable;

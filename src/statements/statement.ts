@@ -26,6 +26,14 @@ export interface StatementEntry {
   bankReference: string | null;
   details: string | null;
   reversal: boolean;
+  /** camt `Chrgs`: the charges of the entry, signed (a charge taken is negative), kept apart from its amount; null or absent when none are named. */
+  charges?: bigint | null;
+}
+
+/** camt `StmtPgntn`: which page of its statement a `Stmt` is. */
+export interface StatementPage {
+  number: number;
+  last: boolean;
 }
 
 /**
@@ -54,6 +62,8 @@ export interface ParsedStatement {
   entries: StatementEntry[];
   /** When the bank made it (camt `CreDtTm` of the statement, else of the message), as written. */
   createdAt?: string | null;
+  /** A page of a statement sent in several (camt `StmtPgntn`); absent or null for a whole statement. */
+  page?: StatementPage | null;
 }
 
 /** The booked balance a statement opens with: OPBD, else PRCD (the same balance by definition). */

@@ -88,7 +88,7 @@ describe('camt.053 reader', () => {
     expect(refusal(() => readStatementText(good.replace('<Cd>CLBD</Cd>', '<Cd>CLAV</Cd>'), 'c.xml'))).toBe('c.xml: Stmt[1]/Bal has no closing booked balance (CLBD): an end-of-day statement must have one.');
     expect(refusal(() => readStatementText(good.replace('<CdtDbtInd>DBIT</CdtDbtInd>', '<CdtDbtInd>D</CdtDbtInd>'), 'd.xml'))).toBe('d.xml: Stmt[1]/Ntry[2]/CdtDbtInd is "D": CRDT or DBIT.');
     expect(refusal(() => readStatementText(good.replace('camt.053.001.08', 'camt.053.001.14'), 'e.xml'))).toBe('e.xml: namespace urn:iso:std:iso:20022:tech:xsd:camt.053.001.14 is not read: versions 001.02 to 001.13 are.');
-    expect(refusal(() => readStatementText('<Document xmlns="urn:iso:std:iso:20022:tech:xsd:pain.001.001.09"/>', 'f.xml'))).toMatch(/^f\.xml: an XML file without an ISO 20022 camt\.053 or camt\.052 namespace/);
+    expect(refusal(() => readStatementText('<Document xmlns="urn:iso:std:iso:20022:tech:xsd:pain.001.001.09"/>', 'f.xml'))).toMatch(/^f\.xml: an XML file without an ISO 20022 camt\.053, camt\.052 or camt\.054 namespace/);
     expect(refusal(() => readStatementText('date;amount\n', 'g.csv'))).toMatch(/^g\.csv: neither a camt\.053\/camt\.052 XML file nor an MT940 message/);
   });
 });
