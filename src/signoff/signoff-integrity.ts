@@ -137,7 +137,7 @@ async function dayProblem(db: Db, s: SignoffSealRow, own: readonly StoredStep[])
   const signoff = await findSignoff(db, s.id);
   if (signoff === undefined) return undefined;
   const now = await loadSealedDigests(db, signoff.accountSet, signoff.businessDate);
-  for (const sealed of signoff.inputs.accounts) {
+  for (const sealed of signoff.inputs.accounts ?? []) {
     const current = now.get(sealed.account) ?? { results: '', books: '', statementBalances: '' };
     const changed = [
       sealed.resultsDigest !== undefined && sealed.resultsDigest !== current.results ? 'results' : '',

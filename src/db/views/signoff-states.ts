@@ -1,7 +1,7 @@
 import type { ViewDefinition } from './view-definition.js';
 
 /**
- * What each sign-off's steps say happened to it: who approved it and when, when it was
+ * What happened to each sign-off, by its steps? Who approved it and when, when it was
  * invalidated (and why), who reopened it, when and why — read from the append-only step log
  * (signoff_steps), not from the columns of signoffs, so a column nulled past the triggers changes
  * nothing a reader is shown. A sign-off without a step of a kind has nulls there.
