@@ -29,6 +29,7 @@ import * as storedFiles from './2026-12-02T3001_stored-files.js';
 import * as statementLocks from './2026-12-02T2001_statement-locks.js';
 import * as statementsAsBanksSendThem from './2026-12-02T3100_statements-as-banks-send-them.js';
 import * as booksEntriesAndMatches from './2026-12-02T5000_books-entries-and-matches.js';
+import * as entryItemOverdue from './2026-12-02T5101_entry-item-overdue.js';
 import * as reconcilingItems from './2026-12-02T5501_reconciling-items.js';
 import * as namedImportProfiles from './2026-12-02T6501_named-import-profiles.js';
 import * as businessCalendar from './2026-12-02T6502_business-calendar.js';
@@ -71,6 +72,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '2026-12-02T3001_stored-files': storedFiles,
   '2026-12-02T3100_statements-as-banks-send-them': statementsAsBanksSendThem,
   '2026-12-02T5000_books-entries-and-matches': booksEntriesAndMatches,
+  '2026-12-02T5101_entry-item-overdue': entryItemOverdue,
   '2026-12-02T5501_reconciling-items': reconcilingItems,
   '2026-12-02T6501_named-import-profiles': namedImportProfiles,
   '2026-12-02T6502_business-calendar': businessCalendar,
