@@ -31,6 +31,7 @@ import * as signoffSteps from './2026-12-02T2101_signoff-steps.js';
 import * as statementsAsBanksSendThem from './2026-12-02T3100_statements-as-banks-send-them.js';
 import * as statementPagesAndNotifications from './2026-12-02T3200_statement-pages-and-notifications.js';
 import * as booksEntriesAndMatches from './2026-12-02T5000_books-entries-and-matches.js';
+import * as entryItemOverdue from './2026-12-02T5101_entry-item-overdue.js';
 import * as reconcilingItems from './2026-12-02T5501_reconciling-items.js';
 import * as namedImportProfiles from './2026-12-02T6501_named-import-profiles.js';
 import * as businessCalendar from './2026-12-02T6502_business-calendar.js';
@@ -76,6 +77,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '2026-12-02T3100_statements-as-banks-send-them': statementsAsBanksSendThem,
   '2026-12-02T3200_statement-pages-and-notifications': statementPagesAndNotifications,
   '2026-12-02T5000_books-entries-and-matches': booksEntriesAndMatches,
+  '2026-12-02T5101_entry-item-overdue': entryItemOverdue,
   '2026-12-02T5501_reconciling-items': reconcilingItems,
   '2026-12-02T6501_named-import-profiles': namedImportProfiles,
   '2026-12-02T6502_business-calendar': businessCalendar,

@@ -301,6 +301,18 @@ export interface ReconcilingItemEventsTable {
   note: string | null;
 }
 
+/** An item of an unmatched entry raised overdue: its one `item.overdue` (the item itself is derived). */
+export interface EntryItemOverdueTable {
+  id: Generated<string>;
+  account: string;
+  currency: string;
+  books_entry_id: string | null;
+  statement_entry_id: string | null;
+  expected_clear: DateString;
+  raised_on: DateString;
+  raised_at: Date;
+}
+
 export interface StatementImportsTable {
   id: Generated<number>;
   imported_at: Date;
@@ -799,6 +811,7 @@ export interface Database {
   reconciliation_results: ReconciliationResultsTable;
   reconciling_items: ReconcilingItemsTable;
   reconciling_item_events: ReconcilingItemEventsTable;
+  entry_item_overdue: EntryItemOverdueTable;
   daily_balances: DailyBalancesView;
   reconciliation_breaks: ReconciliationBreaksView;
   balance_history: BalanceHistoryView;

@@ -245,3 +245,39 @@ export async function listEntryItemsOpenOn(db: Db, accounts: ReadonlyArray<{ acc
 function addDays(date: string, days: number): string {
   return new Date(Date.parse(`${date}T00:00:00Z`) + days * 86_400_000).toISOString().slice(0, 10);
 }
+
+/** Which of these entry items (by their entry) were already raised overdue. */
+export async function listRaisedEntryItems(db: Db, items: ReadonlyArray<Pick<ReconcilingItem, 'booksEntryId' | 'statementEntryId'>>): Promise<Set<string>> {
+  const books = items.flatMap((i) => (i.booksEntryId === null ? [] : [String(i.booksEntryId)]));
+  const statement = items.flatMap((i) => (i.statementEntryId === null ? [] : [String(i.statementEntryId)]));
+  if (books.length + statement.length === 0) return new Set();
+  const rows = await sql<{ key: string }>`
+    select coalesce('books:' || books_entry_id::text, 'statement:' || statement_entry_id::text) as key from entry_item_overdue
+    where books_entry_id = any(${books}::bigint[]) or statement_entry_id = any(${statement}::bigint[])`.execute(db);
+  return new Set(rows.rows.map((r) => r.key));
+}
+
+/** The key an entry item is raised under: `books:17` or `statement:42`. */
+export function entryItemKey(item: Pick<ReconcilingItem, 'booksEntryId' | 'statementEntryId'>): string {
+  return item.booksEntryId !== null ? `books:${item.booksEntryId}` : `statement:${item.statementEntryId}`;
+}
+
+/** Records an entry item raised overdue on a date; false when it already was (another pass won). */
+export async function markEntryItemRaised(db: Db, item: ReconcilingItem, date: string, at: Date): Promise<boolean> {
+  const rows = await sql`
+    insert into entry_item_overdue (account, currency, books_entry_id, statement_entry_id, expected_clear, raised_on, raised_at)
+    values (${item.account}, ${item.currency}, ${item.booksEntryId}, ${item.statementEntryId}, ${item.expectedClear}::date, ${date}::date, ${at})
+    on conflict do nothing returning id`.execute(db);
+  return rows.rows.length === 1;
+}
+
+/** Entry items of an account and currency raised overdue that are still unmatched on `date` (no active match of that date or earlier). */
+export async function countRaisedEntryItemsOpen(db: Db, account: string, currency: string, date: string): Promise<number> {
+  const row = await sql<{ n: string }>`
+    select count(*)::text as n from entry_item_overdue o
+    where o.account = ${account} and o.currency = ${currency}
+      and not exists (
+        select 1 from entry_match_members m join entry_matches x on x.id = m.match_id
+        where (m.books_entry_id = o.books_entry_id or m.statement_entry_id = o.statement_entry_id) and x.state = 'active' and x.business_date <= ${date}::date)`.execute(db);
+  return Number(row.rows[0]!.n);
+}

@@ -180,7 +180,10 @@ export interface SignoffReopenedData {
 
 /** A reconciling item still open after its expected clearing date: raised once per item. */
 export interface ItemOverdueData {
-  itemId: number;
+  /** The stored item's id; null for the item of an unmatched entry, named by its entry id below. */
+  itemId: number | null;
+  booksEntryId?: number | null;
+  statementEntryId?: number | null;
   account: string;
   currency: string;
   kind: string;
@@ -250,7 +253,8 @@ export function headlineOf(event: NotificationEvent): string {
   }
   if (event.type === 'item.overdue') {
     const d = event.data as ItemOverdueData;
-    return `Reconciling item #${d.itemId} of account "${d.account}" (${d.kind}, ${d.currency}) was expected to clear by ${d.expectedClear} and is still open`;
+    const name = d.itemId !== null ? `#${d.itemId}` : d.booksEntryId != null ? `of books entry ${d.booksEntryId}` : `of statement entry ${d.statementEntryId}`;
+    return `Reconciling item ${name} of account "${d.account}" (${d.kind}, ${d.currency}) was expected to clear by ${d.expectedClear} and is still open`;
   }
   if (event.type.startsWith('problem.')) return problemHeadline(event.type as ProblemEventType, event.data as ProblemData | ProblemFoldedData);
   return 'wallet-recon test notification';
