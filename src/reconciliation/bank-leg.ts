@@ -1,6 +1,6 @@
 import type { Transaction } from 'kysely';
 import type { AppContext } from '../app-context.js';
-import { toleranceFor, type BankAccountConfig } from '../config/index.js';
+import { bankBooksOn, toleranceFor, type BankAccountConfig } from '../config/index.js';
 import { findClosingStatement, findPreviousClosing } from '../db/bank-statement.repository.js';
 import type { Database } from '../db/database.types.js';
 import { listExpectedBalances } from '../db/expected-balance.repository.js';
@@ -30,6 +30,9 @@ export async function reconcileBankLeg(
 ): Promise<ReconciliationResult[]> {
   const scale = currencyDecimals(bank.currency)!;
   const statement = await findClosingStatement(trx, bank.name, businessDate);
+  // A day the bank does not book (its calendar) has no statement to await nor miss: no bank
+  // result at all; the next statement's opening is proved against the closing before it.
+  if (statement === undefined && !bankBooksOn(bank.calendar, businessDate)) return [];
   const previous = await findPreviousClosing(trx, bank.name, businessDate);
   const bookRows = await listExpectedBalances(trx, bank.name, businessDate);
   const books = bookRows.map((b) => ({ currency: b.currency, balance: toScale(b.balance, b.scale, currencyDecimals(b.currency) ?? b.scale ?? 0) }));
