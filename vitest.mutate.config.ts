@@ -10,8 +10,9 @@ export default defineConfig({
     // Every unit test file of the mutated modules' folders (a folder left out leaves its mutants
     // reached by no test: books-*.test.ts once left 60 of src/books/books-file.ts's uncovered).
     // money: amounts and scales; tolerance: RECON_TOLERANCE per currency; signoff, cases: the
-    // pure sign-off checks and case rules; bank-rules and format-amount: older names of the same.
-    include: ['test/unit/{gateway,reconciliation,ledger,books,business,slot,money,tolerance,signoff,cases,bank,format}-*.test.ts'],
+    // pure sign-off checks and case rules; bank-rules and format-amount: older names of the same;
+    // statement, mt940, bai2: the statement readers, proofs and bank calendars.
+    include: ['test/unit/{gateway,reconciliation,ledger,books,business,slot,money,tolerance,signoff,cases,bank,format,statement,mt940,bai2}-*.test.ts'],
     setupFiles: ['test/helpers/fast-check-fixed-seed.ts'],
     testTimeout: 30_000,
     pool: 'forks',
