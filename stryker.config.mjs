@@ -54,6 +54,15 @@ export default {
     // Matching books entries with statement entries, and the reconciling items' ages and states.
     'src/matching/match-rules.ts',
     'src/items/item-rules.ts',
+    // Bank statements (#40): the readers of every format, amounts and dates exactly as written,
+    // and the proofs (roll-forward, sequence numbers) and the days a bank books.
+    'src/statements/camt-reader.ts',
+    'src/statements/mt940-reader.ts',
+    'src/statements/bai2-reader.ts',
+    'src/statements/statement-amount.ts',
+    'src/statements/statement-dates.ts',
+    'src/statements/statement-proof.ts',
+    'src/config/bank-calendar-settings.ts',
   ],
   reporters: ['clear-text', 'progress', 'html', 'json'],
   htmlReporter: { fileName: 'reports/mutation/mutation.html' },

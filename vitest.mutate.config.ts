@@ -12,7 +12,8 @@ export default defineConfig({
     // money: amounts and scales; tolerance: RECON_TOLERANCE per currency; signoff, cases: the
     // pure sign-off checks and case rules; bank-rules and format-amount: older names of the same;
     // matching and items: the rules that match entries and age reconciling items.
-    include: ['test/unit/{gateway,reconciliation,ledger,books,business,slot,money,tolerance,signoff,cases,bank,format,matching,items}-*.test.ts'],
+    // statement, mt940, bai2: the statement readers, proofs and bank calendars.
+    include: ['test/unit/{gateway,reconciliation,ledger,books,business,slot,money,tolerance,signoff,cases,bank,format,matching,items,statement,mt940,bai2}-*.test.ts'],
     setupFiles: ['test/helpers/fast-check-fixed-seed.ts'],
     testTimeout: 30_000,
     pool: 'forks',

@@ -140,12 +140,18 @@ export function describeStatementImport(result: StatementImportResult): string {
   const lines = result.outcomes.map((o) => `  ${o.outcome.padEnd(9)} ${o.account} ${o.businessDate} ${o.statementId} (${o.format}${o.pages === undefined ? '' : `, ${o.pages}`})`);
   const proofs = result.proofs
     .filter((p) => p.proof !== 'ok')
-    .map((p) => `  proof     ${p.account} ${p.businessDate} ${p.statementId}: ${p.proof}${p.detail === null ? '' : p.proof === 'sequence_gap' ? ` (missing ${p.detail})` : ` (residual ${p.detail})`}`);
+    .map((p) => `  proof     ${p.account} ${p.businessDate} ${p.statementId}: ${p.proof}${proofDetail(p)}`);
   const files = result.files.length === 1 ? result.files[0]! : `${result.files.length} files`;
   const summary = `${result.outcomes.length} statement${result.outcomes.length === 1 ? '' : 's'} from ${files}: ${count('new')} new, ${count('replaced')} replaced, ${count('unchanged')} unchanged${count('incomplete') === 0 ? '' : `, ${count('incomplete')} incomplete (pages held until the rest arrive)`}.`;
   const head = result.dryRun ? `Dry run, nothing written: ${summary}` : `Imported ${summary}`;
   const tail = result.reconciled.length === 0 ? [] : [`Reconciled ${result.reconciled.length} account-date${result.reconciled.length === 1 ? '' : 's'} whose statements changed.`];
   return [head, ...lines, ...proofs, ...tail].join('\n');
+}
+
+/** What a failed proof found: the missing numbers, the residual, or (a backward jump) the reason. */
+function proofDetail(p: StatementImportResult['proofs'][number]): string {
+  if (p.detail !== null) return p.proof === 'sequence_gap' ? ` (missing ${p.detail})` : ` (residual ${p.detail})`;
+  return p.proof === 'sequence_gap' && p.reason ? ` (${p.reason})` : '';
 }
 
 function describeListings(rows: readonly StatementListing[]): string {

@@ -12,6 +12,7 @@ import { currencyDecimals } from '../money/format-amount.js';
 import { resolveSecretFiles } from './secret-files.js';
 import { checkGatewayDecimals } from './business-settings.js';
 import { parseAmountOrShare, type AmountOrShare } from './quiet-settings.js';
+import { bankCalendarOf, bankCalendarSchema } from './bank-calendar-settings.js';
 
 /** An account's `materiality` and `certify` as its config keeps them (absent when not given). */
 function quietOf(a: { materiality?: Record<string, string> | undefined; certify?: 'auto' | 'manual' | undefined }): { materiality?: Record<string, AmountOrShare>; certify?: 'auto' | 'manual' } {
@@ -63,6 +64,11 @@ const bankAccountSchema = z
     matching: matchingSchema.optional(),
     materiality: materialitySchema,
     certify: certifySchema,
+    // The days the bank books (#40): a day it is closed awaits no statement.
+    calendar: bankCalendarSchema.optional(),
+    // How its statement numbers run: `yearly`, back to 1 on the first statement of each year;
+    // `never`, one sequence for ever (a 1 in January is a backward jump).
+    sequenceRestarts: z.enum(['yearly', 'never'], { error: 'must be one of: yearly, never' }).optional(),
   })
   .strict()
   .refine((b) => b.iban !== undefined || b.accountId !== undefined, { message: 'needs an iban or an accountId (how its statements name it)' });
@@ -193,6 +199,8 @@ export function resolveAccounts(
       currency: b.currency,
       ...(b.books === undefined ? {} : { books: { ...b.books, ...(b.books.sqlFile === undefined ? {} : { sqlFile: path.resolve(path.dirname(fullPath), b.books.sqlFile) }) } }),
       ...(b.matching === undefined ? {} : { matching: matchingOf(b.matching, b.currency, (problem) => problems.push(`RECON_ACCOUNTS_FILE (${file}) at bankAccounts.${index}.matching.amountTolerance: ${problem}`)) }),
+      ...(b.calendar === undefined ? {} : { calendar: bankCalendarOf(b.calendar, fullPath, (problem) => problems.push(`RECON_ACCOUNTS_FILE (${file}) at bankAccounts.${index}.calendar.holidaysFile: ${problem}`)) }),
+      ...(b.sequenceRestarts === undefined ? {} : { sequenceRestarts: b.sequenceRestarts }),
       ...quietOf(b),
     } satisfies BankAccountConfig;
   });

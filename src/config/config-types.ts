@@ -1,3 +1,4 @@
+import type { BankCalendar } from './bank-calendar-settings.js';
 import type { AmountOrShare, QuietSettings } from './quiet-settings.js';
 import type { Secret } from '../secret.js';
 
@@ -61,6 +62,10 @@ export interface BankAccountConfig {
   readonly materiality?: Readonly<Record<string, AmountOrShare>>;
   /** Issue 45: `auto`: a settled, clean date may be approved by rule when every account of it says so. */
   readonly certify?: 'auto' | 'manual';
+  /** The days the bank books (`calendar:`); absent: every day. */
+  readonly calendar?: BankCalendar;
+  /** `yearly`: statement numbers restart at 1 each year; `never`: they never do; absent: a 1 on a new year's first statement is taken as a restart. */
+  readonly sequenceRestarts?: 'yearly' | 'never';
 }
 
 /** A bank account's `matching:` settings, as read from the accounts file. */

@@ -1,6 +1,6 @@
 import type { Transaction } from 'kysely';
 import type { AppContext } from '../app-context.js';
-import { toleranceFor, type BankAccountConfig } from '../config/index.js';
+import { bankBooksOn, toleranceFor, type BankAccountConfig } from '../config/index.js';
 import { findClosingStatement, findPreviousClosing } from '../db/bank-statement.repository.js';
 import type { Database } from '../db/database.types.js';
 import { readBooksDay } from '../db/books-day.repository.js';
@@ -31,6 +31,9 @@ export async function reconcileBankLeg(
 ): Promise<ReconciliationResult[]> {
   const scale = currencyDecimals(bank.currency)!;
   const statement = await findClosingStatement(trx, bank.name, businessDate);
+  // A day the bank does not book (its calendar) has no statement to await nor miss: no bank
+  // result at all; the next statement's opening is proved against the closing before it.
+  if (statement === undefined && !bankBooksOn(bank.calendar, businessDate)) return [];
   const previous = await findPreviousClosing(trx, bank.name, businessDate);
   // A closing imported for the date, else the previous closing plus the entries since.
   const books = booksOfDay(await readBooksDay(trx, bank.name, businessDate), (currency, amount, from) => toScale(amount, from, currencyDecimals(currency) ?? from ?? 0));

@@ -91,7 +91,9 @@ export function reconcileBankDay(input: BankDayInput): ReconciliationResult[] {
     if (r.currency !== currency || statement.proof === 'ok') return { ...r, ...bank };
     const note =
       statement.proof === 'sequence_gap'
-        ? `statement sequence number${statement.missing?.match(/,| to /) ? 's' : ''} ${statement.missing} missing (${statement.reason})`
+        ? statement.missing === null
+          ? `statement sequence out of order: ${statement.reason}`
+          : `statement sequence number${statement.missing.match(/,| to /) ? 's' : ''} ${statement.missing} missing (${statement.reason})`
         : `the statement does not roll forward: residual ${formatAmount(statement.residual ?? 0n, currency, input.scale)} ${currency} (${statement.reason})`;
     return { ...r, status: statement.proof, note, ...bank };
   });

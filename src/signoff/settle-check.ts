@@ -1,6 +1,6 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { AppContext } from '../app-context.js';
-import { bankAccountNamed, businessCalendarOf } from '../config/index.js';
+import { bankAccountNamed, bankBooksOn, businessCalendarOf } from '../config/index.js';
 import type { Database, ReconciliationState, ReconciliationStatus } from '../db/database.types.js';
 import { listReconciliationStatus } from '../db/reconciliation-owed.repository.js';
 import { findAuthoritativeRunTiming, listResultStatuses } from '../db/signoff.repository.js';
@@ -82,7 +82,8 @@ export async function findUnsettledAccounts(ctx: AppContext, accounts: readonly 
   const unsettled: UnsettledAccount[] = [];
   for (const account of accounts) {
     // A bank account's closing balance is its statement's: no capture window, the statement settles it.
-    const bank = bankAccountNamed(ctx.config, account) !== undefined;
+    const bankAccount = bankAccountNamed(ctx.config, account);
+    const bank = bankAccount !== undefined;
     if (now < window.cutoffAt) {
       unsettled.push({ account, state: bank ? 'day_open' : 'capture_window', detail: `its cut-off (${formatLocalTime(window.cutoffAt, ctx.config.timezone)}) has not passed: the day is not over` });
       continue;
@@ -96,6 +97,8 @@ export async function findUnsettledAccounts(ctx: AppContext, accounts: readonly 
     }
     const status = statuses.find((s) => s.account === account);
     const found = status?.state ?? 'not_captured';
+    // A day its bank does not book (its calendar) has no statement and no result: nothing to settle.
+    if (bank && found === 'not_captured' && status?.bank_statement_id == null && !bankBooksOn(bankAccount.calendar, businessDate)) continue;
     const state = bank && found === 'not_captured' ? 'awaiting_statement' : found;
     if (state === 'not_captured') {
       unsettled.push({ account, state: 'not_captured', detail: 'nothing captured and no miss recorded: nothing to sign for it' });

@@ -87,7 +87,11 @@ export function writeCamt053(sample: SampleStatements): string {
 export function writeMt940(sample: SampleStatements): string {
   const c = sample.currency;
   const yymmdd = (date: string) => date.slice(2).replaceAll('-', '');
-  const amount = (value: bigint) => major(value, c).replace('.', ',');
+  // An MT940 amount always has its decimal comma, even without decimals (JPY 1500 is `1500,`).
+  const amount = (value: bigint) => {
+    const text = major(value, c);
+    return text.includes('.') ? text.replace('.', ',') : `${text},`;
+  };
   const mark = (value: bigint) => (value < 0n ? 'D' : 'C');
   return rolled(sample)
     .map((day) =>

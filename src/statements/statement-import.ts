@@ -31,9 +31,9 @@ import type { TextEncodingName } from '../text-encoding.js';
 import { calendarDate } from './statement-dates.js';
 import { shownFileName, StatementFileError } from './statement-file-error.js';
 import { closingBooked, openingBooked, type ParsedStatement, type StatementBalance } from './statement.js';
-import { fingerprintOfKeys } from './statement-fingerprint.js';
+import { fingerprintOfKeys, statementFingerprint } from './statement-fingerprint.js';
 import { createHash } from 'node:crypto';
-import { describeMissing, proveStatement, provableOf, type PreviousStatement, type StatementProof } from './statement-proof.js';
+import { describeMissing, proveStatement, provableOf, type PreviousStatement, type SequenceRules, type StatementProof } from './statement-proof.js';
 
 export interface StatementImportOptions {
   dryRun?: boolean;
@@ -61,7 +61,7 @@ export interface StatementImportResult {
   files: string[];
   outcomes: StatementOutcome[];
   /** Stored statements (of these accounts) whose proof changed, the new ones included. */
-  proofs: Array<{ account: string; statementId: string; businessDate: string; proof: StatementProof['proof']; detail: string | null }>;
+  proofs: Array<{ account: string; statementId: string; businessDate: string; proof: StatementProof['proof']; detail: string | null; /** In words: what did not add up. */ reason?: string | null }>;
   /** Account-dates reconciled after the import (none for a dry run). */
   reconciled: Array<{ account: string; businessDate: string }>;
   /** Matches the rules made between the new statement entries and the books entries. */
@@ -177,7 +177,7 @@ export async function importStatementFiles(ctx: AppContext, files: readonly stri
     const storedIds = new Set(stored.map((o) => `${o.account}\u0000${o.statementId}`));
     const proofs = [];
     for (const account of [...new Set(stored.map((o) => o.account))].sort()) {
-      proofs.push(...(await proveAccountStatements(trx, account)).filter((p) => p.changed || storedIds.has(`${account}\u0000${p.statementId}`)).map(({ changed: _changed, ...p }) => p));
+      proofs.push(...(await proveAccountStatements(trx, account, bankAccounts.find((b) => b.name === account))).filter((p) => p.changed || storedIds.has(`${account}\u0000${p.statementId}`)).map(({ changed: _changed, ...p }) => p));
     }
     // The new entries are matched with the books in this transaction: results follow both.
     const matches = await runMatching(trx, ctx.config, [...new Set(stored.map((o) => o.account))], { now });
@@ -394,15 +394,15 @@ function proofColumns(proof: StatementProof) {
  * Proves every statement of an account in order, each against the end-of-day statement before
  * it, and writes the proofs that changed. Returns every proof, saying which changed.
  */
-export async function proveAccountStatements(trx: Transaction<Database>, account: string): Promise<Array<StatementImportResult['proofs'][number] & { changed: boolean }>> {
+export async function proveAccountStatements(trx: Transaction<Database>, account: string, rules: SequenceRules = {}): Promise<Array<StatementImportResult['proofs'][number] & { changed: boolean }>> {
   const all: Array<StatementImportResult['proofs'][number] & { changed: boolean }> = [];
   let previous: PreviousStatement | null = null;
   for (const row of await listStatementChain(trx, account)) {
-    const proof = proveStatement(provableOfRow(row), previous);
+    const proof = proveStatement(provableOfRow(row), previous, { sequenceRestarts: rules.sequenceRestarts });
     const columns = proofColumns(proof);
     const changed = columns.proof !== row.proof || columns.proof_residual !== row.proof_residual || columns.proof_missing !== row.proof_missing || columns.proof_reason !== row.proof_reason;
     if (changed) await updateStatementProof(trx, row.id, { proof: proof.proof, residual: proof.residual, missing: columns.proof_missing, reason: proof.reason });
-    all.push({ account, statementId: row.statement_id, businessDate: row.business_date, proof: proof.proof, detail: columns.proof_missing ?? (proof.residual === null ? null : toMajorUnits(proof.residual, row.scale)), changed });
+    all.push({ account, statementId: row.statement_id, businessDate: row.business_date, proof: proof.proof, detail: columns.proof_missing ?? (proof.residual === null ? null : toMajorUnits(proof.residual, row.scale)), reason: proof.reason, changed });
     if (!row.intraday) previous = { closing: BigInt(row.closing!), sequence: row.sequence === null ? null : BigInt(row.sequence), businessDate: row.business_date };
   }
   return all;

@@ -68,6 +68,11 @@ describe('bank leg rules, edge cases', () => {
     expect(gap('41, 43')).toBe('statement sequence numbers 41, 43 missing (the previous statement is number 40)');
   });
 
+  it('names a backward jump or a repeated number by its reason, none missing', () => {
+    const [result] = reconcileBankDay({ ...base, statement: { ...base.statement!, proof: 'sequence_gap', missing: null, reason: 'number 5 comes after number 7, of 2026-12-01: a backward jump' } });
+    expect(result).toMatchObject({ status: 'sequence_gap', note: 'statement sequence out of order: number 5 comes after number 7, of 2026-12-01: a backward jump' });
+  });
+
   it('writes a roll-forward residual at the account’s scale, zero when none was computed', () => {
     const broken = (residual: bigint | null) =>
       reconcileBankDay({ ...base, statement: { ...base.statement!, proof: 'roll_forward_break', residual, reason: 'entries do not add up' } })[0]!;
