@@ -138,6 +138,12 @@ export interface Config {
   readonly bankAccounts: readonly BankAccountConfig[];
   /** How long after a date's cut-off its bank statement may still arrive before the date counts as `no_statement`. */
   readonly statementDeadlineMs: number;
+  /**
+   * The database's business calendar, oldest first, once a command opened a database that holds
+   * one: each version's rules hold from its business date on, so a date is read by the rules in
+   * force for it. The fields above are then the latest version's.
+   */
+  readonly calendarVersions?: readonly CalendarVersion[];
   readonly accountConcurrency: number;
   /** The job queue on a PostgreSQL server: pg-boss's schema and how long a capture job may stay active. */
   readonly queue: { readonly schema: string; readonly jobExpiryMs: number };
@@ -211,4 +217,16 @@ export interface ToleranceSettings {
   readonly default: string;
   readonly byCurrency: Readonly<Record<string, string>>;
   readonly bps: number;
+}
+
+/** One version of the database's business calendar: its rules from a business date on. */
+export interface CalendarVersion {
+  /** The first business date the rules hold for; `0001-01-01`: from the start. */
+  readonly effectiveFrom: string;
+  readonly timezone: string;
+  readonly cutoff: string;
+  readonly captureWindowMs: number;
+  readonly booksDeadlineMs: number;
+  readonly statementDeadlineMs: number;
+  readonly recordedAt: Date;
 }

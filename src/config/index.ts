@@ -1,6 +1,6 @@
 // The configuration's one public entry: callers import from here, never from the modules behind it.
 export { allAccountNames, bankAccountNamed, baseUrlFor, selectAccounts } from './accounts.js';
-export { assertScheduleFitsWindows, businessCalendarOf, toleranceAtDecimals, toleranceFor } from './business-settings.js';
+export { assertScheduleFitsWindows, businessCalendarOf, deadlinesOf, toleranceAtDecimals, toleranceFor } from './business-settings.js';
 export {
   DEFAULT_SANDBOX_URL,
   ENVIRONMENTS,
