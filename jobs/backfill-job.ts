@@ -295,7 +295,7 @@ async function importStatementDays(ctx: AppContext, trx: Transaction<Database>, 
     // Statements state the balance at the day's close: end of day by definition, drift 0.
     const runs = slice.map(({ day, businessDate }) => {
       const cutoffAt = calendar.cutoffOf(businessDate);
-      return { day, timing: { businessDate, cutoffAt, driftSeconds: 0, endOfDay: true } };
+      return { day, timing: { businessDate, cutoffAt, driftSeconds: 0, endOfDay: true, timezone: calendar.rulesFor(businessDate).timezone } };
     });
     const ids = await insertRunningRuns(
       trx,

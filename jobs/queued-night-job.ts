@@ -1,10 +1,10 @@
 import type { AppContext } from '../src/app-context.js';
-import { businessCalendarOf, selectAccounts } from '../src/config/index.js';
+import { selectAccounts } from '../src/config/index.js';
 import { exhaustJobRetries } from '../src/db/job-queue.repository.js';
 import { findEndOfDayCaptures } from '../src/db/snapshot-run.repository.js';
 import { someAccountWithoutEndOfDay } from '../src/queue/night-progress.js';
 import { QUEUES, settleKey, type PgBoss } from '../src/queue/job-queue.js';
-import { captureJobOptions, type CaptureJobData, type SettleJobData } from '../src/queue/night-jobs.js';
+import { captureJobOptions, jobCalendarOf, serviceOfJob, type CaptureJobData, type SettleJobData } from '../src/queue/night-jobs.js';
 import type { SlotService } from '../src/scheduler/slot-schedule.js';
 import { captureAccount, WORKER } from '../src/snapshot/capture-account.js';
 import { raiseDateAtRisk, settleNight, type NightAccountOutcome, type ReconcileHook } from './nightly-job.js';
@@ -18,10 +18,6 @@ export type CaptureJobOutcome =
 
 /** Thrown into pg-boss when a capture job gives up at its window's close: the job fails into the dead-letter queue. */
 export class CaptureWindowClosedError extends Error {}
-
-function serviceOf(ctx: AppContext, data: { businessDate: string; slot: string }): SlotService {
-  return { slot: new Date(data.slot), window: businessCalendarOf(ctx.config).windowOf(data.businessDate) };
-}
 
 /**
  * One capture job: one attempt for one account and business date, its own snapshot_runs row.
@@ -37,7 +33,7 @@ export async function runCaptureJob(
   signal: AbortSignal,
 ): Promise<CaptureJobOutcome> {
   const data = job.data;
-  const serve = serviceOf(ctx, data);
+  const serve = serviceOfJob(ctx, data);
   const { window } = serve;
   const log = ctx.logger.child({ account: data.account, businessDate: data.businessDate, job: job.id, attempt: data.attempt });
   const account = ctx.config.accounts.find((a) => a.name === data.account);
@@ -98,7 +94,7 @@ async function giveUp(ctx: AppContext, job: PgBoss.Job<CaptureJobData>, log: App
 async function settleIfComplete(ctx: AppContext, boss: PgBoss, serve: SlotService): Promise<void> {
   const names = selectAccounts(ctx.config).map((a) => a.name);
   if (await someAccountWithoutEndOfDay(ctx.database.db, names, serve.window.businessDate, serve.slot)) return;
-  const data: SettleJobData = { businessDate: serve.window.businessDate, slot: serve.slot.toISOString() };
+  const data: SettleJobData = { businessDate: serve.window.businessDate, slot: serve.slot.toISOString(), calendar: jobCalendarOf(ctx, serve) };
   const startAfter = new Date(Math.max(ctx.clock.now().getTime(), serve.window.cutoffAt.getTime()));
   await boss.send(QUEUES.settle, { ...data }, { singletonKey: settleKey(data.businessDate, 'captured'), startAfter });
 }
@@ -109,7 +105,7 @@ async function settleIfComplete(ctx: AppContext, boss: PgBoss, serve: SlotServic
  * the date is reconciled and its one `night.completed` digest written.
  */
 export async function runSettleJob(ctx: AppContext, job: PgBoss.Job<SettleJobData>, signal: AbortSignal, reconcile?: ReconcileHook): Promise<{ captured: number; missed: number; pending: number }> {
-  const serve = serviceOf(ctx, job.data);
+  const serve = serviceOfJob(ctx, job.data);
   const names = selectAccounts(ctx.config).map((a) => a.name);
   const captured = await findEndOfDayCaptures(ctx.database.db, names, serve.window.businessDate);
   const closed = ctx.clock.now() >= serve.window.closesAt;

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Transaction } from 'kysely';
 import type { AppContext } from '../src/app-context.js';
-import { allAccountNames, businessCalendarOf } from '../src/config/index.js';
+import { allAccountNames, businessCalendarOf, deadlinesOf } from '../src/config/index.js';
 import type { Database } from '../src/db/database.types.js';
 import { UsageError } from '../src/errors.js';
 import { enqueueEvent } from '../src/notifications/outbox.js';
@@ -45,7 +45,7 @@ function notifyMissingBooks(ctx: AppContext) {
         account: r.account,
         businessDate: r.businessDate,
         cutoffAt: cutoffAt.toISOString(),
-        deadlineAt: new Date(cutoffAt.getTime() + ctx.config.booksDeadlineMs).toISOString(),
+        deadlineAt: new Date(cutoffAt.getTime() + deadlinesOf(ctx.config, r.businessDate).booksDeadlineMs).toISOString(),
       };
       await enqueueEvent(trx, ctx.config, 'books.missing', data, `books.missing:${r.account}:${r.businessDate}`, ctx.clock.now());
     }

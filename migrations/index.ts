@@ -35,6 +35,7 @@ import * as entryItemOverdue from './2026-12-02T5101_entry-item-overdue.js';
 import * as reconcilingItems from './2026-12-02T5501_reconciling-items.js';
 import * as namedImportProfiles from './2026-12-02T6501_named-import-profiles.js';
 import * as businessCalendar from './2026-12-02T6502_business-calendar.js';
+import * as runCutoffTimezone from './2026-12-02T6601_run-cutoff-timezone.js';
 import * as problemNotifications from './2026-12-02T7001_problem-notifications.js';
 import * as notificationFoldGroups from './2026-12-02T7101_notification-fold-groups.js';
 import * as evidencePack from './2026-12-02T8001_evidence-pack.js';
@@ -81,6 +82,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '2026-12-02T5501_reconciling-items': reconcilingItems,
   '2026-12-02T6501_named-import-profiles': namedImportProfiles,
   '2026-12-02T6502_business-calendar': businessCalendar,
+  '2026-12-02T6601_run-cutoff-timezone': runCutoffTimezone,
   '2026-12-02T7001_problem-notifications': problemNotifications,
   '2026-12-02T7101_notification-fold-groups': notificationFoldGroups,
   '2026-12-02T8001_evidence-pack': evidencePack,

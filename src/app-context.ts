@@ -1,5 +1,6 @@
 import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config/index.js';
+import { followStoredCalendar } from './business-date/stored-calendar.js';
 import { assertSchemaCurrent, migrateToLatest } from './db/migrate.js';
 import { openDatabase, type DatabaseHandle } from './db/open-database.js';
 import type { Logger } from './logger.js';
@@ -13,6 +14,11 @@ export interface AppContext {
   readonly clock: Clock;
   /** Where jobs count runs, gateway requests and missed dates; absent when nobody collects them. */
   readonly metrics?: MetricsRecorder;
+  /**
+   * Each business-calendar setting where the configuration said otherwise than the database's
+   * calendar, which `config` follows (empty when they agree or the database holds none yet).
+   */
+  readonly calendarDifferences?: readonly string[];
   close(): Promise<void>;
 }
 
@@ -37,6 +43,7 @@ export interface CreateAppContextOptions {
 /** Opens the database and wires the context. */
 export async function createAppContext(options: CreateAppContextOptions): Promise<AppContext> {
   const { config, logger } = options;
+  let followed: { config: Config; differences: string[] };
   const database = await openDatabase({
     databaseUrl: config.databaseUrl?.reveal(),
     dataDir: config.dataDir,
@@ -51,12 +58,15 @@ export async function createAppContext(options: CreateAppContextOptions): Promis
       if (database.kind === 'embedded' && !database.shared) await migrateToLatest(database.db);
       else await assertSchemaCurrent(database.db);
     }
+    // Every process reads a night the way the database's calendar does, whatever its own settings.
+    followed = await followStoredCalendar(database.db, config);
   } catch (error) {
     await database.close();
     throw error;
   }
   return {
-    config,
+    config: followed.config,
+    calendarDifferences: followed.differences,
     database,
     logger,
     clock: options.clock ?? systemClock,

@@ -9,8 +9,10 @@ import { addDays, instantOfWall, localDateOf, wallOfDate } from './zoned-time.js
  * - period of D: from the cut-off of D-1 (inclusive) to the cut-off of D (exclusive).
  * - capture window of D: RECON_CAPTURE_WINDOW either side of D's cut-off (inclusive); a capture that
  *   starts inside it is D's end-of-day snapshot, one that starts outside every window is intraday.
- * - drift: when a capture's reads finished minus the cut-off of its date as configured now, in
+ * - drift: when a capture's reads finished minus the cut-off its run was captured against, in
  *   seconds (negative: before the cut-off); see capture-drift.ts.
+ * - rules of D: the calendar (time zone, cut-off, window) in force for D; a database's calendar may
+ *   change from a business date on (`calendar set --from`), earlier dates keep theirs.
  */
 export interface BusinessCalendarSettings {
   readonly timezone: string;
@@ -26,11 +28,15 @@ export interface CaptureTiming {
   endOfDay: boolean;
   cutoffAt: Date;
   driftSeconds: number;
+  /** The time zone the cut-off was read in: kept with the run, so its date is read by these rules later. */
+  timezone: string;
 }
 
 /** The capture window of one business date. */
 export interface CaptureWindow {
   businessDate: string;
+  /** The time zone of the rules the window follows (absent in a window carried by a job queued before jobs carried it). */
+  timezone?: string;
   cutoffAt: Date;
   opensAt: Date;
   closesAt: Date;
@@ -39,42 +45,79 @@ export interface CaptureWindow {
 // Windows must not overlap: the shortest period (a spring-forward day) lasts 23 hours.
 export const MAX_CAPTURE_WINDOW_MS = 11 * 3_600_000;
 
-/** Business dates, cut-offs and capture windows of one configuration; pure, clock-free. */
+/** Rules that hold from a business date on (a later `calendar set`), until the next such rules. */
+export interface DatedCalendarSettings extends BusinessCalendarSettings {
+  /** The first business date these rules hold for (YYYY-MM-DD). */
+  readonly effectiveFrom: string;
+}
+
+interface Rules {
+  readonly effectiveFrom: string;
+  readonly timezone: string;
+  readonly cutoff: string;
+  readonly hour: number;
+  readonly minute: number;
+  readonly windowMs: number;
+}
+
+// Before every business date: the first rules hold for every date before a later version.
+const FROM_THE_START = '0001-01-01';
+
+function rulesOf(settings: BusinessCalendarSettings, effectiveFrom: string): Rules {
+  const match = /^(\d{2}):(\d{2})$/.exec(settings.cutoff);
+  if (!match || Number(match[1]) > 23 || Number(match[2]) > 59) throw new RangeError(`cut-off must be HH:MM from 00:00 to 23:59, got "${settings.cutoff}"`);
+  if (!(settings.captureWindowMs > 0 && settings.captureWindowMs <= MAX_CAPTURE_WINDOW_MS)) {
+    throw new RangeError(`capture window must be more than 0 and at most 11 hours, got ${settings.captureWindowMs} ms`);
+  }
+  return { effectiveFrom, timezone: settings.timezone, cutoff: settings.cutoff, hour: Number(match[1]), minute: Number(match[2]), windowMs: settings.captureWindowMs };
+}
+
+/**
+ * Business dates, cut-offs and capture windows; pure, clock-free. One set of rules, or several
+ * each effective from a business date (the database's calendar after `calendar set --from`):
+ * every date is read by the rules in force for it, so a change never re-reads earlier dates.
+ */
 export class BusinessCalendar {
-  readonly #timezone: string;
-  readonly #cutoffHour: number;
-  readonly #cutoffMinute: number;
-  readonly #windowMs: number;
+  // Ascending by effectiveFrom; the first holds from the start.
+  readonly #versions: readonly Rules[];
   readonly #cutoffs = new Map<string, number>();
 
-  constructor(settings: BusinessCalendarSettings) {
-    const match = /^(\d{2}):(\d{2})$/.exec(settings.cutoff);
-    if (!match || Number(match[1]) > 23 || Number(match[2]) > 59) throw new RangeError(`cut-off must be HH:MM from 00:00 to 23:59, got "${settings.cutoff}"`);
-    if (!(settings.captureWindowMs > 0 && settings.captureWindowMs <= MAX_CAPTURE_WINDOW_MS)) {
-      throw new RangeError(`capture window must be more than 0 and at most 11 hours, got ${settings.captureWindowMs} ms`);
-    }
-    this.#timezone = settings.timezone;
-    this.#cutoffHour = Number(match[1]);
-    this.#cutoffMinute = Number(match[2]);
-    this.#windowMs = settings.captureWindowMs;
+  constructor(settings: BusinessCalendarSettings, later: readonly DatedCalendarSettings[] = []) {
+    const sorted = [...later].sort((a, b) => a.effectiveFrom.localeCompare(b.effectiveFrom));
+    this.#versions = [rulesOf(settings, FROM_THE_START), ...sorted.map((v) => rulesOf(v, v.effectiveFrom))];
   }
 
+  /** The time zone of the latest rules: the one new dates are read in. */
   get timezone(): string {
-    return this.#timezone;
+    return this.#latest.timezone;
   }
 
+  /** The capture window of the latest rules. */
   get captureWindowMs(): number {
-    return this.#windowMs;
+    return this.#latest.windowMs;
+  }
+
+  get #latest(): Rules {
+    return this.#versions[this.#versions.length - 1]!;
+  }
+
+  /** The rules business date `date` is read by: time zone, cut-off, capture window and since when. */
+  rulesFor(date: string): DatedCalendarSettings {
+    const rules = this.#rulesIndex(date);
+    const v = this.#versions[rules]!;
+    return { effectiveFrom: v.effectiveFrom, timezone: v.timezone, cutoff: v.cutoff, captureWindowMs: v.windowMs };
+  }
+
+  #rulesIndex(date: string): number {
+    for (let i = this.#versions.length - 1; i > 0; i--) if (date >= this.#versions[i]!.effectiveFrom) return i;
+    return 0;
   }
 
   /** The instant business date `date` ends. */
   cutoffOf(date: string): Date {
     let cached = this.#cutoffs.get(date);
     if (cached === undefined) {
-      const midnightCutoff = this.#cutoffHour === 0 && this.#cutoffMinute === 0;
-      // "After the start of D": a 00:00 cut-off is the midnight that ends D, not the one that starts it.
-      const wall = wallOfDate(midnightCutoff ? addDays(date, 1) : date) + (this.#cutoffHour * 60 + this.#cutoffMinute) * 60_000;
-      cached = instantOfWall(wall, this.#timezone);
+      cached = cutoffBy(this.#versions[this.#rulesIndex(date)]!, date);
       // A calendar lives as long as its configuration: one entry per date it was asked about.
       this.#cutoffs.set(date, cached);
     }
@@ -83,8 +126,17 @@ export class BusinessCalendar {
 
   /** The business date whose period contains the instant. */
   businessDateOf(instant: Date): string {
-    const calendarDate = localDateOf(instant.getTime(), this.#timezone);
-    return instant.getTime() < this.cutoffOf(calendarDate).getTime() ? calendarDate : addDays(calendarDate, 1);
+    // The latest rules that claim the instant for a date they govern decide; an instant the later
+    // rules would give to a date before they hold, and the earlier rules to a date after they
+    // stop, belongs to the first date of the later rules (a period that grew with the change).
+    for (let i = this.#versions.length - 1; i >= 0; i--) {
+      const v = this.#versions[i]!;
+      const date = dateBy(v, instant);
+      if (date < v.effectiveFrom && i > 0) continue;
+      const next = this.#versions[i + 1];
+      return next !== undefined && date >= next.effectiveFrom ? next.effectiveFrom : date;
+    }
+    return dateBy(this.#versions[0]!, instant);
   }
 
   /** The latest business date whose cut-off is at or before the instant: the newest closed day. */
@@ -94,11 +146,14 @@ export class BusinessCalendar {
 
   windowOf(date: string): CaptureWindow {
     const cutoffAt = this.cutoffOf(date);
+    const rules = this.#versions[this.#rulesIndex(date)]!;
+    const windowMs = rules.windowMs;
     return {
       businessDate: date,
+      timezone: rules.timezone,
       cutoffAt,
-      opensAt: new Date(cutoffAt.getTime() - this.#windowMs),
-      closesAt: new Date(cutoffAt.getTime() + this.#windowMs),
+      opensAt: new Date(cutoffAt.getTime() - windowMs),
+      closesAt: new Date(cutoffAt.getTime() + windowMs),
     };
   }
 
@@ -109,11 +164,10 @@ export class BusinessCalendar {
   classify(instant: Date): CaptureTiming {
     const date = this.businessDateOf(instant);
     const t = instant.getTime();
-    const previous = addDays(date, -1);
-    const previousCutoff = this.cutoffOf(previous).getTime();
-    if (t - previousCutoff <= this.#windowMs) return timing(previous, true, previousCutoff, t);
-    const cutoff = this.cutoffOf(date).getTime();
-    return timing(date, cutoff - t <= this.#windowMs, cutoff, t);
+    const previous = this.windowOf(addDays(date, -1));
+    if (t <= previous.closesAt.getTime()) return timing(previous.businessDate, true, previous.cutoffAt.getTime(), t, previous.timezone!);
+    const current = this.windowOf(date);
+    return timing(date, t >= current.opensAt.getTime(), current.cutoffAt.getTime(), t, current.timezone!);
   }
 
   /** The business date whose cut-off is nearest to an instant, with the distance to it. */
@@ -128,8 +182,20 @@ export class BusinessCalendar {
   }
 }
 
-function timing(businessDate: string, endOfDay: boolean, cutoffMs: number, startMs: number): CaptureTiming {
-  return { businessDate, endOfDay, cutoffAt: new Date(cutoffMs), driftSeconds: Math.round((startMs - cutoffMs) / 1000) };
+function cutoffBy(rules: Rules, date: string): number {
+  const midnightCutoff = rules.hour === 0 && rules.minute === 0;
+  // "After the start of D": a 00:00 cut-off is the midnight that ends D, not the one that starts it.
+  const wall = wallOfDate(midnightCutoff ? addDays(date, 1) : date) + (rules.hour * 60 + rules.minute) * 60_000;
+  return instantOfWall(wall, rules.timezone);
+}
+
+function dateBy(rules: Rules, instant: Date): string {
+  const calendarDate = localDateOf(instant.getTime(), rules.timezone);
+  return instant.getTime() < cutoffBy(rules, calendarDate) ? calendarDate : addDays(calendarDate, 1);
+}
+
+function timing(businessDate: string, endOfDay: boolean, cutoffMs: number, startMs: number, timezone: string): CaptureTiming {
+  return { businessDate, endOfDay, cutoffAt: new Date(cutoffMs), driftSeconds: Math.round((startMs - cutoffMs) / 1000), timezone };
 }
 
 /**

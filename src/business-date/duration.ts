@@ -25,3 +25,14 @@ export function formatDuration(ms: number): string {
   const days = Math.floor(hours / 24);
   return hours % 24 === 0 ? `${days} d` : `${days} d ${hours % 24} h`;
 }
+
+/** Milliseconds as a configuration variable writes them: 10800000 → "3h", 5400000 → "1h30m". */
+export function durationSetting(ms: number): string {
+  const parts: string[] = [];
+  let rest = Math.round(ms / 1000);
+  for (const [unit, seconds] of [['d', 86_400], ['h', 3_600], ['m', 60], ['s', 1]] as const) {
+    if (rest >= seconds) parts.push(`${Math.floor(rest / seconds)}${unit}`);
+    rest %= seconds;
+  }
+  return parts.join('') || '0s';
+}

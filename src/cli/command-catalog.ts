@@ -33,6 +33,7 @@ const LOADERS: Readonly<Record<CommandName, () => Promise<RegisterCommand>>> = {
   items: async () => (await import('./items-command.js')).registerItemsCommand,
   backfill: async () => (await import('./backfill-command.js')).registerBackfillCommand,
   schedule: async () => (await import('./schedule-command.js')).registerScheduleCommand,
+  calendar: async () => (await import('./calendar-command.js')).registerCalendarCommand,
   queue: async () => (await import('./queue-command.js')).registerQueueCommand,
   console: async () => (await import('./console-command.js')).registerConsoleCommand,
   users: async () => (await import('./users-command.js')).registerUsersCommand,

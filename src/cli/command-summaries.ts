@@ -19,6 +19,7 @@ export const COMMAND_SUMMARIES = {
   items: 'reconciling items that explain a difference (in transit, timing, fee, adjustment): add, clear with a note, list with their age',
   backfill: "fill missing snapshots over a range (a date whose capture window is open live, closed dates from the gateway's statements), then reconcile",
   schedule: 'run as the nightly worker: capture every account on RECON_SCHEDULE within its capture window, retry, then reconcile',
+  calendar: "the database's business calendar (time zone, cut-off, capture window, deadlines): show it with its history, or change it from a business date on",
   queue: "the job queue of the current and previous night (PostgreSQL server): jobs by state, the oldest waiting; retry a dead-lettered job",
   console: 'serve the review console: the day, the cases and the maker-checker sign-off in a browser',
   users: "the review console's users: add (with a role), list, disable, enable, set-role, unlock, reset-password",

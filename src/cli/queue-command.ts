@@ -3,6 +3,7 @@ import { addDays } from '../business-date/zoned-time.js';
 import { businessCalendarOf } from '../config/index.js';
 import { countQueueJobs, type QueueCounts } from '../db/job-queue.repository.js';
 import { UsageError } from '../errors.js';
+import type { JobCalendar } from '../queue/night-jobs.js';
 import type { AppContext } from '../app-context.js';
 import { formatTable } from '../text-table.js';
 import type { CliRuntime } from './runtime.js';
@@ -71,26 +72,27 @@ export function registerQueueCommand(program: Command, runtime: CliRuntime): voi
       await runtime.withContext('wallet-recon queue retry', {}, async (ctx) => {
         assertServer(ctx);
         const { openJobQueue, closeJobQueue, QUEUES } = await import('../queue/job-queue.js');
-        const { captureJobOptions } = await import('../queue/night-jobs.js');
+        const { captureJobOptions, serviceOfJob } = await import('../queue/night-jobs.js');
         const boss = await openJobQueue(ctx.config, ctx.logger, 'command');
         try {
           const unknown = `There is no dead-lettered job ${id} in the queue "${QUEUES.captureDead}". "wallet-recon queue" counts them; their ids are in ${ctx.config.queue.schema}.job (name '${QUEUES.captureDead}').`;
           // pg-boss's ids are UUIDs: anything else is no job (and would be a SQL error in its lookup).
           if (!UUID.test(id)) throw new UsageError(unknown);
-          const dead = await boss.getJobById<{ account?: unknown; businessDate?: unknown; slot?: unknown }>(QUEUES.captureDead, id, { includeArchive: true });
+          const dead = await boss.getJobById<{ account?: unknown; businessDate?: unknown; slot?: unknown; calendar?: JobCalendar }>(QUEUES.captureDead, id, { includeArchive: true });
           if (dead === null) throw new UsageError(unknown);
           if (dead.state !== 'created') throw new UsageError(`The dead-lettered job ${id} was already re-queued or removed (state ${dead.state}).`);
           const data = dead.data ?? {};
           if (typeof data.account !== 'string' || typeof data.businessDate !== 'string' || typeof data.slot !== 'string') {
             throw new UsageError(`The dead-lettered job ${id} does not name an account, business date and slot: it is not a capture job of this version.`);
           }
-          const window = businessCalendarOf(ctx.config).windowOf(data.businessDate);
+          // The window the job was planned with, as its data carries it.
+          const { window } = serviceOfJob(ctx, { businessDate: data.businessDate, slot: data.slot, calendar: data.calendar });
           if (ctx.clock.now() >= window.closesAt) {
             throw new UsageError(
               `The capture window of ${data.businessDate} closed at ${formatLocalTime(window.closesAt, ctx.config.timezone)}: a capture now would not be its end-of-day balance, so job ${id} is not re-queued. The date stays missed.`,
             );
           }
-          const retry = { account: data.account, businessDate: data.businessDate, slot: data.slot, attempt: 1 };
+          const retry = { account: data.account, businessDate: data.businessDate, slot: data.slot, attempt: 1, ...(data.calendar === undefined ? {} : { calendar: data.calendar }) };
           const newId = await boss.send(QUEUES.capture, { ...retry }, captureJobOptions(ctx, retry, ctx.clock.now()));
           if (newId === null) throw new UsageError(`A capture job of account "${data.account}" for ${data.businessDate} is already waiting or running: nothing was re-queued.`);
           await boss.deleteJob(QUEUES.captureDead, id);

@@ -1,6 +1,6 @@
 import { formatLocalTime } from '../business-date/local-time.js';
 import { InvalidArgumentError, type Command } from 'commander';
-import { currentDriftSeconds } from '../business-date/capture-drift.js';
+import { capturedDriftSeconds, capturedUnderOtherRules } from '../business-date/capture-drift.js';
 import { businessCalendarOf } from '../config/index.js';
 import { listSnapshotRows } from '../db/balance-snapshot.repository.js';
 import { hasRunsOfAccount, listAuthorityOfRuns, listRecentRuns, listRunsByIds } from '../db/snapshot-run.repository.js';
@@ -82,9 +82,10 @@ export function registerRunsCommand(program: Command, runtime: CliRuntime): void
           if (chosen === undefined) return '';
           return chosen.runId === r.id ? 'yes' : `no (run ${chosen.runId})`;
         };
-        // Cut-off and drift as RECON_CUTOFF is now; the ledger's own figures stay in the JSON as `…_at_capture`.
+        // Cut-off and drift as the run was captured against them, whatever the calendar says now.
         const calendar = businessCalendarOf(ctx.config);
-        const driftOf = (r: (typeof runs)[number]) => currentDriftSeconds(calendar, r.business_date, { readsFinishedAt: r.reads_finished_at, startedAt: r.started_at, source: r.source });
+        const driftOf = (r: (typeof runs)[number]) =>
+          capturedDriftSeconds(calendar, r.business_date, { readsFinishedAt: r.reads_finished_at, startedAt: r.started_at, source: r.source, cutoffAt: r.cutoff_at });
         if (opts.json) {
           runtime.output.out(
             JSON.stringify(
@@ -92,10 +93,9 @@ export function registerRunsCommand(program: Command, runtime: CliRuntime): void
                 const chosen = authority.get(`${r.account}|${r.business_date}`);
                 return {
                   ...r,
-                  cutoff_at: calendar.cutoffOf(r.business_date),
+                  cutoff_at: r.cutoff_at ?? calendar.cutoffOf(r.business_date),
+                  cutoff_timezone: r.cutoff_timezone ?? calendar.rulesFor(r.business_date).timezone,
                   cutoff_drift_seconds: driftOf(r),
-                  cutoff_at_capture: r.cutoff_at,
-                  cutoff_drift_seconds_at_capture: r.cutoff_drift_seconds,
                   authoritative: r.status === 'succeeded' && chosen?.runId === r.id,
                   authoritative_reason: chosen?.runId === r.id ? chosen.reason : null,
                 };
@@ -124,7 +124,13 @@ export function registerRunsCommand(program: Command, runtime: CliRuntime): void
           r.finished_at ? formatRunDuration(r.finished_at.getTime() - r.started_at.getTime()) : '',
           authorityOf(r),
         ]);
-        const notes = runs.flatMap((r) => (r.error !== null ? [`run ${r.id}: ${r.error}`] : r.warning ? [`run ${r.id} (warning): ${r.warning}`] : []));
+        const notes = runs.flatMap((r) => {
+          const other = capturedUnderOtherRules(calendar, r.business_date, { cutoffAt: r.cutoff_at, cutoffTimezone: r.cutoff_timezone });
+          return [
+            ...(r.error !== null ? [`run ${r.id}: ${r.error}`] : r.warning ? [`run ${r.id} (warning): ${r.warning}`] : []),
+            ...(other === undefined ? [] : [`run ${r.id}: read by the ${other}`]),
+          ];
+        });
         const table = formatTable(['run', 'account', 'business date', 'end of day (vs cut-off)', 'trigger', 'status', 'started', 'wallets', 'duration', "date's snapshot"], rows);
         runtime.output.out(notes.length === 0 ? table : `${table}\n\n${notes.join('\n')}`);
         return 0;

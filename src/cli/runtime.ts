@@ -41,6 +41,8 @@ export interface ContextOptions {
   exclusive?: boolean;
   /** Serve the embedded database to other processes while this command holds it (the worker). */
   serve?: boolean;
+  /** The command checks the configuration against the database's calendar itself (the worker refuses to start). */
+  ownCalendarCheck?: boolean;
 }
 
 export interface ContextOptions {
@@ -109,6 +111,10 @@ export function createCliRuntime(
       // Run from another folder, a command would otherwise use another database without a word
       // (the checkout's notice above already named it).
       if (!checkoutNotice) (output.database ?? output.err)(`Database: ${opened.database.description}`);
+      if (opened.calendarDifferences?.length && options.ownCalendarCheck !== true) {
+        const { followedCalendarWarning } = await import('../business-date/stored-calendar.js');
+        output.err(`Warning: ${followedCalendarWarning(opened.config, opened.calendarDifferences)}`);
+      }
       const pushUrl = options.pushJob === undefined ? undefined : config.metrics.pushgatewayUrl;
       // prom-client is loaded only when there is somewhere to push to.
       const metrics: Metrics | undefined =

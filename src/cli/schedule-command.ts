@@ -42,9 +42,10 @@ export function registerScheduleCommand(program: Command, runtime: CliRuntime): 
       runtime.shutdown.forceExitAfterMs = runtime.config().shutdownGraceMs + 9_500;
       // Refused before the database is opened: nothing is touched.
       assertScheduleFitsWindows(runtime.config());
-      await runtime.withContext('wallet-recon schedule', { exclusive: true, serve: true }, async (opened) => {
-        // A worker that reads the night otherwise than the database's calendar does not start.
-        await assertWorkerFollowsCalendar(opened.database.db, opened.config, opened.clock.now());
+      await runtime.withContext('wallet-recon schedule', { exclusive: true, serve: true, ownCalendarCheck: true }, async (withConfig) => {
+        // A worker that reads the night otherwise than the database's calendar does not start; the
+        // first to start records its own settings as the calendar.
+        const opened: AppContext = { ...withConfig, config: await assertWorkerFollowsCalendar(withConfig.database.db, runtime.config(), withConfig.clock.now()) };
         // Credentials are checked now, not at 23:55.
         const names = selectAccounts(opened.config).map((a) => a.name);
         const { db } = opened.database;

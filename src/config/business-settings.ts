@@ -14,9 +14,20 @@ export function assertScheduleFitsWindows(config: Config): void {
   if (misfit) throw configProblems([`RECON_SCHEDULE "${config.schedule}" ${misfit} (RECON_CUTOFF ${config.cutoff}).`]);
 }
 
-/** Business dates, cut-offs and capture windows as configured. */
-export function businessCalendarOf(config: Pick<Config, 'timezone' | 'cutoff' | 'captureWindowMs'>): BusinessCalendar {
-  return new BusinessCalendar({ timezone: config.timezone, cutoff: config.cutoff, captureWindowMs: config.captureWindowMs });
+/**
+ * Business dates, cut-offs and capture windows: the database's calendar (each date by the rules in
+ * force for it) once the context read it, else as configured.
+ */
+export function businessCalendarOf(config: Pick<Config, 'timezone' | 'cutoff' | 'captureWindowMs' | 'calendarVersions'>): BusinessCalendar {
+  const [first, ...later] = config.calendarVersions ?? [];
+  if (first === undefined) return new BusinessCalendar({ timezone: config.timezone, cutoff: config.cutoff, captureWindowMs: config.captureWindowMs });
+  return new BusinessCalendar(first, later);
+}
+
+/** How long after a date's cut-off its books and its bank statement may arrive: the deadlines in force for that date. */
+export function deadlinesOf(config: Pick<Config, 'booksDeadlineMs' | 'statementDeadlineMs' | 'calendarVersions'>, businessDate: string): { booksDeadlineMs: number; statementDeadlineMs: number } {
+  const version = [...(config.calendarVersions ?? [])].reverse().find((v) => businessDate >= v.effectiveFrom);
+  return version ?? { booksDeadlineMs: config.booksDeadlineMs, statementDeadlineMs: config.statementDeadlineMs };
 }
 
 /** A non-negative decimal in major units, as tolerances are written: 0, 1, 0.01. */

@@ -145,6 +145,12 @@ export interface Config {
   readonly statementDeadlineMs: number;
   /** RECON_STATEMENT_MAX_BYTES: a statement file larger than this is refused before it is read. */
   readonly statementMaxBytes: number;
+  /**
+   * The database's business calendar, oldest first, once a command opened a database that holds
+   * one: each version's rules hold from its business date on, so a date is read by the rules in
+   * force for it. The fields above are then the latest version's.
+   */
+  readonly calendarVersions?: readonly CalendarVersion[];
   readonly accountConcurrency: number;
   /** The job queue on a PostgreSQL server: pg-boss's schema and how long a capture job may stay active. */
   readonly queue: { readonly schema: string; readonly jobExpiryMs: number };
@@ -220,4 +226,16 @@ export interface ToleranceSettings {
   readonly default: string;
   readonly byCurrency: Readonly<Record<string, string>>;
   readonly bps: number;
+}
+
+/** One version of the database's business calendar: its rules from a business date on. */
+export interface CalendarVersion {
+  /** The first business date the rules hold for; `0001-01-01`: from the start. */
+  readonly effectiveFrom: string;
+  readonly timezone: string;
+  readonly cutoff: string;
+  readonly captureWindowMs: number;
+  readonly booksDeadlineMs: number;
+  readonly statementDeadlineMs: number;
+  readonly recordedAt: Date;
 }

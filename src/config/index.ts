@@ -1,7 +1,7 @@
 // The configuration's one public entry: callers import from here, never from the modules behind it.
 export { allAccountNames, bankAccountNamed, baseUrlFor, selectAccounts } from './accounts.js';
 export { bankBooksOn, type BankCalendar } from './bank-calendar-settings.js';
-export { assertScheduleFitsWindows, businessCalendarOf, toleranceAtDecimals, toleranceFor } from './business-settings.js';
+export { assertScheduleFitsWindows, businessCalendarOf, deadlinesOf, toleranceAtDecimals, toleranceFor } from './business-settings.js';
 export {
   DEFAULT_SANDBOX_URL,
   ENVIRONMENTS,

@@ -392,7 +392,7 @@ export async function buildConsoleApp(options: ConsoleAppOptions): Promise<Fasti
         previous: previousDate(date),
         next: date < latest ? addDays(date, 1) : undefined,
         accounts,
-        captures: await listCapturesOfDate(db, date, businessCalendarOf(ctx.config).cutoffOf(date)),
+        captures: await listCapturesOfDate(db, date, businessCalendarOf(ctx.config)),
         books: await listBooksOfDate(db, date),
         results,
         cases,

@@ -2,6 +2,7 @@ import { ageBucketOf, caseAgeDays, describeCase, type CaseEvent, type CaseOccurr
 import { actionsAllowedFrom } from '../cases/case-actions.js';
 import type { BooksOfDate, CaptureOfDate } from '../db/console-views.repository.js';
 import type { ConsoleUser } from '../db/console.repository.js';
+import { describeDrift } from '../business-date/capture-drift.js';
 import { formatLocalTime, formatLocalTimeText } from '../business-date/local-time.js';
 import { formatOptionalAmount } from '../money/format-amount.js';
 import type { NumberStyle } from '../money/number-style.js';
@@ -113,13 +114,6 @@ function pagerLinks(base: string, query: Record<string, string | undefined>, pag
   return ` <span class="pager">${previous} page ${page} of ${pages} ${next}</span>`;
 }
 
-function describeDrift(seconds: number | null): string {
-  if (seconds === null) return 'drift unknown';
-  const sign = seconds < 0 ? '-' : '+';
-  const s = Math.abs(seconds);
-  return `drift ${sign}${Math.floor(s / 60)} min ${s % 60} s`;
-}
-
 function signoffSection(view: DayView, page: PageContext): string {
   const { state, current, history } = view.signoff;
   const problems = view.signoffProblems ?? new Map<number, string>();
@@ -204,7 +198,7 @@ export function dayPage(view: DayView, page: PageContext): string {
       : capture === undefined
         ? 'not captured (no run for this date)'
         : capture.status === 'captured'
-          ? `captured: run ${capture.runId}, ${describeDrift(capture.cutoffDriftSeconds)} from the cut-off${capture.attempts > 1 ? `, ${capture.attempts} attempts` : ''}`
+          ? `captured: run ${capture.runId}, ${describeDrift(capture.cutoffDriftSeconds)}${capture.capturedUnder === undefined ? '' : ` (${capture.capturedUnder})`}${capture.attempts > 1 ? `, ${capture.attempts} attempts` : ''}`
           : capture.status === 'missed'
             ? `missed${capture.lastError === null ? '' : `: ${capture.lastError}`}`
             : `pending (${capture.attempts} attempt(s)${capture.runId === null ? '' : `, intraday run ${capture.runId}`})`;

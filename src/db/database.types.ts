@@ -50,8 +50,10 @@ export interface SnapshotRunsTable {
   source: string | null;
   /** The cut-off instant of the run's business date, as configured when it ran. */
   cutoff_at: Date | null;
-  /** Reads finished (start while running) minus `cutoff_at`, in seconds, negative before it: the drift at capture time. What is shown is measured from the current cut-off (business-date/capture-drift.ts). */
+  /** Reads finished (start while running) minus `cutoff_at`, in seconds, negative before it: the drift from the cut-off the run was captured against, what is shown (business-date/capture-drift.ts). */
   cutoff_drift_seconds: number | null;
+  /** The time zone `cutoff_at` was read in (the rules the run was captured under); null for runs recorded before it was kept. */
+  cutoff_timezone: ColumnType<string | null, string | null | undefined, string | null>;
   /** Started inside the date's capture window (or imported from statements): an end-of-day snapshot. */
   end_of_day: ColumnType<boolean, boolean | undefined, boolean>;
   /** When the run's gateway reads finished: what decides its business date and drift. */
@@ -161,6 +163,13 @@ export interface ReconciliationStatusView {
   bank_statement_id: number | null;
   /** How many of its results are explained by open reconciling items. */
   explained: number;
+  /** The cut-off its run was captured against, and the zone it was read in (null: no run, or a run that kept no zone). */
+  cutoff_at: Date | null;
+  cutoff_timezone: string | null;
+  /** That cut-off's local time in its zone, HH:MM. */
+  cutoff_local: string | null;
+  /** When the run's reads finished minus its own cut-off, in seconds (null for a statement's day or without a run). */
+  cutoff_drift_seconds: number | null;
 }
 
 export interface ReconciliationOwedTable {

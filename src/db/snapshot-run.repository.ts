@@ -14,7 +14,7 @@ export interface NewRun {
   worker?: string | null;
   source?: string | null;
   /** How the run stands to its business date's cut-off. */
-  timing: { cutoffAt: Date; driftSeconds: number; endOfDay: boolean };
+  timing: { cutoffAt: Date; driftSeconds: number; endOfDay: boolean; timezone?: string };
 }
 
 /** Inserts a `running` run and returns its id. */
@@ -29,14 +29,14 @@ export async function insertRunningRun(db: Db, run: NewRun): Promise<number> {
 export async function insertRunningRuns(db: Db, runs: readonly NewRun[]): Promise<number[]> {
   if (runs.length === 0) return [];
   const { rows } = await sql<{ id: number }>`
-    insert into snapshot_runs (account, environment, trigger, business_date, status, started_at, slot, worker, source, cutoff_at, cutoff_drift_seconds, end_of_day)
-    select u.account, u.environment, u.trigger, u.business_date, 'running', u.started_at, u.slot, u.worker, u.source, u.cutoff_at, u.drift, u.end_of_day
+    insert into snapshot_runs (account, environment, trigger, business_date, status, started_at, slot, worker, source, cutoff_at, cutoff_drift_seconds, end_of_day, cutoff_timezone)
+    select u.account, u.environment, u.trigger, u.business_date, 'running', u.started_at, u.slot, u.worker, u.source, u.cutoff_at, u.drift, u.end_of_day, u.cutoff_timezone
     from unnest(
       ${runs.map((r) => r.account)}::text[], ${runs.map((r) => r.environment)}::text[], ${runs.map((r) => r.trigger)}::text[], ${runs.map((r) => r.businessDate)}::date[],
       ${runs.map((r) => r.startedAt.toISOString())}::timestamptz[], ${runs.map((r) => r.slot?.toISOString() ?? null)}::timestamptz[], ${runs.map((r) => r.worker ?? null)}::text[],
       ${runs.map((r) => r.source ?? null)}::text[], ${runs.map((r) => r.timing.cutoffAt.toISOString())}::timestamptz[], ${runs.map((r) => r.timing.driftSeconds)}::integer[],
-      ${runs.map((r) => r.timing.endOfDay)}::boolean[]
-    ) with ordinality as u(account, environment, trigger, business_date, started_at, slot, worker, source, cutoff_at, drift, end_of_day, n)
+      ${runs.map((r) => r.timing.endOfDay)}::boolean[], ${runs.map((r) => r.timing.timezone ?? null)}::text[]
+    ) with ordinality as u(account, environment, trigger, business_date, started_at, slot, worker, source, cutoff_at, drift, end_of_day, cutoff_timezone, n)
     order by u.n
     returning id`.execute(db);
   // Identity values follow the insert order, which is the order given.
@@ -59,7 +59,7 @@ export async function markRunSucceeded(
   id: number,
   finishedAt: Date,
   counts: RunCounts,
-  outcome?: { timing: { businessDate: string; cutoffAt: Date; driftSeconds: number; endOfDay: boolean }; readsFinishedAt: Date; warning?: string | null },
+  outcome?: { timing: { businessDate: string; cutoffAt: Date; driftSeconds: number; endOfDay: boolean; timezone?: string }; readsFinishedAt: Date; warning?: string | null },
 ): Promise<void> {
   const result = await db
     .updateTable('snapshot_runs')
@@ -70,6 +70,7 @@ export async function markRunSucceeded(
             business_date: outcome.timing.businessDate,
             cutoff_at: outcome.timing.cutoffAt,
             cutoff_drift_seconds: outcome.timing.driftSeconds,
+            ...(outcome.timing.timezone === undefined ? {} : { cutoff_timezone: outcome.timing.timezone }),
             end_of_day: outcome.timing.endOfDay,
             reads_finished_at: outcome.readsFinishedAt,
             warning: outcome.warning ?? null,
@@ -95,20 +96,20 @@ export async function markRunSucceeded(
  */
 export async function markRunsSucceeded(
   db: Db,
-  runs: ReadonlyArray<{ id: number; counts: RunCounts; timing: { businessDate: string; cutoffAt: Date; driftSeconds: number; endOfDay: boolean }; readsFinishedAt: Date }>,
+  runs: ReadonlyArray<{ id: number; counts: RunCounts; timing: { businessDate: string; cutoffAt: Date; driftSeconds: number; endOfDay: boolean; timezone?: string }; readsFinishedAt: Date }>,
   finishedAt: Date,
 ): Promise<void> {
   if (runs.length === 0) return;
   const { rows } = await sql<{ id: number }>`
     update snapshot_runs r set
-      business_date = u.business_date, cutoff_at = u.cutoff_at, cutoff_drift_seconds = u.drift, end_of_day = u.end_of_day, reads_finished_at = u.reads_finished_at, warning = null,
+      business_date = u.business_date, cutoff_at = u.cutoff_at, cutoff_drift_seconds = u.drift, end_of_day = u.end_of_day, cutoff_timezone = coalesce(u.cutoff_timezone, r.cutoff_timezone), reads_finished_at = u.reads_finished_at, warning = null,
       status = 'succeeded', finished_at = ${finishedAt}, wallets_reported = u.wallets_reported, wallets_fetched = u.wallets_fetched, pages_fetched = u.pages_fetched, requests = u.requests, error = null
     from unnest(
       ${runs.map((r) => r.id)}::integer[], ${runs.map((r) => r.timing.businessDate)}::date[], ${runs.map((r) => r.timing.cutoffAt.toISOString())}::timestamptz[],
       ${runs.map((r) => r.timing.driftSeconds)}::integer[], ${runs.map((r) => r.timing.endOfDay)}::boolean[], ${runs.map((r) => r.readsFinishedAt.toISOString())}::timestamptz[],
       ${runs.map((r) => r.counts.walletsReported)}::integer[], ${runs.map((r) => r.counts.walletsFetched)}::integer[], ${runs.map((r) => r.counts.pagesFetched)}::integer[],
-      ${runs.map((r) => r.counts.requests)}::integer[]
-    ) as u(id, business_date, cutoff_at, drift, end_of_day, reads_finished_at, wallets_reported, wallets_fetched, pages_fetched, requests)
+      ${runs.map((r) => r.counts.requests)}::integer[], ${runs.map((r) => r.timing.timezone ?? null)}::text[]
+    ) as u(id, business_date, cutoff_at, drift, end_of_day, reads_finished_at, wallets_reported, wallets_fetched, pages_fetched, requests, cutoff_timezone)
     where r.id = u.id and r.status = 'running'
     returning r.id`.execute(db);
   if (rows.length !== runs.length) {

@@ -34,7 +34,7 @@ export async function buildNightDigest(db: Db, night: SettledNight): Promise<Nig
   // A configuration of bank accounts alone captures nothing: no capture to read.
   const days = names.length === 0 ? [] : await db.selectFrom('capture_days').selectAll().where('business_date', '=', night.businessDate).where('account', 'in', names).execute();
   const runIds = days.map((d) => d.run_id).filter((id): id is number => id !== null);
-  const runs = runIds.length === 0 ? [] : await db.selectFrom('snapshot_runs').select(['id', 'wallets_fetched', 'reads_finished_at', 'started_at', 'source']).where('id', 'in', runIds).execute();
+  const runs = runIds.length === 0 ? [] : await db.selectFrom('snapshot_runs').select(['id', 'wallets_fetched', 'reads_finished_at', 'started_at', 'source', 'cutoff_at']).where('id', 'in', runIds).execute();
   // Only this night's errors: its scheduled end-of-day attempts, and for a miss the miss's own.
   const nightErrors = await listNightErrors(db, night.businessDate, names);
   const missed = names.length === 0 ? [] : await db.selectFrom('missed_dates').select(['account', 'last_error']).where('business_date', '=', night.businessDate).where('account', 'in', names).execute();
@@ -51,13 +51,12 @@ export async function buildNightDigest(db: Db, night: SettledNight): Promise<Nig
     const day = days.find((d) => d.account === account);
     const runId = status === 'captured' ? (day?.run_id ?? null) : null;
     const run = runs.find((r) => r.id === runId);
-    // Drift from the cut-off as configured now (the night's), not as stored when the run was made:
-    // after RECON_CUTOFF moved, the stored figure describes a cut-off that no longer exists.
+    // Drift from the cut-off the run was captured against (the night's for a run that kept none).
     return {
       account,
       status,
       runId,
-      cutoffDriftSeconds: run === undefined ? null : driftFromCutoff(night.cutoffAt, { readsFinishedAt: run.reads_finished_at, startedAt: run.started_at, source: run.source }),
+      cutoffDriftSeconds: run === undefined ? null : driftFromCutoff(night.cutoffAt, { readsFinishedAt: run.reads_finished_at, startedAt: run.started_at, source: run.source, cutoffAt: run.cutoff_at }),
       wallets: run?.wallets_fetched ?? null,
       attempts: day?.attempts ?? 0,
       lastError: status === 'missed' ? (missed.find((m) => m.account === account)?.last_error ?? nightErrors.get(account) ?? null) : (nightErrors.get(account) ?? null),

@@ -1,3 +1,4 @@
+import { describeDrift } from '../business-date/capture-drift.js';
 import { formatLocalTimeText } from '../business-date/local-time.js';
 import { formatMoney, groupDigits } from '../money/format-amount.js';
 import { DEFAULT_NUMBER_STYLE, type NumberStyle } from '../money/number-style.js';
@@ -45,12 +46,8 @@ function countsText(c: StatusCounts): string {
   return parts.join(', ');
 }
 
-function driftText(seconds: number | null): string {
-  if (seconds === null) return 'drift unknown';
-  const minutes = Math.round(Math.abs(seconds) / 60);
-  if (minutes === 0) return `${Math.abs(seconds)} s ${seconds < 0 ? 'before' : 'after'} cut-off`;
-  return `${minutes} min ${seconds < 0 ? 'before' : 'after'} cut-off`;
-}
+// Drift for people, as everywhere ("22 h 25 min before the cut-off").
+const driftText = describeDrift;
 
 /** One line per account: its capture (run, drift, wallets, attempts) or why it was missed, then its results. */
 export function accountLine(a: NightAccountDigest): string {

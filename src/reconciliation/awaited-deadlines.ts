@@ -1,5 +1,5 @@
 import type { AppContext } from '../app-context.js';
-import { businessCalendarOf } from '../config/index.js';
+import { businessCalendarOf, deadlinesOf } from '../config/index.js';
 
 // A date's books and a bank date's statement are awaited until a deadline after its cut-off, on
 // the context's clock; after it they are missed. Apart from the reconcile that uses them, so that
@@ -10,7 +10,7 @@ import { businessCalendarOf } from '../config/index.js';
  * (on the context's clock), then its books are missed.
  */
 export function booksAwaitedOn(ctx: Pick<AppContext, 'clock' | 'config'>, businessDate: string): boolean {
-  return ctx.clock.now().getTime() < businessCalendarOf(ctx.config).cutoffOf(businessDate).getTime() + ctx.config.booksDeadlineMs;
+  return ctx.clock.now().getTime() < businessCalendarOf(ctx.config).cutoffOf(businessDate).getTime() + deadlinesOf(ctx.config, businessDate).booksDeadlineMs;
 }
 
 /**
@@ -23,5 +23,5 @@ export function statementAwaitedOn(ctx: Pick<AppContext, 'clock' | 'config'>, bu
 
 /** When a bank date's statement is due: RECON_STATEMENT_DEADLINE after its cut-off. */
 export function statementDueAt(ctx: Pick<AppContext, 'config'>, businessDate: string): Date {
-  return new Date(businessCalendarOf(ctx.config).cutoffOf(businessDate).getTime() + ctx.config.statementDeadlineMs);
+  return new Date(businessCalendarOf(ctx.config).cutoffOf(businessDate).getTime() + deadlinesOf(ctx.config, businessDate).statementDeadlineMs);
 }

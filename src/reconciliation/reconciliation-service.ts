@@ -3,7 +3,7 @@ import { resultCaseKey, trackCases } from '../cases/track-cases.js';
 import { caseAgeDays } from '../cases/case-model.js';
 import { listCasesByIds } from '../db/reconciliation-case.repository.js';
 import type { Transaction } from 'kysely';
-import { allAccountNames, bankAccountNamed, businessCalendarOf, toleranceFor, type AccountConfig, type Config } from '../config/index.js';
+import { allAccountNames, bankAccountNamed, businessCalendarOf, deadlinesOf, toleranceFor, type AccountConfig, type Config } from '../config/index.js';
 import { booksAwaitedOn } from './awaited-deadlines.js';
 import { oweBankDatesByTime, reconcileBankLeg } from './bank-leg.js';
 import type { Database } from '../db/database.types.js';
@@ -119,7 +119,7 @@ export async function reconcileBusinessDateIn(
     all.push(...applyMateriality(ctx.config, proved.map((r) => ({ ...r, booksImportId, scale: r.currency === null ? null : scales.of(r.currency) }))));
   }
   // Kept with the awaited date, so the status view says no_books once it passed, whoever runs next.
-  const booksDeadlineAt = new Date(businessCalendarOf(ctx.config).cutoffOf(businessDate).getTime() + ctx.config.booksDeadlineMs);
+  const booksDeadlineAt = new Date(businessCalendarOf(ctx.config).cutoffOf(businessDate).getTime() + deadlinesOf(ctx.config, businessDate).booksDeadlineMs);
   // A date an approved sign-off locks keeps its sealed results: the same results are left as they
   // are (and its cases untouched); different ones refuse the whole reconcile before any write.
   const sealed = new Set<string>();

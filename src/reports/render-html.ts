@@ -256,7 +256,7 @@ function sourcesTable(
           .map((c) =>
             c.source !== null && c.source !== undefined
               ? `run ${c.runId} (${escapeHtml(c.trigger)}), from the statement file ${escapeHtml(c.source)}, imported ${escapeHtml(localTime(c.capturedAt, facts.timezone))}`
-              : `run ${c.runId} (${escapeHtml(c.trigger)}), ${escapeHtml(localTime(c.capturedAt, facts.timezone))}, ${escapeHtml(describeCaptureTiming(c.businessDate, c.endOfDay, c.driftSeconds).replace(/^[\d-]+, /, ''))}`,
+              : `run ${c.runId} (${escapeHtml(c.trigger)}), ${escapeHtml(localTime(c.capturedAt, facts.timezone))}, ${escapeHtml(describeCaptureTiming(c.businessDate, c.endOfDay, c.driftSeconds).replace(/^[\d-]+, /, ''))}${c.capturedUnder === undefined ? '' : ` (${escapeHtml(c.capturedUnder)})`}`,
           )
           .join('<br>') || 'no snapshot';
       return `<tr><td class="date">${escapeHtml(businessDate)}</td><td>${escapeHtml(account)}</td><td>${snapshot}</td><td>${file}</td></tr>`;

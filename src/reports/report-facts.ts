@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { currentDriftSeconds } from '../business-date/capture-drift.js';
+import { capturedDriftSeconds, capturedUnderOtherRules } from '../business-date/capture-drift.js';
 import { businessCalendarOf, toleranceAtDecimals, type Config, type ToleranceSettings } from '../config/index.js';
 import { currencyDecimals } from '../money/format-amount.js';
 import type { Database } from '../db/database.types.js';
@@ -19,8 +19,10 @@ export interface CaptureFact {
   trigger: string;
   /** Started inside the date's capture window (null: recorded before capture windows existed). */
   endOfDay: boolean | null;
-  /** Reads finished minus the date's cut-off as configured now, in seconds, negative before it. */
+  /** Reads finished minus the cut-off the run was captured against, in seconds, negative before it. */
   driftSeconds: number | null;
+  /** The rules the run was captured under, when the calendar now reads its date otherwise. */
+  capturedUnder?: string;
   /** The statement file a backfill imported the day from (null: captured from the gateway). */
   source: string | null;
 }
@@ -93,7 +95,8 @@ export async function loadReportFacts(
       capturedAt: run.started_at,
       trigger: run.trigger,
       endOfDay: run.end_of_day,
-      driftSeconds: currentDriftSeconds(calendar, run.business_date, { readsFinishedAt: run.reads_finished_at, startedAt: run.started_at, source: run.source }),
+      driftSeconds: capturedDriftSeconds(calendar, run.business_date, { readsFinishedAt: run.reads_finished_at, startedAt: run.started_at, source: run.source, cutoffAt: run.cutoff_at }),
+      capturedUnder: run.source === null ? capturedUnderOtherRules(calendar, run.business_date, { cutoffAt: run.cutoff_at, cutoffTimezone: run.cutoff_timezone }) : undefined,
       source: run.source,
     }))
     .sort((a, b) => a.businessDate.localeCompare(b.businessDate) || a.account.localeCompare(b.account));

@@ -140,6 +140,7 @@ async function lockAndCapture(ctx: AppContext, account: AccountConfig, options: 
           endOfDay: started >= served.opensAt,
           cutoffAt: served.cutoffAt,
           driftSeconds: Math.round((started.getTime() - served.cutoffAt.getTime()) / 1000),
+          timezone: served.timezone ?? businessCalendarOf(ctx.config).rulesFor(served.businessDate).timezone,
         }
       : businessCalendarOf(ctx.config).classify(started);
     const businessDate = timing.businessDate;
@@ -167,7 +168,13 @@ async function lockAndCapture(ctx: AppContext, account: AccountConfig, options: 
  */
 function timingAtReadsEnd(ctx: AppContext, served: CaptureWindow | undefined, finished: Date): CaptureTiming {
   if (served && finished >= served.opensAt && finished <= served.closesAt) {
-    return { businessDate: served.businessDate, endOfDay: true, cutoffAt: served.cutoffAt, driftSeconds: Math.round((finished.getTime() - served.cutoffAt.getTime()) / 1000) };
+    return {
+      businessDate: served.businessDate,
+      endOfDay: true,
+      cutoffAt: served.cutoffAt,
+      driftSeconds: Math.round((finished.getTime() - served.cutoffAt.getTime()) / 1000),
+      timezone: served.timezone ?? businessCalendarOf(ctx.config).rulesFor(served.businessDate).timezone,
+    };
   }
   return businessCalendarOf(ctx.config).classify(finished);
 }

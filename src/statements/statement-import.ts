@@ -31,7 +31,7 @@ import type { TextEncodingName } from '../text-encoding.js';
 import { calendarDate } from './statement-dates.js';
 import { shownFileName, StatementFileError } from './statement-file-error.js';
 import { closingBooked, openingBooked, type ParsedStatement, type StatementBalance } from './statement.js';
-import { fingerprintOfKeys, statementFingerprint } from './statement-fingerprint.js';
+import { fingerprintOfKeys } from './statement-fingerprint.js';
 import { createHash } from 'node:crypto';
 import { describeMissing, proveStatement, provableOf, type PreviousStatement, type SequenceRules, type StatementProof } from './statement-proof.js';
 

@@ -5,6 +5,7 @@ import { renderCsv } from '../../src/reports/render-csv.js';
 import { loadCurrencyHistories, loadReport } from '../../src/reports/report-data.js';
 import { streamCsv } from '../../src/reports/stream-csv.js';
 import { findFirstTrackedDates, countConsecutiveMissedDates } from '../../src/db/capture-day.repository.js';
+import { BusinessCalendar } from '../../src/business-date/business-calendar.js';
 import { listBooksOfDate, listCapturesOfDate } from '../../src/db/console-views.repository.js';
 import type { Database } from '../../src/db/database.types.js';
 import { listAccountDateFacts, listAccountsWithData, listRecentBalances } from '../../src/db/overview.repository.js';
@@ -83,7 +84,7 @@ describe(`day-scoped queries on a history (${backend})`, { timeout: 120_000 }, (
     ['the accounts with data (day view, cases inbox)', (db) => listAccountsWithData(db)],
     ['the results of a page of accounts on one date (day view)', (db) => listResultsOfDate(db, day, accounts.slice(0, 5))],
     ['the counts of one date (day view)', (db) => countResultsOfDate(db, day)],
-    ['the captures of one date (day view)', (db) => listCapturesOfDate(db, day, new Date('2026-06-01T22:59:00Z'))],
+    ['the captures of one date (day view)', (db) => listCapturesOfDate(db, day, new BusinessCalendar({ timezone: 'Europe/Berlin', cutoff: '00:59', captureWindowMs: 3_600_000 }))],
     ['the books of one date (day view)', (db) => listBooksOfDate(db, day)],
     ['the balance trends of a page of accounts (day view)', (db) => listRecentBalances(db, accounts.slice(0, 5), '2026-05-19', day)],
     ['the states of one date (settle, night digest)', (db) => listReconciliationStatus(db, { from: day, to: day, accounts })],

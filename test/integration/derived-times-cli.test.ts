@@ -23,8 +23,9 @@ import { runCliInProcess } from '../helpers/run-cli.js';
 import { createTestContext, sandboxEnv } from '../helpers/test-context.js';
 import { backend, createTestDatabase, withDatabase, type TestDatabase } from '../helpers/test-database.js';
 
-// Issue 33: drift and case ages are derived from the settings in force and the injected clock, the
-// same in `runs`, reports, the console, the e-mailed digest and SQL — not stored once and shown for ever.
+// Issue 33: case ages are derived from the settings in force and the injected clock, the same in
+// `runs`, reports, the console, the e-mailed digest and SQL. Issue 44: drift is read by the rules a
+// run was captured under (its own cut-off), never re-read by a later configuration.
 
 // Auckland is UTC+13 in November: its dates turn 13 hours before UTC's.
 const ZONE = 'Pacific/Auckland';
@@ -119,38 +120,30 @@ function consolePage(iso: string, settings: Record<string, string>, url: string)
 }
 
 describe(`derived times follow the current settings and the clock (${backend})`, { timeout: 120_000 }, () => {
-  it('shows drift from the cut-off in force now after RECON_CUTOFF moved: runs, reports, console and digest', async () => {
+  it('shows drift from the cut-off the run was captured against after RECON_CUTOFF moved: runs, reports, console and digest', async () => {
     const now = '2026-11-22T00:00:00Z';
     const runs = await at(now, MOVED_CUTOFF, 'runs');
     expect(runs.code, runs.stderr).toBe(0);
-    expect(runs.stdout).toMatch(new RegExp(`${DATE}\\s+yes, 49 min after\\s`));
-    expect(runs.stdout).not.toContain('before');
+    expect(runs.stdout).toMatch(new RegExp(`${DATE}\\s+yes, 9 min 38 s before\\s`));
+    expect(runs.stdout).toContain(`read by the cut-off 23:59 ${ZONE} as captured`);
 
-    // JSON: cut-off and drift as configured now; the ledger's figures from the capture beside them.
+    // JSON: the cut-off, its zone and the drift the run was captured against.
     const json = JSON.parse((await at(now, MOVED_CUTOFF, 'runs', '--json')).stdout) as Array<Record<string, unknown>>;
-    expect(json).toEqual([
-      expect.objectContaining({
-        business_date: DATE,
-        cutoff_at: '2026-11-20T10:00:00.000Z',
-        cutoff_drift_seconds: 49 * 60 + 22,
-        cutoff_at_capture: '2026-11-20T10:59:00.000Z',
-        cutoff_drift_seconds_at_capture: -(9 * 60 + 38),
-      }),
-    ]);
+    expect(json).toEqual([expect.objectContaining({ business_date: DATE, cutoff_at: '2026-11-20T10:59:00.000Z', cutoff_timezone: ZONE, cutoff_drift_seconds: -(9 * 60 + 38) })]);
 
     for (const range of [['--date', DATE], ['--from', '2026-11-19', '--to', DATE]]) {
       const html = await at(now, MOVED_CUTOFF, 'report', ...range, '--format', 'html');
-      expect(html.stdout, html.stderr).toContain('end of day, 49 min after cut-off');
-      expect(html.stdout).not.toContain('9 min 38 s before cut-off');
+      expect(html.stdout, html.stderr).toContain('end of day, 9 min 38 s before cut-off (cut-off 23:59 Pacific/Auckland as captured');
+      expect(html.stdout).not.toContain('49 min after cut-off');
     }
 
     const day = await consolePage(now, MOVED_CUTOFF, `/day?date=${DATE}`);
-    expect(day).toContain('drift +49 min 22 s from the cut-off');
+    expect(day).toContain('9 min 38 s before the cut-off (cut-off 23:59 Pacific/Auckland as captured');
 
     const digest = await withContext(now, MOVED_CUTOFF, (ctx) =>
       buildNightDigest(ctx.database.db, { businessDate: DATE, slot: new Date(CAPTURED), cutoffAt: businessCalendarOf(ctx.config).cutoffOf(DATE), accounts: [{ account: 'default', status: 'captured' }] }),
     );
-    expect(digest.accounts[0]).toMatchObject({ account: 'default', cutoffDriftSeconds: 49 * 60 + 22 });
+    expect(digest.accounts[0]).toMatchObject({ account: 'default', cutoffDriftSeconds: -(9 * 60 + 38) });
   });
 
   it('gives a case one age everywhere: the business date of the clock in RECON_TIMEZONE (after the cut-off) minus the date it opened', async () => {
@@ -180,7 +173,7 @@ describe(`derived times follow the current settings and the clock (${backend})`,
     const mail = parseMail(smtp.mails.at(-1)!.raw);
     const attachment = mail.parts.find((p) => p.headers['content-disposition']?.startsWith('attachment'));
     expect(attachment?.body).toContain(`#${caseId} open, 3 d`);
-    expect(mail.parts.find((p) => p.headers['content-type']?.startsWith('text/plain'))?.body).toContain('49 min after cut-off');
+    expect(mail.parts.find((p) => p.headers['content-type']?.startsWith('text/plain'))?.body).toContain('9 min 38 s before the cut-off');
 
     // SQL: open_cases counts to the business date of the database's clock in the session's
     // wallet_recon.timezone and wallet_recon.cutoff (as `wallet-recon sql` sets them); at the

@@ -4,7 +4,7 @@ import { insertRunningRun, markRunFailed, markRunSucceeded } from '../../src/db/
 import { buildNightDigest } from '../../src/notifications/night-digest.js';
 import { backend, createTestDatabase, type TestDatabase } from '../helpers/test-database.js';
 
-// Issue 33: the digest of a good night shows this night's errors only, and drift from the cut-off as configured now.
+// Issue 33: the digest of a good night shows this night's errors only; issue 44: drift from the cut-off the run was captured against.
 let t: TestDatabase;
 
 beforeAll(async () => {
@@ -17,7 +17,7 @@ afterAll(async () => {
 const counts = { walletsReported: 1, walletsFetched: 1, pagesFetched: 1, requests: 1 };
 
 describe(`the night digest (${backend})`, () => {
-  it('leaves out an unrelated failed manual run and computes drift from the current cut-off', async () => {
+  it('leaves out an unrelated failed manual run and computes drift from the cut-off the run was captured against', async () => {
     const db = t.handle.db;
     const date = '2026-11-24';
     const oldCutoff = new Date('2026-11-24T23:00:00Z');
@@ -31,10 +31,10 @@ describe(`the night digest (${backend})`, () => {
     await insertSnapshotRows(db, run, 'good', readsAt, [{ currency: 'EUR', balance: 1n, singleBalance: 1n }]);
     await markRunSucceeded(db, run, readsAt, counts, { timing, readsFinishedAt: readsAt });
 
-    // RECON_CUTOFF has since moved to 23:30: the night's cut-off is the current one.
+    // RECON_CUTOFF has since moved to 23:30: the run is still read against the cut-off it was captured against.
     const cutoffAt = new Date('2026-11-24T23:30:00Z');
     const digest = await buildNightDigest(db, { businessDate: date, slot: cutoffAt, cutoffAt, accounts: [{ account: 'good', status: 'captured' }] });
-    expect(digest.accounts).toEqual([expect.objectContaining({ account: 'good', status: 'captured', runId: run, lastError: null, cutoffDriftSeconds: -(578 + 1800) })]);
+    expect(digest.accounts).toEqual([expect.objectContaining({ account: 'good', status: 'captured', runId: run, lastError: null, cutoffDriftSeconds: -578 })]);
   });
 
   it("keeps the error of the night's own failed attempt that was retried", async () => {

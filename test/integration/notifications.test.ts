@@ -168,7 +168,7 @@ describe(`notifications through the outbox on the ${backend} database`, () => {
     expect(slack.requests[0]!.path).toBe(`/services/T0/B0/${SLACK_TOKEN}`);
     expect(message.text).toBe('Reconciliation of 2026-11-20: 2 breaks');
     expect(message.blocks.map((b) => b.type)).toEqual(['header', 'section', 'section', 'section', 'context']);
-    expect(message.blocks[1]!.text!.text).toContain(`default: run ${runId}, 5 wallets, 5 min before cut-off; 3 matched, 2 break`);
+    expect(message.blocks[1]!.text!.text).toContain(`default: run ${runId}, 5 wallets, 5 min before the cut-off; 3 matched, 2 break`);
     expect(message.blocks[2]!.text!.text).toBe("Cases: 2 new, 0 still open, 0 resolved by this date's results.");
     // In major units, with the size beside the balance that orders the list.
     expect(message.blocks[3]!.text!.text).toMatch(new RegExp(`${formatMoney(1_000_000n, usd).replace('.', '\\.')} \\(break, \\d+ bps of the balance\\)`));

@@ -73,7 +73,7 @@ describe('rendering events for people', () => {
 
   it('writes one line per account, attempts of a retried capture and the miss with its reason, the exact amounts', () => {
     const text = renderEventText(event);
-    expect(text).toContain('  eu-main: run 41, 12 wallets, 5 min before cut-off, 3 attempts; 11 matched, 1 break');
+    expect(text).toContain('  eu-main: run 41, 12 wallets, 5 min before the cut-off, 3 attempts; 11 matched, 1 break');
     expect(text).toContain('  jp<&>: MISSED after 4 attempt(s): GET /v1/data/wallets/balances answered 503');
     // In yen (no decimals), grouped; the event's JSON keeps the exact minor units.
     expect(text).toContain('  eu-main JPY -100,000,000 (break)');
