@@ -1,4 +1,4 @@
-import { afterAll, afterEach } from 'vitest';
+import { afterAll } from 'vitest';
 import { forgetAllSecretValues } from '../../src/secret.js';
 import { keepEmbeddedDatabasesOpen, releaseAll } from './kept-embedded.js';
 
@@ -37,8 +37,7 @@ if (env !== start.env) {
   throw new Error(`An earlier test file in this worker changed the environment and did not restore it: ${changed.join(', ')}.`);
 }
 
-// Embedded test databases kept open between in-process commands (kept-embedded.ts) are closed
-// after each test, so the next may hand its folder to a process, and all of them after the file.
+// Embedded test databases are kept open between the commands a file runs in-process
+// (kept-embedded.ts), and closed after the file.
 keepEmbeddedDatabasesOpen();
-afterEach(() => releaseAll());
 afterAll(() => releaseAll(true));

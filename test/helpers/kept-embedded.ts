@@ -11,10 +11,9 @@ import { setEmbeddedOpener, type DatabaseHandle } from '../../src/db/open-databa
  *
  * Only folders of `createTestDatabase` are kept (`keepOpen`): a test of the embedded database's
  * own opening, locking or files opens its folders as a command would. The instance is really
- * closed when nothing has it on loan and a process is about to use the folder (`releaseFolder`: the
- * child-process helpers call it), when it is to be served on its socket (`serveToCommands`), when
- * the database is dropped, and after each test (so a test that starts a process with the folder
- * itself finds it free, as before).
+ * closed when nothing has it on loan and a process is about to use the folder (`releaseFolder`:
+ * `runCliProcess` calls it, and `spawnCli` starts its child once it is done), when it is to be
+ * served on its socket (`serveToCommands`), when the database is dropped, and after the file.
  */
 
 interface Kept {
@@ -93,7 +92,7 @@ export function isKeptOpen(dataDir: string | undefined): boolean {
   return dataDir !== undefined && kept.has(keyOf(dataDir));
 }
 
-/** Closes every kept instance nothing has on loan (after each test); with `all`, every one (after each file). */
+/** Closes every kept instance nothing has on loan; with `all`, every one (after each file). */
 export async function releaseAll(all = false): Promise<void> {
   for (const key of [...kept.keys()]) await closeKept(key, all);
 }
