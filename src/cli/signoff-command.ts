@@ -6,6 +6,7 @@ import { approveSignoff, detectSignoffChanges, prepareSignoff, requireDate, sign
 import { reopenSignoff } from '../signoff/reopen.js';
 import { readSealedReport, sealHolds, SEAL_MISMATCH } from '../signoff/seal.js';
 import { verifySeals, type SealVerification } from '../signoff/verify-seals.js';
+import { problemsToShow } from '../signoff/signoff-integrity.js';
 import { UsageError } from '../errors.js';
 import { formatTable } from '../text-table.js';
 import { summaryOf } from './command-summaries.js';
@@ -96,7 +97,12 @@ Exit codes: 0 done (verify: every seal holds), 1 refused (role, open cases, the 
         // People read times in RECON_TIMEZONE, with the zone; the JSON keeps UTC.
         const local = (d: Date | null) => (d === null ? '' : formatLocalTime(d, ctx.config.timezone, { seconds: true }));
         await detectSignoffChanges(ctx);
-        const { state, current, history } = await signoffStateOf(ctx, date);
+        const signed = await signoffStateOf(ctx, date);
+        const { current, history } = signed;
+        // A sign-off whose steps, signatures or sealed day do not verify is shown as such, not as what it claims.
+        const broken = await problemsToShow(ctx.database.db, ctx.config, history.map((s) => s.id));
+        const currentBroken = current === undefined ? undefined : broken.get(current.id);
+        const state = currentBroken === undefined ? signed.state : 'broken seal';
         // Each sealed report is hashed again: an altered one is named, never shown as sealed.
         const altered: number[] = [];
         for (const s of history) if (!(await sealHolds(ctx.database.db, s.id))) altered.push(s.id);
@@ -120,6 +126,7 @@ Exit codes: 0 done (verify: every seal holds), 1 refused (role, open cases, the 
                   approved_at: s.approvedAt?.toISOString() ?? null,
                   report_sha256: s.reportSha256,
                   report_matches_seal: !altered.includes(s.id),
+                  does_not_verify: broken.get(s.id) ?? null,
                   inputs: s.inputs,
                   invalidated_at: s.invalidatedAt?.toISOString() ?? null,
                   changes: s.invalidation,
@@ -134,6 +141,7 @@ Exit codes: 0 done (verify: every seal holds), 1 refused (role, open cases, the 
           );
         } else {
           const lines = [`${date}: ${state}`];
+          if (currentBroken !== undefined) lines.push(`This sign-off does not verify: ${currentBroken}. Run "wallet-recon signoff verify".`);
           if (history.length > 0) {
             lines.push(
               formatTable(
@@ -171,6 +179,10 @@ Exit codes: 0 done (verify: every seal holds), 1 refused (role, open cases, the 
           runtime.output.err(`${SEAL_MISMATCH}: sign-off${altered.length === 1 ? '' : 's'} ${altered.map((id) => `#${id}`).join(', ')} of ${date}. Run "wallet-recon signoff verify".`);
           return 1;
         }
+        if (currentBroken !== undefined) {
+          runtime.output.err(`This sign-off does not verify: ${currentBroken}. Run "wallet-recon signoff verify" and restore the database from a backup.`);
+          return 1;
+        }
         return 0;
       });
     });
@@ -184,7 +196,7 @@ Exit codes: 0 done (verify: every seal holds), 1 refused (role, open cases, the 
       await runtime.withContext('wallet-recon signoff verify', {}, async (ctx) => {
         const verified = await verifySeals(ctx, { date });
         const { checked } = verified;
-        const counts = `${checked.signoffs} sign-off(s), ${checked.reports} sealed report(s), ${checked.caseEvents} case event(s), ${checked.auditRows} audit row(s), ${checked.signatures} signature(s)${verified.key === undefined ? '' : verified.key.pinned ? ' against the pinned key' : ' against RECON_SIGNING_KEY_FILE'}`;
+        const counts = `${checked.signoffs} sign-off(s), ${checked.reports} sealed report(s), ${checked.caseEvents} case event(s), ${checked.auditRows} audit row(s), ${checked.signatures} signature(s)${verified.key === undefined || verified.key.pinned ? '' : ' against RECON_SIGNING_KEY_FILE'}`;
         if (verified.problem !== undefined) {
           runtime.output.err(`Seal broken: ${verified.problem.problem}. Checked before it: ${counts}.`);
           if (verified.key === undefined || !verified.key.pinned) runtime.output.err(notPinned(verified.key));

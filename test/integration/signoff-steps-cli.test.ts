@@ -157,6 +157,10 @@ describe(`sign-off steps and a pinned key through the built CLI (${backend})`, {
     expect(broken.stderr).toMatch(new RegExp(`Seal broken: sign-off #1 of ${DATE}: its approved step \\(signoff_steps row \\d+\\) is not recorded by its row`));
     await expectLockedStill();
     await expectShownBroken();
+    const shown = await cli(publicOnly, 'signoff', 'show', '--date', DATE);
+    expect(shown.code).toBe(1);
+    expect(shown.stdout).toContain(`${DATE}: broken seal`);
+    expect(shown.stderr).toContain(`This sign-off does not verify: sign-off #1 of ${DATE}: its approved step`);
     await pastTheTriggers((db) => sql`update signoffs set approved_by = ${before.approved_by}, approved_at = ${before.approved_at}::timestamptz, approval_hash = ${before.approval_hash} where id = 1`.execute(db));
     expect((await cli(publicOnly, 'signoff', 'verify')).code).toBe(0);
   });
