@@ -1,4 +1,6 @@
+import type { Transaction } from 'kysely';
 import type { AppContext } from '../app-context.js';
+import type { Database } from '../db/database.types.js';
 import { isCalendarDate } from '../clock.js';
 import { businessCalendarOf } from '../config/index.js';
 import { findCase, insertEvent, lockAccountCases } from '../db/reconciliation-case.repository.js';
@@ -11,6 +13,8 @@ export interface SnoozeRequest {
   until: string | undefined;
   note: string | undefined;
   actor: string;
+  /** More writes that belong with the snooze (the console's audit row), in its transaction: both or neither. */
+  alsoInTransaction?: (trx: Transaction<Database>) => Promise<void>;
 }
 
 /**
@@ -38,6 +42,7 @@ export async function snoozeCase(ctx: AppContext, request: SnoozeRequest): Promi
     const row = { case_id: c.id, until_date: until, note, snoozed_by: request.actor, snoozed_at: at };
     await trx.insertInto('case_snoozes').values(row).onConflict((oc) => oc.column('case_id').doUpdateSet(row)).execute();
     await insertEvent(trx, { caseId: c.id, at, actor: request.actor, action: 'noted', fromState: c.state, toState: c.state, note: `snoozed until ${until}: ${note}` });
+    await request.alsoInTransaction?.(trx);
     return { case: c, until };
   });
 }

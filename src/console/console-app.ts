@@ -5,6 +5,8 @@ import formbody from '@fastify/formbody';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { AppContext } from '../app-context.js';
 import { applyCaseAction, MANUAL_CASE_ACTIONS, type ManualCaseAction } from '../cases/case-actions.js';
+import { snoozeCase } from '../cases/case-snooze.js';
+import { listRunningSnoozes } from '../db/problem.repository.js';
 import { AGE_BUCKETS, ageBucketOf, caseAgeDays, CASE_KINDS, CASE_STATES } from '../cases/case-model.js';
 import { listBooksOfDate, listCapturesOfDate } from '../db/console-views.repository.js';
 import { deleteExpiredSessions, deleteSignInAttemptsBefore, insertAudit, listUsers } from '../db/console.repository.js';
@@ -396,6 +398,7 @@ export async function buildConsoleApp(options: ConsoleAppOptions): Promise<Fasti
         books: await listBooksOfDate(db, date),
         results,
         cases,
+        snoozes: await listRunningSnoozes(db, [...cases.keys()], date),
         ...(await signoffWithProblems(ctx, date)),
         today,
         ...(ctx.database.kind === 'postgres' ? { queued: await countQueuedOfDate(db, ctx.config.queue.schema, date) } : {}),
@@ -482,11 +485,13 @@ export async function buildConsoleApp(options: ConsoleAppOptions): Promise<Fasti
   const renderCase = async (request: FastifyRequest, id: number, notice?: PageContext['notice']) => {
     const c = await findCase(db, id);
     if (c === undefined) throw new ConsoleRefusal(404, `There is no case #${id}.`);
+    const today = todayOf(ctx).date;
+    const snooze = (await listRunningSnoozes(db, [id], today)).get(id);
     // The case's account on its latest date: what explains the difference there, and the hand on it.
     const results = (await listResultsOfDate(db, c.lastSeenOn, [c.account])).filter((r) => c.currency === null || r.currency === c.currency);
     const explained = (await loadExplain(ctx, [c.account], c.lastSeenOn, results)).get(c.account)!;
     const explain = { ...explained, currencies: c.currency === null ? explained.currencies : [c.currency], items: explained.items.filter((i) => c.currency === null || i.currency === c.currency) };
-    return casePage(c, await listOccurrences(db, id), await listEvents(db, id), await listCaseEvidence(db, id), todayOf(ctx).date, { ...pageOf(request, notice), assignees: await activeUserNames() }, { explain, results, trail: await loadDifferenceTrail(db, ctx.config, c) });
+    return casePage(c, await listOccurrences(db, id), await listEvents(db, id), await listCaseEvidence(db, id), today, { ...pageOf(request, notice), assignees: await activeUserNames() }, { explain, results, trail: await loadDifferenceTrail(db, ctx.config, c) }, snooze);
   };
   const idParams = { type: 'object', properties: { id: { type: 'integer', minimum: 1, maximum: 999_999_999 } }, required: ['id'] } as const;
   app.get<{ Params: { id: number }; Querystring: { done?: string } }>('/cases/:id', { schema: { params: idParams } }, async (request, reply) => {
@@ -495,6 +500,44 @@ export async function buildConsoleApp(options: ConsoleAppOptions): Promise<Fasti
       takeFlashNotice(request, reply) ?? (done !== undefined && (MANUAL_CASE_ACTIONS as readonly string[]).includes(done) ? { kind: 'ok' as const, text: `Done: ${done}, recorded as ${request.session!.user.name}.` } : undefined);
     return reply.type('text/html; charset=utf-8').send(await renderCase(request, request.params.id, notice));
   });
+
+  // Snooze (issue 45): not a change of state, so not one of the state machine's actions; a note and an end are required.
+  app.post<{ Params: { id: number }; Body: { note?: string; until?: string } }>(
+    '/cases/:id/snooze',
+    { schema: { params: idParams, body: { type: 'object', properties: { note: { type: 'string', maxLength: 2000 }, until: { type: 'string', maxLength: 10 }, _csrf: { type: 'string' } } } } },
+    async (request, reply) => {
+      const { id } = request.params;
+      const user = request.session!.user;
+      if (!mayActOnCases(user.role)) {
+        await audit(request, 'case.snooze', 'refused', `case #${id}`, { reason: `${user.role} role` });
+        throw new ConsoleRefusal(403, `Refused: "${user.name}" has the ${user.role} role and can look at everything but change nothing.`);
+      }
+      const { note, until } = request.body;
+      const invalid = Object.entries({ note, until }).find(([, v]) => v !== undefined && NOT_TEXT.test(v));
+      if (invalid !== undefined) {
+        return reply.code(400).type('text/html; charset=utf-8').send(await renderCase(request, id, { kind: 'error', text: `Refused: the ${invalid[0]} is not valid text (it holds a lone surrogate or a NUL character). Nothing was changed.` }));
+      }
+      const blank = (v: string | undefined) => (v === undefined || v.trim() === '' ? undefined : v.trim());
+      try {
+        await snoozeCase(ctx, {
+          caseId: id,
+          until: blank(until),
+          note: blank(note),
+          actor: user.name,
+          alsoInTransaction: (trx) =>
+            insertAudit(trx, { at: ctx.clock.now(), userName: user.name, address: request.ip, action: 'case.snooze', target: `case #${id}`, outcome: 'ok', detail: { note: blank(note) ?? null, until: blank(until) ?? null } }),
+        });
+      } catch (error) {
+        if (!(error instanceof UsageError)) throw error;
+        await audit(request, 'case.snooze', 'refused', `case #${id}`, { reason: error.message });
+        const text = error.message.replace('cases snooze needs --note TEXT', 'A snooze needs a note').replace('cases snooze needs --until DATE', 'A snooze needs an Until date').replaceAll('--until', 'Until').replace('--note TEXT', 'a note');
+        setFlashNotice(reply, { kind: 'error', text }, secureCookies(request));
+        return reply.redirect(`/cases/${id}`, 303);
+      }
+      setFlashNotice(reply, { kind: 'ok', text: `Snoozed until ${blank(until)!}, recorded as ${user.name}: it is not announced again until then unless it changes materially.` }, secureCookies(request));
+      return reply.redirect(`/cases/${id}`, 303);
+    },
+  );
 
   app.post<{ Params: { id: number; action: ManualCaseAction }; Body: { note?: string; to?: string; due?: string; until?: string } }>(
     '/cases/:id/:action',

@@ -1,5 +1,6 @@
 import { ageBucketOf, caseAgeDays, describeCase, type CaseEvent, type CaseOccurrence, type ReconciliationCase } from '../cases/case-model.js';
 import { actionsAllowedFrom } from '../cases/case-actions.js';
+import type { CaseSnooze } from '../db/problem.repository.js';
 import type { BooksOfDate, CaptureOfDate } from '../db/console-views.repository.js';
 import type { ConsoleUser } from '../db/console.repository.js';
 import { describeDrift } from '../business-date/capture-drift.js';
@@ -78,6 +79,8 @@ export interface DayView {
   books: BooksOfDate[];
   results: StoredReconciliationResult[];
   cases: Map<number, ReconciliationCase>;
+  /** The snoozes of those cases running on the date. */
+  snoozes?: ReadonlyMap<number, CaseSnooze>;
   signoff: SignoffState;
   /** The date's sign-offs that do not verify, each with its first broken row named (src/signoff/signoff-integrity.ts). */
   signoffProblems?: ReadonlyMap<number, string>;
@@ -208,7 +211,7 @@ export function dayPage(view: DayView, page: PageContext): string {
       const c = r.caseId === null ? undefined : view.cases.get(r.caseId);
       return (
         `<tr class="status-${e(r.status)}"><td>${e(r.currency ?? '')}${r.currency === null ? '' : (view.trends?.get(`${account}\u0000${r.currency}`) ?? '')}</td><td>${e(label(r.status))}</td>${amount(r.gatewayBalance, r.currency, page.style)}${amount(r.expectedBalance, r.currency, page.style)}${amount(r.difference, r.currency, page.style)}` +
-        `<td>${c === undefined ? '' : `<a href="/cases/${c.id}">case #${c.id}</a> ${e(c.state)}`}</td><td>${r.runId ?? ''}</td></tr>`
+        `<td>${c === undefined ? '' : `<a href="/cases/${c.id}">case #${c.id}</a> ${e(c.state)}${snoozedText(view.snoozes?.get(c.id))}`}</td><td>${r.runId ?? ''}</td></tr>`
       );
     });
     const table =
@@ -282,11 +285,26 @@ export interface CaseExplain {
   trail?: DifferenceTrail;
 }
 
-export function casePage(c: ReconciliationCase, occurrences: CaseOccurrence[], events: CaseEvent[], evidence: Array<Record<string, unknown>>, today: string, page: PageContext, extra: CaseExplain = {}): string {
+/** ", snoozed until 2026-11-09": a case's running snooze beside its state. */
+function snoozedText(snooze: CaseSnooze | undefined): string {
+  return snooze === undefined ? '' : `, <span class="snoozed" title="${e(snooze.note)}">snoozed until ${e(snooze.untilDate)}</span>`;
+}
+
+export function casePage(
+  c: ReconciliationCase,
+  occurrences: CaseOccurrence[],
+  events: CaseEvent[],
+  evidence: Array<Record<string, unknown>>,
+  today: string,
+  page: PageContext,
+  extra: CaseExplain = {},
+  snooze?: CaseSnooze,
+): string {
   const facts = `<dl class="facts"><dt>State</dt><dd>${e(c.state)}${c.state !== 'resolved' || c.resolution === null ? '' : ` (${e(c.resolution)})`}${c.acceptedUntil === null ? '' : ` until ${e(c.acceptedUntil)}`}</dd>
 <dt>Opened on</dt><dd>${e(c.openedOn)}</dd><dt>Last seen on</dt><dd>${e(c.lastSeenOn)}</dd><dt>Age</dt><dd>${caseAgeDays(c, today)} day${caseAgeDays(c, today) === 1 ? '' : 's'} (${e(ageBucketOf(caseAgeDays(c, today)))})</dd>
 <dt>Latest difference</dt><dd class="amount">${e(formatOptionalAmount(c.latestDifference, c.currency, undefined, page.style))} ${e(c.currency ?? '')}</dd>
-<dt>Assignee</dt><dd>${e(c.assignee ?? '-')}${c.dueOn === null ? '' : `, due ${e(c.dueOn)}`}</dd></dl>`;
+<dt>Assignee</dt><dd>${e(c.assignee ?? '-')}${c.dueOn === null ? '' : `, due ${e(c.dueOn)}`}</dd>
+<dt>Snoozed</dt><dd id="snooze">${snooze === undefined ? 'no' : `until ${e(snooze.untilDate)} (by ${e(snooze.snoozedBy)}): ${e(snooze.note)}. Not announced again until then unless it changes materially; it still blocks sign-off as its state says.`}</dd></dl>`;
   const occurrenceTable = `<h2>Occurrences</h2><table id="occurrences"><thead><tr><th>business date</th><th>status</th><th class="amount">gateway</th><th class="amount">single wallet</th><th class="amount">books</th><th class="amount">difference</th><th>run</th></tr></thead><tbody>${occurrences
     .map(
       (o) =>
@@ -315,6 +333,7 @@ ${action('note', 'Add note', note(true, 'the note'))}
 ${action('accept', 'Accept', `${note(true, 'why the difference is accepted')}<label>Until <input name="until" type="date"></label>`)}
 ${action('resolve', 'Resolve', note(true, 'how it was fixed (the booking)'))}
 ${action('reopen', 'Reopen', note(true, 'why it is reopened'))}
+${mayAct && (c.state === 'open' || c.state === 'acknowledged') ? `<form method="post" action="/cases/${c.id}/snooze" class="action">${csrfField(page)}${note(true, 'why it may stay quiet')}<label>Until (required) <input name="until" type="date" required min="${e(today)}"></label><button type="submit">Snooze</button></form>` : ''}
 </div>`;
   const explained =
     extra.explain === undefined

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { StatusCounts } from '../reconciliation/reconciliation-result.js';
+import type { ChangeList } from './change-list.js';
 import { problemHeadline, type ProblemData, type ProblemEventType, type ProblemFoldedData } from './problems/problem-events.js';
 
 /**
@@ -110,6 +111,8 @@ export interface NightCompletedData {
   caseCounts: CaseCounts;
   /** Accounts whose results cannot be final yet, and why, for people ("books for 2026-11-23 not imported yet"). */
   pending: Array<{ account: string; state: 'awaiting_books' | 'owed' | 'awaiting_statement'; message: string }>;
+  /** The night as a change list: per account, new, changed, still open (with age), snoozed and cleared problems, most material first; immaterial and explained counted. Absent in digests written before it existed. */
+  changes?: ChangeList;
 }
 
 /** The gateway refused an account's credentials while its date could still be captured. */

@@ -8,6 +8,7 @@ import { listResults } from '../db/reconciliation-result.repository.js';
 import { countByStatus, WAITING_STATUSES, type StoredReconciliationResult } from '../reconciliation/reconciliation-result.js';
 import { formatMoney } from '../money/format-amount.js';
 import type { Discrepancy, NightAccountDigest, NightCompletedData } from './events.js';
+import { buildChangeList } from './change-list.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
@@ -100,6 +101,8 @@ export async function buildNightDigest(db: Db, night: SettledNight): Promise<Nig
     acceptedDiscrepancies: mine.length - own.length,
     caseCounts: await countCasesOfDate(db, reconciled, night.businessDate),
     pending,
+    // The night as a change list: new, changed, still open, snoozed, cleared (issue 45).
+    changes: await buildChangeList(db, night.businessDate, reconciled, results, accepted),
   };
 }
 

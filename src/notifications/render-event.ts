@@ -18,6 +18,7 @@ import {
   type SignoffReopenedData,
   type TestEventData,
 } from './events.js';
+import { changeCountsText, changeListLines } from './change-list-text.js';
 import { problemLines, type ProblemData, type ProblemEventType, type ProblemFoldedData } from './problems/problem-events.js';
 
 /**
@@ -103,7 +104,12 @@ export function renderEventText(event: NotificationEvent, options: RenderOptions
   if (event.type === 'night.completed') {
     const d = event.data as NightCompletedData;
     const { accounts, breaks, alarms, cases, pending } = nightLines(d, options.style);
-    lines.push(`Business date ${d.businessDate} (cut-off ${at(d.cutoffAt)}).`, '', 'Accounts:', ...accounts.map((l) => `  ${l}`), '', `Results: ${countsText(d.reconciliation)}.`, cases);
+    lines.push(`Business date ${d.businessDate} (cut-off ${at(d.cutoffAt)}).`);
+    if (d.changes !== undefined) {
+      lines.push('', `What changed: ${changeCountsText(d.changes)}`);
+      for (const a of changeListLines(d.changes)) lines.push(`  ${a.account}`, ...a.lines.map((l) => `    ${inLocale(l, options.style)}`));
+    }
+    lines.push('', 'Accounts:', ...accounts.map((l) => `  ${l}`), '', `Results: ${countsText(d.reconciliation)}.`, cases);
     if (pending.length > 0) lines.push('', 'Not final yet:', ...pending.map((l) => `  ${l}`));
     if (breaks.length > 0) lines.push('', `Largest discrepancies beside their balance (gateway minus books):`, ...breaks.map((l) => `  ${l}`));
     if (d.moreDiscrepancies > 0) lines.push(`  … and ${d.moreDiscrepancies} more (see the attached report).`);
@@ -167,7 +173,12 @@ export function renderEventHtml(event: NotificationEvent, options: RenderOptions
   if (event.type === 'night.completed') {
     const d = event.data as NightCompletedData;
     const { accounts, breaks, alarms, cases, pending } = nightLines(d, options.style);
-    parts.push(`<p>Business date ${escapeHtml(d.businessDate)} (cut-off ${escapeHtml(at(d.cutoffAt))}).</p>`, '<h2>Accounts</h2>', list(accounts));
+    parts.push(`<p>Business date ${escapeHtml(d.businessDate)} (cut-off ${escapeHtml(at(d.cutoffAt))}).</p>`);
+    if (d.changes !== undefined) {
+      parts.push('<h2>What changed</h2>', `<p>${escapeHtml(changeCountsText(d.changes))}</p>`);
+      for (const a of changeListLines(d.changes)) parts.push(`<h3>${escapeHtml(a.account)}</h3>`, list(a.lines.map((l) => inLocale(l, options.style))));
+    }
+    parts.push('<h2>Accounts</h2>', list(accounts));
     parts.push(`<p>Results: ${escapeHtml(countsText(d.reconciliation))}.</p>`, `<p>${escapeHtml(cases)}</p>`);
     if (pending.length > 0) parts.push('<h2>Not final yet</h2>', list(pending));
     if (breaks.length > 0) parts.push('<h2>Largest discrepancies</h2><p>Gateway minus books, largest beside their balance first.</p>', list(breaks));
@@ -193,6 +204,10 @@ export function renderSlackMessage(event: NotificationEvent, options: RenderOpti
   if (event.type === 'night.completed') {
     const d = event.data as NightCompletedData;
     const { accounts, breaks, alarms, cases, pending } = nightLines(d, options.style);
+    if (d.changes !== undefined) {
+      const changed = changeListLines(d.changes).map((a) => `*${slackEscape(a.account)}*\n${a.lines.map((l) => `• ${slackEscape(inLocale(l, options.style))}`).join('\n')}`);
+      section(`*What changed*: ${slackEscape(changeCountsText(d.changes))}${changed.length === 0 ? '' : `\n${changed.join('\n')}`}`);
+    }
     section(accounts.map((l) => `• ${slackEscape(l)}`).join('\n'));
     section(slackEscape(cases));
     if (pending.length > 0) section(`*Not final yet*\n${pending.map((l) => `• ${slackEscape(l)}`).join('\n')}`);
