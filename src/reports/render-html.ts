@@ -7,7 +7,7 @@ import { CHART_COLUMNS } from './chart-series.js';
 import { escapeHtml } from '../escape-html.js';
 import type { StoredReconciliationResult } from '../reconciliation/reconciliation-result.js';
 import type { CurrencyHistory, Report } from './report-data.js';
-import { describeTolerance, type ReportFacts } from './report-facts.js';
+import { describeTolerance, type ItemKindFact, type ReportFacts } from './report-facts.js';
 import { buildReportView, totalsOf, type CurrencySection, type CurrencyTally } from './report-view.js';
 import { countByStatus, type StatusCounts } from '../reconciliation/reconciliation-result.js';
 import { datesBetween } from '../clock.js';
@@ -349,20 +349,25 @@ function standingApproval(facts: ReportFacts) {
  * The waterfall of each account, currency and date that has open reconciling items or a break:
  * books + open items = adjusted books; the gateway or bank balance minus that is unexplained.
  */
-function waterfallSection(results: readonly StoredReconciliationResult[]): string {
+function waterfallSection(results: readonly StoredReconciliationResult[], itemKinds: readonly ItemKindFact[] = []): string {
   const shown = results.filter((r) => r.currency !== null && r.expectedBalance !== null && r.gatewayBalance !== null && (r.status === 'break' || (r.itemsTotal ?? 0n) !== 0n || r.status === 'explained'));
   if (shown.length === 0) return '';
   const money = (v: bigint | null | undefined, r: StoredReconciliationResult) => (v === null || v === undefined ? '' : escapeHtml(formatAmount(v, r.currency, r.scale)));
   const rows = shown.map((r) => {
     const items = r.itemsTotal ?? 0n;
     const unexplained = r.unexplained ?? r.difference;
-    return `<tr data-account="${escapeHtml(r.account)}" data-currency="${escapeHtml(r.currency!)}"><td>${escapeHtml(r.businessDate)}</td><td>${escapeHtml(r.account)}</td><td>${escapeHtml(r.currency!)}</td><td class="amount">${money(r.expectedBalance, r)}</td><td class="amount">${money(items, r)}</td><td class="amount">${money(r.expectedBalance! + items, r)}</td><td class="amount">${money(r.gatewayBalance, r)}</td><td class="amount">${money(unexplained, r)}</td><td>${escapeHtml(r.status)}</td></tr>`;
+    // The open items by kind: "in transit (1) 123.45; fee (2) -5.00".
+    const kinds = itemKinds
+      .filter((k) => k.account === r.account && k.businessDate === r.businessDate && k.currency === r.currency)
+      .map((k) => `${k.kind.replaceAll('_', ' ')} (${k.count}) ${formatAmount(k.total, k.currency, k.scale)}`)
+      .join('; ');
+    return `<tr data-account="${escapeHtml(r.account)}" data-currency="${escapeHtml(r.currency!)}"><td>${escapeHtml(r.businessDate)}</td><td>${escapeHtml(r.account)}</td><td>${escapeHtml(r.currency!)}</td><td class="amount">${money(r.expectedBalance, r)}</td><td class="amount">${money(items, r)}</td><td class="amount">${money(r.expectedBalance! + items, r)}</td><td class="amount">${money(r.gatewayBalance, r)}</td><td class="amount">${money(unexplained, r)}</td><td>${escapeHtml(r.status)}</td><td class="item-kinds">${escapeHtml(kinds)}</td></tr>`;
   });
   return `
 <h2>Waterfall</h2>
 <p>Books + open reconciling items = adjusted books; the gateway or bank balance minus the adjusted books is unexplained. Only an unexplained part beyond the tolerance is a break.</p>
 <table id="waterfall">
-<thead><tr><th>business date</th><th>account</th><th>currency</th><th class="amount">books</th><th class="amount">open items</th><th class="amount">adjusted books</th><th class="amount">gateway / bank</th><th class="amount">unexplained</th><th>status</th></tr></thead>
+<thead><tr><th>business date</th><th>account</th><th>currency</th><th class="amount">books</th><th class="amount">open items</th><th class="amount">adjusted books</th><th class="amount">gateway / bank</th><th class="amount">unexplained</th><th>status</th><th>open items by kind</th></tr></thead>
 <tbody>
 ${rows.join('\n')}
 </tbody>
@@ -471,7 +476,7 @@ ${RESULT_HEAD(true, view.breaks)}
 ${view.breaks.map((r) => resultRow(r, true, style)).join('\n')}
 </tbody>
 </table>${caseStory(view.breaks, facts)}`
-}${waterfallSection(results)}
+}${waterfallSection(results, facts.itemKinds)}
 </section>
 ${
   oneDate

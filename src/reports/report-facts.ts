@@ -8,6 +8,7 @@ import { listLatestCaseNotes, type CaseNoteRecord } from '../db/reconciliation-c
 import { listSignoffsOfDate, type Signoff } from '../db/signoff.repository.js';
 import { listBooksImportsByIds } from '../db/expected-balance.repository.js';
 import { listRunsByIds } from '../db/snapshot-run.repository.js';
+import { listEntryItemsOpenOn, listItemsOpenOn } from '../db/reconciling-item.repository.js';
 import type { ReconciliationResult } from '../reconciliation/reconciliation-result.js';
 
 /** When one account's snapshot of one business date was captured, and how near its cut-off. */
@@ -66,15 +67,53 @@ export interface ReportFacts {
   caseNotes?: { latest: CaseNoteRecord[]; acceptances: CaseNoteRecord[] };
   /** The sign-offs of a one-date report, oldest first: its story (prepared, approved, invalidated, reopened). */
   signoffs?: Signoff[];
+  /** The open reconciling items of each waterfall (account, date, currency) summed per kind, at the items' scale. */
+  itemKinds?: ItemKindFact[];
   /** A sealed report's preparer and preparation time (a sign-off); absent on an ordinary report. */
   preparer?: { name: string; at: Date };
+}
+
+/** Open items of one kind on one account, date and currency: their count and signed total. */
+export interface ItemKindFact {
+  account: string;
+  businessDate: string;
+  currency: string;
+  kind: string;
+  count: number;
+  total: bigint;
+  scale: number;
+}
+
+/**
+ * The open items behind each result that has some (items_total other than zero, or explained),
+ * summed per kind: those people added and, for a bank account, those of its unmatched entries.
+ * One pair of queries per date that has such a result.
+ */
+async function loadItemKinds(db: Kysely<Database>, results: readonly ReconciliationResult[], bankAccounts: Config['bankAccounts']): Promise<ItemKindFact[]> {
+  const wanted = results.filter((r) => r.currency !== null && ((r.itemsTotal ?? 0n) !== 0n || r.status === 'explained'));
+  const facts: ItemKindFact[] = [];
+  for (const date of [...new Set(wanted.map((r) => r.businessDate))].sort()) {
+    const ofDate = wanted.filter((r) => r.businessDate === date);
+    const accounts = [...new Set(ofDate.map((r) => r.account))];
+    const banks = bankAccounts.filter((b) => accounts.includes(b.name)).map((b) => ({ account: b.name, expectedClearDays: b.matching?.expectedClearDays }));
+    const items = [...(await listEntryItemsOpenOn(db, banks, date)), ...(await listItemsOpenOn(db, accounts, date))];
+    const grouped = new Map<string, ItemKindFact>();
+    for (const i of items) {
+      if (!ofDate.some((r) => r.account === i.account && r.currency === i.currency)) continue;
+      const key = `${i.account}\u0000${i.currency}\u0000${i.kind}\u0000${i.scale}`;
+      const seen = grouped.get(key) ?? { account: i.account, businessDate: date, currency: i.currency, kind: i.kind, count: 0, total: 0n, scale: i.scale };
+      grouped.set(key, { ...seen, count: seen.count + 1, total: seen.total + i.amount });
+    }
+    facts.push(...grouped.values());
+  }
+  return facts;
 }
 
 /** Reads the runs and books imports the results name, for the report's header. */
 export async function loadReportFacts(
   db: Kysely<Database>,
   results: readonly ReconciliationResult[],
-  config: Pick<Config, 'timezone' | 'cutoff' | 'captureWindowMs' | 'tolerance'> & { locale?: string },
+  config: Pick<Config, 'timezone' | 'cutoff' | 'captureWindowMs' | 'tolerance'> & { locale?: string; bankAccounts?: Config['bankAccounts'] },
   generatedAt: Date,
 ): Promise<ReportFacts> {
   const runIds = [...new Set(results.flatMap((r) => (r.runId === null ? [] : [r.runId])))];
@@ -114,7 +153,8 @@ export async function loadReportFacts(
   const caseNotes = await listLatestCaseNotes(db, caseIds);
   const dates = [...new Set(results.map((r) => r.businessDate))];
   const signoffs = dates.length === 1 ? (await listSignoffsOfDate(db, dates[0]!)).reverse() : [];
-  return { generatedAt, timezone: config.timezone, cutoff: config.cutoff, tolerance: config.tolerance, captures, books, statements, caseNotes, signoffs, ...(config.locale === undefined ? {} : { locale: config.locale }) };
+  const itemKinds = await loadItemKinds(db, results, config.bankAccounts ?? []);
+  return { generatedAt, timezone: config.timezone, cutoff: config.cutoff, tolerance: config.tolerance, captures, books, statements, caseNotes, signoffs, itemKinds, ...(config.locale === undefined ? {} : { locale: config.locale }) };
 }
 
 /**

@@ -71,7 +71,7 @@ interface ItemJson {
   expected_clear: string | null;
 }
 
-describe(`wallet-recon items: a gateway difference explained by an item in transit (${backend})`, () => {
+describe(`wallet-recon items: a gateway difference explained by an item in transit (${backend})`, { timeout: 180_000 }, () => {
   it('a 123.45 break becomes explained by an in-transit item, its case resolves as explained, and once the item is past its expected clearing date one item.overdue and one case appear', async () => {
     await capturedDay('2026-11-16', 112_345n);
     const broken = await cli('reconcile', '--date', '2026-11-16');
@@ -141,7 +141,7 @@ describe(`wallet-recon items: a gateway difference explained by an item in trans
     expect(report.results).toEqual([expect.objectContaining({ status: 'explained', items_total: '12345', unexplained: '0', formatted: expect.objectContaining({ items_total: '123.45', unexplained: '0.00' }) })]);
     const html = await cli('report', '--from', '2026-11-16', '--to', '2026-11-16', '--format', 'html');
     expect(html.code, html.stderr).toBe(0);
-    expect(html.stdout).toMatch(/<table id="waterfall">[\s\S]*<td>2026-11-16<\/td><td>default<\/td><td>EUR<\/td><td class="amount">1,000.00<\/td><td class="amount">123.45<\/td><td class="amount">1,123.45<\/td><td class="amount">1,123.45<\/td><td class="amount">0.00<\/td><td>explained<\/td>/);
+    expect(html.stdout).toMatch(/<table id="waterfall">[\s\S]*<td>2026-11-16<\/td><td>default<\/td><td>EUR<\/td><td class="amount">1,000.00<\/td><td class="amount">123.45<\/td><td class="amount">1,123.45<\/td><td class="amount">1,123.45<\/td><td class="amount">0.00<\/td><td>explained<\/td><td class="item-kinds">in transit \(1\) 123\.45<\/td>/);
     const audit = await withDb((db) => db.selectFrom('reconciling_item_events').select(['actor', 'action']).where('item_id', '=', itemId).orderBy('id').execute());
     expect(audit).toEqual([
       { actor: 'anna', action: 'added' },
