@@ -160,4 +160,22 @@ describe(`a bank account's difference explained by its unmatched entries, then m
     // Two items that cancel out explain the date: explained, nothing unexplained.
     expect(await withDb((db) => db.selectFrom('reconciliation_results').select(['status', 'items_total', 'unexplained']).where('business_date', '=', '2026-11-03').executeTakeFirstOrThrow())).toEqual({ status: 'explained', items_total: '0', unexplained: '0' });
   });
+
+  it('a closing balance the previous closing and the entries between do not roll forward to is a roll_forward_break naming the residual', async () => {
+    // 2 Nov closes at 1,653.45 (its five entries); 3 Nov should close at 1,653.45 − 2.50 = 1,650.95, the books say 1,660.95.
+    const balances = await cli('ledger', 'import', file('closings.csv', 'business_date,currency,balance\n2026-11-02,EUR,1653.45\n2026-11-03,EUR,1660.95\n'), '--account', 'eu-bank');
+    expect(balances.code, balances.stderr).toBe(0);
+    const run = await cli('reconcile', '--date', '2026-11-03', '--json');
+    expect(run.code).toBe(3);
+    const [result] = (JSON.parse(run.stdout) as { results: Array<{ status: string; note: string; case_id: number }> }).results;
+    expect(result).toMatchObject({ status: 'roll_forward_break' });
+    expect(result!.note).toContain('the books do not roll forward: closing of 2026-11-02 1,653.45 + entries -2.50 ≠ closing 1,660.95 EUR: residual 10.00 EUR');
+    // (The break the first items file made on the 3rd, before its other side came, is resolved.)
+    const cases = await withDb((db) => db.selectFrom('reconciliation_cases').select(['id', 'kind', 'state']).where('state', '!=', 'resolved').execute());
+    expect(cases).toEqual([{ id: result!.case_id, kind: 'roll_forward_break', state: 'open' }]);
+    // The 2nd, whose closing agrees with its entries, stays explained.
+    const second = await cli('reconcile', '--date', '2026-11-02', '--json');
+    expect(second.code, second.stderr).toBe(0);
+    expect((JSON.parse(second.stdout) as { results: Array<{ status: string }> }).results).toEqual([expect.objectContaining({ status: 'explained' })]);
+  });
 });
