@@ -2,7 +2,8 @@ import { InvalidArgumentError, Option, type Command } from 'commander';
 import { resolveActor } from '../cases/case-actor.js';
 import { refuseAuditorActor } from '../console/auditor-guard.js';
 import { MANUAL_ITEM_KINDS } from '../items/item-rules.js';
-import { addItem, clearReconcilingItem, listItemRecords } from '../items/items-service.js';
+import { addItem, addItems, clearReconcilingItem, listItemRecords } from '../items/items-service.js';
+import { readItemsFile } from '../items/items-file.js';
 import { parseBusinessDate, todayOf } from '../reconciliation/business-dates.js';
 import { formatTable } from '../text-table.js';
 import { summaryOf } from './command-summaries.js';
@@ -25,6 +26,7 @@ Examples:
   wallet-recon items add --account eu-main --currency EUR --date 2026-11-20 --kind in_transit --amount 123.45 --expected-clear 2026-11-24 --note "payout PO-881 in transit"
   wallet-recon items list --date 2026-11-20 --json
   wallet-recon items clear 7 --note "arrived on the statement of 2026-11-23"
+  wallet-recon items import items.csv
 
 An item's amount is signed so that books + items + unexplained = the gateway or bank balance.
 Actions are recorded as --by NAME, else RECON_ACTOR, else the operating-system user.
@@ -50,6 +52,24 @@ Exit codes: 0 done, 1 error, 2 usage error (nothing changes).`,
         await refuseAuditorActor(ctx, actor, 'item.add', `${opts.account} ${opts.currency} ${date}`);
         const { id, results } = await addItem(ctx, { ...opts, date, actor });
         runtime.output.out(String(id));
+        for (const r of results) runtime.output.err(`${r.businessDate} ${r.account} ${r.currency ?? ''}: ${r.status}${r.note ? ` (${r.note})` : ''}`);
+        return 0;
+      });
+    });
+
+  items
+    .command('import')
+    .description('add the items of a file (CSV with a header, or JSON lines) with the columns of items add, all or none')
+    .argument('<file>', 'columns account,currency,date,kind,amount,expected_clear,note,evidence (expected_clear and evidence optional)')
+    .option('--by <name>', 'who adds them (default: RECON_ACTOR, else the operating-system user)')
+    .addHelpText('after', '\nEvery line is checked as "items add" checks its options; a bad line refuses the whole file (exit 2, naming the file\nand the line), and so does a signed-off date whose results the items would change. Prints the ids of the items added.')
+    .action(async (file: string, opts: { by?: string }) => {
+      await runtime.withContext('wallet-recon items import', {}, async (ctx) => {
+        const actor = resolveActor(opts.by, ctx.config);
+        await refuseAuditorActor(ctx, actor, 'item.add', `items file ${file}`);
+        const { ids, results } = await addItems(ctx, await readItemsFile(ctx, file, actor));
+        runtime.output.out(ids.join('\n'));
+        runtime.output.err(`Imported ${ids.length} item${ids.length === 1 ? '' : 's'} from ${file}.`);
         for (const r of results) runtime.output.err(`${r.businessDate} ${r.account} ${r.currency ?? ''}: ${r.status}${r.note ? ` (${r.note})` : ''}`);
         return 0;
       });

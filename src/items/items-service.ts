@@ -1,10 +1,10 @@
 import type { Transaction } from 'kysely';
 import type { AppContext } from '../app-context.js';
 import { SYSTEM_ACTOR } from '../cases/case-model.js';
-import { bankAccountNamed } from '../config/index.js';
+import { allAccountNames, bankAccountNamed } from '../config/index.js';
 import type { Database, ItemKind } from '../db/database.types.js';
 import { insertEvent, listCasesOfAccount, lockAccountCases, updateCase } from '../db/reconciliation-case.repository.js';
-import { clearItem, countOverdueOpen, findItem, insertItem, listEntryItemsOpenOn, listItems, listItemsOpenOn, listResultDatesFrom, type ReconcilingItem } from '../db/reconciling-item.repository.js';
+import { clearItem, countOverdueOpen, findItem, insertItem, listEntryItemsOpenOn, listItems, listItemsOpenOn, listResultDatesFrom, type NewReconcilingItem, type ReconcilingItem } from '../db/reconciling-item.repository.js';
 import { UsageError } from '../errors.js';
 import { referenceScaleFor } from '../money/amount-scale.js';
 import { parseMajorAmount, toMajorUnits } from '../money/format-amount.js';
@@ -30,14 +30,64 @@ export interface AddItemRequest {
   alsoInTransaction?: (trx: Transaction<Database>, id: number) => Promise<void>;
 }
 
+/** What each field of an item is called where it came from: the options of `items add`, or a file's columns. */
+export interface ItemFieldNames {
+  account: string;
+  currency: string;
+  date: string;
+  kind: string;
+  amount: string;
+  expectedClear: string;
+  note: string;
+}
+
+const OPTION_NAMES: ItemFieldNames = { account: '--account', currency: '--currency', date: '--date', kind: '--kind', amount: '--amount', expectedClear: '--expected-clear', note: '--note' };
+
 /** Reads a signed major-unit amount at `decimals` places exactly, or says what is wrong with it. */
-export function parseSignedMajor(text: string, decimals: number, currency: string): bigint {
+export function parseSignedMajor(text: string, decimals: number, currency: string, field = '--amount'): bigint {
   const trimmed = text.trim();
   const negative = trimmed.startsWith('-');
   const minor = parseMajorAmount(negative || trimmed.startsWith('+') ? trimmed.slice(1) : trimmed, decimals);
-  if (minor === undefined) throw new UsageError(`--amount ${JSON.stringify(text)} is not an amount of ${currency}: write a signed decimal in major units with at most ${decimals} decimal${decimals === 1 ? '' : 's'}, such as 123.45 or -2.50.`);
-  if (minor === 0n) throw new UsageError('--amount is zero: an item of nothing explains nothing.');
+  if (minor === undefined) throw new UsageError(`${field} ${JSON.stringify(text)} is not an amount of ${currency}: write a signed decimal in major units with at most ${decimals} decimal${decimals === 1 ? '' : 's'}, such as 123.45 or -2.50.`);
+  if (minor === 0n) throw new UsageError(`${field} is zero: an item of nothing explains nothing.`);
   return negative ? -minor : minor;
+}
+
+/** Checks an item as people give it (options or a file's line) and returns it as stored; a UsageError names the field. */
+export function checkItemRequest(ctx: AppContext, request: AddItemRequest, names: ItemFieldNames = OPTION_NAMES): NewReconcilingItem {
+  if (!allAccountNames(ctx.config).includes(request.account)) throw new UsageError(`${names.account} ${JSON.stringify(request.account)} is no configured account (configured: ${allAccountNames(ctx.config).join(', ')}).`);
+  const account = request.account;
+  const today = todayOf(ctx);
+  const date = parseBusinessDate(request.date, names.date, today);
+  const currency = request.currency;
+  if (!/^[A-Z]{3}$/.test(currency)) throw new UsageError(`${names.currency} ${JSON.stringify(currency)} is not a currency code: use three capital letters such as EUR.`);
+  const bank = bankAccountNamed(ctx.config, account);
+  if (bank !== undefined && bank.currency !== currency) throw new UsageError(`Bank account "${account}" is kept in ${bank.currency}, not ${currency}: an item of it is in ${bank.currency}.`);
+  if (!MANUAL_ITEM_KINDS.includes(request.kind as ItemKind)) {
+    throw new UsageError(`${names.kind} ${JSON.stringify(request.kind)} is not a kind of item people add: use one of ${MANUAL_ITEM_KINDS.join(', ')} (outstanding and unrecorded items come from unmatched entries).`);
+  }
+  const expectedClear = request.expectedClear === undefined ? null : parseBusinessDate(request.expectedClear, names.expectedClear);
+  if (expectedClear !== null && expectedClear < date) throw new UsageError(`${names.expectedClear} ${expectedClear} is before the item's date ${date}.`);
+  const note = request.note?.trim();
+  if (!note) throw new UsageError(`${names.note} is required: say what the item is (a payout in transit, its reference, who follows it).`);
+  const accountConfig = ctx.config.accounts.find((a) => a.name === account);
+  const scale = referenceScaleFor(ctx.config, accountConfig, currency);
+  if (scale === null) throw new UsageError(`The decimals of ${currency} are not known: set GATEWAY_AMOUNT_DECIMALS_${currency} first.`);
+  const amount = parseSignedMajor(request.amount, scale, currency, names.amount);
+  return {
+    account,
+    source: bank === undefined ? 'gateway' : 'bank',
+    currency,
+    kind: request.kind as ItemKind,
+    amount,
+    scale,
+    openedOn: date,
+    expectedClear,
+    note,
+    evidence: request.evidence?.trim() || null,
+    createdBy: request.actor,
+    createdAt: ctx.clock.now(),
+  };
 }
 
 /**
@@ -46,42 +96,30 @@ export function parseSignedMajor(text: string, decimals: number, currency: strin
  * signed off whose results would change refuses the whole addition (nothing is written).
  */
 export async function addItem(ctx: AppContext, request: AddItemRequest): Promise<{ id: number; results: ReconciliationResult[] }> {
-  const [account] = resolveAccountNames(ctx.config, request.account);
-  const today = todayOf(ctx);
-  const date = parseBusinessDate(request.date, '--date', today);
-  const currency = request.currency;
-  if (!/^[A-Z]{3}$/.test(currency)) throw new UsageError(`--currency ${JSON.stringify(currency)} is not a currency code: use three capital letters such as EUR.`);
-  const bank = bankAccountNamed(ctx.config, account!);
-  if (bank !== undefined && bank.currency !== currency) throw new UsageError(`Bank account "${account}" is kept in ${bank.currency}, not ${currency}: an item of it is in ${bank.currency}.`);
-  if (!MANUAL_ITEM_KINDS.includes(request.kind as ItemKind)) {
-    throw new UsageError(`--kind ${JSON.stringify(request.kind)} is not a kind of item people add: use one of ${MANUAL_ITEM_KINDS.join(', ')} (outstanding and unrecorded items come from unmatched entries).`);
-  }
-  const expectedClear = request.expectedClear === undefined ? null : parseBusinessDate(request.expectedClear, '--expected-clear');
-  if (expectedClear !== null && expectedClear < date) throw new UsageError(`--expected-clear ${expectedClear} is before the item's date ${date}.`);
-  const note = request.note?.trim();
-  if (!note) throw new UsageError('--note is required: say what the item is (a payout in transit, its reference, who follows it).');
-  const accountConfig = ctx.config.accounts.find((a) => a.name === account);
-  const scale = referenceScaleFor(ctx.config, accountConfig, currency);
-  if (scale === null) throw new UsageError(`The decimals of ${currency} are not known: set GATEWAY_AMOUNT_DECIMALS_${currency} first.`);
-  const amount = parseSignedMajor(request.amount, scale, currency);
+  resolveAccountNames(ctx.config, request.account);
+  const item = checkItemRequest(ctx, request);
   return ctx.database.db.transaction().execute(async (trx) => {
-    const id = await insertItem(trx, {
-      account: account!,
-      source: bank === undefined ? 'gateway' : 'bank',
-      currency,
-      kind: request.kind as ItemKind,
-      amount,
-      scale,
-      openedOn: date,
-      expectedClear,
-      note,
-      evidence: request.evidence?.trim() || null,
-      createdBy: request.actor,
-      createdAt: ctx.clock.now(),
-    });
-    const results = await reconcileFrom(ctx, trx, account!, date);
+    const id = await insertItem(trx, item);
+    const results = await reconcileFrom(ctx, trx, item.account, item.openedOn);
     await request.alsoInTransaction?.(trx, id);
     return { id, results };
+  });
+}
+
+/**
+ * Adds several items in one transaction (`items import`): every one is checked before any is
+ * written, then each account is reconciled again from its earliest item's date. A signed-off date
+ * whose results would change refuses them all.
+ */
+export async function addItems(ctx: AppContext, items: readonly NewReconcilingItem[]): Promise<{ ids: number[]; results: ReconciliationResult[] }> {
+  return ctx.database.db.transaction().execute(async (trx) => {
+    const ids: number[] = [];
+    for (const item of items) ids.push(await insertItem(trx, item));
+    const earliest = new Map<string, string>();
+    for (const i of items) if ((earliest.get(i.account) ?? '9999-12-31') > i.openedOn) earliest.set(i.account, i.openedOn);
+    const results: ReconciliationResult[] = [];
+    for (const [account, from] of [...earliest].sort()) results.push(...(await reconcileFrom(ctx, trx, account, from)));
+    return { ids, results };
   });
 }
 

@@ -132,4 +132,50 @@ describe(`a bank account's difference explained by its unmatched entries, then m
     ]);
     expect(await withDb((db) => db.selectFrom('reconciliation_cases').select('id').execute())).toEqual([]);
   });
+
+  it('items import adds the items of a CSV or JSON lines file all or none: a bad line exits 2 naming the file and the line, and nothing is written', async () => {
+    const stored = () => withDb((db) => db.selectFrom('reconciling_items').select(['id', 'kind', 'amount', 'opened_on', 'expected_clear', 'note', 'created_by']).orderBy('id').execute());
+    const bad = file('items-bad.csv', ['account,currency,date,kind,amount,expected_clear,note', 'eu-bank,EUR,2026-11-03,timing,10.00,2026-11-04,cut-off timing', 'eu-bank,EUR,2026-11-03,timing,-10.005,,the other side', 'eu-bank,EUR,2026-11-03,outstanding,1.00,,x', ''].join('\n'));
+    const refused = await cli('items', 'import', bad);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('items-bad.csv line 3: amount "-10.005" is not an amount of EUR');
+    expect(refused.stderr).toContain('items-bad.csv line 4: kind "outstanding" is not a kind of item people add');
+    expect(await stored()).toEqual([]);
+    const noNote = await cli('items', 'import', file('items-nonote.jsonl', '{"account":"eu-bank","currency":"EUR","date":"2026-11-03","kind":"fee","amount":"-1.00"}\n'));
+    expect(noNote.code).toBe(2);
+    expect(noNote.stderr).toContain('items-nonote.jsonl line 1: note is missing');
+
+    const good = file('items.csv', ['account,currency,date,kind,amount,expected_clear,note,evidence', 'eu-bank,EUR,2026-11-03,timing,10.00,2026-11-04,cut-off timing,ticket 12', ''].join('\n'));
+    const jsonl = file('items.jsonl', '{"account":"eu-bank","currency":"EUR","date":"2026-11-03","kind":"timing","amount":"-10.00","note":"the other side"}\n');
+    const first = await cli('items', 'import', good, '--by', 'ben');
+    expect(first.code, first.stderr).toBe(0);
+    const second = await cli('items', 'import', jsonl, '--by', 'ben');
+    expect(second.code, second.stderr).toBe(0);
+    const rows = await stored();
+    expect(rows.map((r) => [r.kind, r.amount, r.opened_on, r.expected_clear, r.note, r.created_by])).toEqual([
+      ['timing', '1000', '2026-11-03', '2026-11-04', 'cut-off timing', 'ben'],
+      ['timing', '-1000', '2026-11-03', null, 'the other side', 'ben'],
+    ]);
+    expect([first.stdout.trim(), second.stdout.trim()]).toEqual(rows.map((r) => String(r.id)));
+    // Two items that cancel out explain the date: explained, nothing unexplained.
+    expect(await withDb((db) => db.selectFrom('reconciliation_results').select(['status', 'items_total', 'unexplained']).where('business_date', '=', '2026-11-03').executeTakeFirstOrThrow())).toEqual({ status: 'explained', items_total: '0', unexplained: '0' });
+  });
+
+  it('a closing balance the previous closing and the entries between do not roll forward to is a roll_forward_break naming the residual', async () => {
+    // 2 Nov closes at 1,653.45 (its five entries); 3 Nov should close at 1,653.45 − 2.50 = 1,650.95, the books say 1,660.95.
+    const balances = await cli('ledger', 'import', file('closings.csv', 'business_date,currency,balance\n2026-11-02,EUR,1653.45\n2026-11-03,EUR,1660.95\n'), '--account', 'eu-bank');
+    expect(balances.code, balances.stderr).toBe(0);
+    const run = await cli('reconcile', '--date', '2026-11-03', '--json');
+    expect(run.code).toBe(3);
+    const [result] = (JSON.parse(run.stdout) as { results: Array<{ status: string; note: string; case_id: number }> }).results;
+    expect(result).toMatchObject({ status: 'roll_forward_break' });
+    expect(result!.note).toContain('the books do not roll forward: closing of 2026-11-02 1,653.45 + entries -2.50 ≠ closing 1,660.95 EUR: residual 10.00 EUR');
+    // (The break the first items file made on the 3rd, before its other side came, is resolved.)
+    const cases = await withDb((db) => db.selectFrom('reconciliation_cases').select(['id', 'kind', 'state']).where('state', '!=', 'resolved').execute());
+    expect(cases).toEqual([{ id: result!.case_id, kind: 'roll_forward_break', state: 'open' }]);
+    // The 2nd, whose closing agrees with its entries, stays explained.
+    const second = await cli('reconcile', '--date', '2026-11-02', '--json');
+    expect(second.code, second.stderr).toBe(0);
+    expect((JSON.parse(second.stdout) as { results: Array<{ status: string }> }).results).toEqual([expect.objectContaining({ status: 'explained' })]);
+  });
 });
