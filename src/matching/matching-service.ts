@@ -46,8 +46,12 @@ export async function runMatching(
     const rules = matchingRulesFor(config, account);
     // With a date, the entries near it: what a match of that date could hold.
     const range = how.date === undefined ? {} : { from: shiftDate(how.date, -rules.dateWindowDays - 31), to: how.date };
-    const [books, statement] = await Promise.all([listUnmatchedBooksEntries(db, account, range), listUnmatchedStatementEntries(db, account, range)]);
-    if (books.length === 0 || statement.length === 0) continue;
+    // The books first: an account without books entries has nothing to match, and its statement
+    // entries (a million, for a large statement imported) are then not read at all.
+    const books = await listUnmatchedBooksEntries(db, account, range);
+    if (books.length === 0) continue;
+    const statement = await listUnmatchedStatementEntries(db, account, range);
+    if (statement.length === 0) continue;
     const currencies = [...new Set(books.map((b) => b.currency))].sort();
     const toStore: NewMatch[] = [];
     const found: RuleMatch[] = [];

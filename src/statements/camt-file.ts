@@ -4,7 +4,7 @@ import { InputFileError } from '../errors.js';
 import { chooseEncoding, notUtf8Error, type TextEncodingName } from '../text-encoding.js';
 import { CamtStream, type CamtStatementHead } from './camt-reader.js';
 import type { StatementEntry } from './statement.js';
-import { bookedKey, fingerprintOfKeys } from './statement-fingerprint.js';
+import { BookedKeys } from './statement-fingerprint.js';
 
 /** The bytes read at a time: one chunk of text is parsed before the next is read. */
 const READ_CHUNK_BYTES = 1024 * 1024;
@@ -63,22 +63,22 @@ async function* decodedChunks(filePath: string, shown: string, head: Uint8Array,
 /**
  * First reading of a camt file: every statement checked and summed up (entries counted, booked
  * entries summed, the fingerprint taken), no entry kept — memory stays that of one chunk of text
- * and one short key per booked entry. Also the file's SHA-256 and size.
+ * and one short amount per booked entry (BookedKeys). Also the file's SHA-256 and size.
  */
 export async function scanCamtFile(filePath: string, shown: string, head: Uint8Array, encoding: TextEncodingName | undefined): Promise<{ statements: ScannedCamtStatement[]; sha256: string; size: bigint }> {
   const statements: ScannedCamtStatement[] = [];
   let booked = 0n;
-  let keys: string[] = [];
+  let keys = new BookedKeys();
   const reader = new CamtStream(shown, {
     entry: (entry) => {
       if (entry.status !== 'BOOK') return;
       booked += entry.amount;
-      keys.push(bookedKey(entry));
+      keys.add(entry);
     },
     statement: (statementHead, _index, entryCount) => {
-      statements.push({ head: statementHead, entryCount, booked, fingerprint: fingerprintOfKeys(statementHead, keys) });
+      statements.push({ head: statementHead, entryCount, booked, fingerprint: keys.fingerprint(statementHead) });
       booked = 0n;
-      keys = [];
+      keys = new BookedKeys();
     },
   });
   const digest = { sha256: '', size: 0n };

@@ -91,7 +91,7 @@ export async function scanStatementFile(file: string, options: { encoding?: Text
     size = statSync(file).size;
     if (size > options.maxBytes) {
       throw new StatementFileError(
-        `${shown}: ${size} bytes, more than RECON_STATEMENT_MAX_BYTES (${options.maxBytes} bytes, ${mebibytes(options.maxBytes)}): refused before it was read, nothing imported. Raise RECON_STATEMENT_MAX_BYTES to import a file this large.`,
+        `${shown}: ${size} bytes, more than RECON_STATEMENT_MAX_BYTES (${options.maxBytes} bytes${mebibytes(options.maxBytes)}): refused before it was read, nothing imported. Raise RECON_STATEMENT_MAX_BYTES to import a file this large.`,
       );
     }
     const fd = openSync(file, 'r');
@@ -142,9 +142,10 @@ function declaredEncoding(head: Uint8Array): TextEncodingName | undefined {
   return declared === undefined ? undefined : parseTextEncoding(declared);
 }
 
+/** `, 256 MiB` for a limit of at least one MiB; nothing below. */
 function mebibytes(bytes: number): string {
   const mib = bytes / (1024 * 1024);
-  return `${Number.isInteger(mib) ? mib : mib.toFixed(1)} MiB`;
+  return mib < 1 ? '' : `, ${Number.isInteger(mib) ? mib : mib.toFixed(1)} MiB`;
 }
 
 async function* slicesOf<T>(items: readonly T[], slice: number): AsyncGenerator<T[]> {

@@ -89,8 +89,8 @@ describe(`bank statements through the CLI (${backend})`, () => {
     const listed = await listJson(camtDb);
     const sha256 = createHash('sha256').update(readFileSync(camt)).digest('hex');
     expect(listed).toEqual([
-      { account: 'eu-bank', statement_id: 'STMT-2026-11-02-7', sequence: 7, business_date: '2026-11-02', currency: 'EUR', opening: '10000.00', closing: '12474.50', entries: 2, proof: 'ok', proof_detail: null, id: expect.any(Number), file_sha256: sha256 },
-      { account: 'eu-bank', statement_id: 'STMT-2026-11-03-8', sequence: 8, business_date: '2026-11-03', currency: 'EUR', opening: '12474.50', closing: '11474.50', entries: 1, proof: 'ok', proof_detail: null, id: expect.any(Number), file_sha256: sha256 },
+      { account: 'eu-bank', statement_id: 'STMT-2026-11-02-7', sequence: 7, business_date: '2026-11-02', currency: 'EUR', opening: '10000.00', closing: '12474.50', entries: 2, proof: 'ok', proof_detail: null, id: expect.any(Number), file_sha256: sha256, state: 'complete', pages: null },
+      { account: 'eu-bank', statement_id: 'STMT-2026-11-03-8', sequence: 8, business_date: '2026-11-03', currency: 'EUR', opening: '12474.50', closing: '11474.50', entries: 1, proof: 'ok', proof_detail: null, id: expect.any(Number), file_sha256: sha256, state: 'complete', pages: null },
     ]);
 
     const books = file('eu-bank-books.csv', 'account,business_date,currency,balance\neu-bank,2026-11-02,EUR,12474.50\neu-bank,2026-11-03,EUR,11473.50\n');
