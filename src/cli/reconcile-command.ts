@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { runReconcileJob } from '../../jobs/reconcile-job.js';
 import { prepareCleanDates } from '../signoff/auto-prepare.js';
-import { bankAccountNamed } from '../config/index.js';
+import { bankAccountNamed, bankBooksOn } from '../config/index.js';
 import { findFirstCapturableDates } from '../db/capture-day.repository.js';
 import { numberStyleOf } from '../money/number-style.js';
 import { latestClosedDateOf, parseBusinessDate, todayOf } from '../reconciliation/business-dates.js';
@@ -60,7 +60,13 @@ export function registerReconcileCommand(program: Command, runtime: CliRuntime):
           const timed = result.results.map((r) => ({ ...r, computedAt: computedAt.get(`${r.account}|${r.currency ?? ''}`) ?? ctx.clock.now(), caseId: r.case?.id ?? null }));
           runtime.output.out(renderJson(summarizeResults(range, timed), { tolerance: ctx.config.tolerance }).trimEnd());
         } else {
-          runtime.output.out(renderTable(summarizeResults(range, result.results), { tolerance: ctx.config.tolerance, style: numberStyleOf(ctx.config.locale) }));
+          // A bank account whose calendar closes the date has no result, and says why (never "no results stored").
+          const reconciled = accounts ?? resolveAccountNames(ctx.config, opts.account);
+          const closed = reconciled.filter((a) => !result.results.some((r) => r.account === a) && !bankBooksOn(bankAccountNamed(ctx.config, a)?.calendar, businessDate));
+          for (const account of closed) runtime.output.out(`${account}: its bank does not book on ${businessDate} (the bank account's calendar), so no statement is due and it has no result for the date.`);
+          if (closed.length < reconciled.length || result.results.length > 0) {
+            runtime.output.out(renderTable(summarizeResults(range, result.results), { tolerance: ctx.config.tolerance, style: numberStyleOf(ctx.config.locale) }));
+          }
         }
         return result.exitCode;
       });

@@ -107,6 +107,7 @@ describe(`BAI2, bank calendars and statement sequences, through the CLI (${backe
     for (const date of ['2026-11-28', '2026-11-29']) {
       const run = await cli(['reconcile', '--date', date, '--account', 'cal-bank']);
       expect(run.code).toBe(0);
+      expect(run.stdout).toBe(`cal-bank: its bank does not book on ${date} (the bank account's calendar), so no statement is due and it has no result for the date.`);
       expect(await results('cal-bank', date)).toEqual([]);
     }
     expect((await listed('cal-bank')).map((s) => [s.business_date, s.proof])).toEqual([
