@@ -49,7 +49,12 @@ export async function runCaptureJob(
   }
   if (ctx.clock.now() >= window.closesAt) return giveUp(ctx, job, log, 'the capture window closed before this attempt could start');
 
-  const result = await captureAccount(ctx, account, { trigger: 'schedule', serve, signal });
+  // pg-boss fails an active job once its expiry passes, while its handler runs on: another worker
+  // would then capture the same account and date beside this one. The capture stops before that,
+  // so the job's outcome is the capture's own (a retry, said why) and one capture runs at a time.
+  const expiryMs = job.expireInSeconds * 1000;
+  const deadline = AbortSignal.timeout(Math.max(1000, expiryMs - Math.min(30_000, expiryMs / 10)));
+  const result = await captureAccount(ctx, account, { trigger: 'schedule', serve, signal: AbortSignal.any([signal, deadline]) });
   if (result.runId !== undefined) ctx.metrics?.recordRun({ trigger: 'schedule', status: result.status, durationMs: result.durationMs });
   if (result.status === 'succeeded' && result.businessDate === data.businessDate) {
     await settleIfComplete(ctx, boss, serve);
@@ -59,7 +64,10 @@ export async function runCaptureJob(
     await settleIfComplete(ctx, boss, serve);
     return { outcome: 'already-captured', runId: result.runId ?? 0 };
   }
-  const error = result.error ?? (result.status === 'succeeded' ? `the capture finished after the window of ${data.businessDate} closed` : result.status);
+  const error =
+    deadline.aborted && !signal.aborted && result.status !== 'succeeded'
+      ? `the capture job's time ran out (${job.expireInSeconds} s, RECON_QUEUE_JOB_EXPIRY) before the capture finished: it was stopped, and is tried again`
+      : (result.error ?? (result.status === 'succeeded' ? `the capture finished after the window of ${data.businessDate} closed` : result.status));
   const delays = ctx.config.retryDelaysMs;
   // Refused credentials do not heal by themselves: people hear of it now, and the gateway is
   // asked again only after the longest delay.

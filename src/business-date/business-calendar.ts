@@ -124,19 +124,17 @@ export class BusinessCalendar {
     return new Date(cached);
   }
 
-  /** The business date whose period contains the instant. */
+  /** The business date whose period contains the instant: the first date whose cut-off is after it. */
   businessDateOf(instant: Date): string {
-    // The latest rules that claim the instant for a date they govern decide; an instant the later
-    // rules would give to a date before they hold, and the earlier rules to a date after they
-    // stop, belongs to the first date of the later rules (a period that grew with the change).
-    for (let i = this.#versions.length - 1; i >= 0; i--) {
-      const v = this.#versions[i]!;
-      const date = dateBy(v, instant);
-      if (date < v.effectiveFrom && i > 0) continue;
-      const next = this.#versions[i + 1];
-      return next !== undefined && date >= next.effectiveFrom ? next.effectiveFrom : date;
-    }
-    return dateBy(this.#versions[0]!, instant);
+    const t = instant.getTime();
+    let date = dateBy(this.#versions[this.#versions.length - 1]!, instant);
+    if (this.#versions.length === 1) return date;
+    // Across a change the rules of a date's neighbour decide where it starts (a day made longer or
+    // shorter by the change): step to the first date whose cut-off is after the instant.
+    date = dateBy(this.#versions[this.#rulesIndex(date)]!, instant);
+    for (let i = 0; i < 4 && this.cutoffOf(addDays(date, -1)).getTime() > t; i++) date = addDays(date, -1);
+    for (let i = 0; i < 4 && this.cutoffOf(date).getTime() <= t; i++) date = addDays(date, 1);
+    return date;
   }
 
   /** The latest business date whose cut-off is at or before the instant: the newest closed day. */

@@ -177,6 +177,22 @@ export async function* streamBalanceHistory(db: Kysely<Database>, range: { from:
   }
 }
 
+/**
+ * The balances bank statements stated for bank accounts over a range (the `bank` results'
+ * compared balance, in the currency's scale), by account, currency and date, in batches from a cursor.
+ */
+export async function* streamBankBalances(db: Kysely<Database>, range: { from: string; to: string; account?: string }, batchRows = 2_000): AsyncGenerator<DatedBalance[]> {
+  const query = sql`select account, currency, business_date::text as business_date, trunc(gateway_balance)::text as balance
+      from reconciliation_results
+      where source = 'bank' and currency is not null and gateway_balance is not null
+        and business_date between ${range.from}::date and ${range.to}::date
+        ${range.account === undefined ? sql`` : sql`and account = ${range.account}`}
+      order by account, currency, business_date`;
+  for await (const rows of cursorBatches<{ account: string; currency: string; business_date: string; balance: string }>(db, query, batchRows)) {
+    yield rows.map((r) => ({ account: r.account, currency: r.currency, businessDate: r.business_date, balance: BigInt(r.balance) }));
+  }
+}
+
 /** The books' balances of a range (`expected_balances`, as listExpectedBalancesBetween gives them), by account, currency and date, in batches from a cursor. */
 export async function* streamBooksBalances(db: Kysely<Database>, range: { from: string; to: string; account?: string }, batchRows = 2_000): AsyncGenerator<DatedBalance[]> {
   const query = sql`select account, currency, business_date::text as business_date, balance::text as balance

@@ -127,11 +127,12 @@ export async function openJobQueue(config: Config, logger: Logger, role: 'worker
 }
 
 /** Stops pg-boss; the jobs a stopping worker still holds are failed back to their queues after `graceMs`. */
-export async function closeJobQueue(boss: PgBoss, graceMs: number): Promise<void> {
+export async function closeJobQueue(boss: PgBoss, graceMs: number, beforePoolEnds?: () => Promise<void>): Promise<void> {
   const pool = pools.get(boss);
   try {
     await boss.stop({ graceful: true, wait: true, timeout: Math.max(1000, graceMs) });
   } finally {
+    await beforePoolEnds?.().catch(() => undefined);
     pools.delete(boss);
     if (pool) {
       closing.add(pool);

@@ -20,8 +20,9 @@ export async function openQueueWorker(ctx: AppContext, options: Omit<QueueWorker
   // Every capture under way listens to it: RECON_ACCOUNT_CONCURRENCY of them, often more than 10.
   setMaxListeners(0, work.signal);
   const boss = await openJobQueue(ctx.config, ctx.logger, 'worker');
+  let worker: { idle(): Promise<void> };
   try {
-    await startQueueWorker(ctx, boss, { ...options, signal: work.signal, maintainSignal: housekeeping.signal });
+    worker = await startQueueWorker(ctx, boss, { ...options, signal: work.signal, maintainSignal: housekeeping.signal });
   } catch (error) {
     await closeJobQueue(boss, 0).catch(() => undefined);
     throw error;
@@ -33,7 +34,13 @@ export async function openQueueWorker(ctx: AppContext, options: Omit<QueueWorker
       housekeeping.abort(new Error('shutdown'));
       const timer = setTimeout(() => work.abort(new Error('shutdown')), graceMs);
       try {
-        await closeJobQueue(boss, graceMs);
+        // Handlers pg-boss stopped waiting for are interrupted, and their end awaited, before the
+        // queue's pool closes (and, after this returns, the database's): none writes to a closed pool.
+        await closeJobQueue(boss, graceMs, async () => {
+          clearTimeout(timer);
+          work.abort(new Error('shutdown'));
+          await worker.idle();
+        });
       } finally {
         clearTimeout(timer);
         work.abort(new Error('shutdown'));

@@ -28,13 +28,24 @@ const POLL_SECONDS = 1;
  * at a time, settle jobs one at a time, and the minute's maintenance when it comes up. Which
  * worker captures an account is pg-boss's decision alone (one active job per account and date).
  */
-export async function startQueueWorker(ctx: AppContext, boss: PgBoss, options: QueueWorkerOptions): Promise<void> {
+export async function startQueueWorker(ctx: AppContext, boss: PgBoss, options: QueueWorkerOptions): Promise<{ idle(): Promise<void> }> {
   const { signal } = options;
+  // Handlers under way: pg-boss stops waiting for them at its timeout, while they still write to
+  // the database; the worker closes its pools only once they have ended.
+  const running = new Set<Promise<unknown>>();
+  const tracked = <T>(work: Promise<T>): Promise<T> => {
+    running.add(work);
+    void work.then(
+      () => running.delete(work),
+      () => running.delete(work),
+    );
+    return work;
+  };
   for (let i = 0; i < ctx.config.accountConcurrency; i++) {
     const self: { id?: string } = {};
     self.id = await boss.work<CaptureJobData>(QUEUES.capture, { batchSize: 1, pollingIntervalSeconds: POLL_SECONDS }, async ([job]) => {
       try {
-        return await runCaptureJob(ctx, boss, job!, signal);
+        return await tracked(runCaptureJob(ctx, boss, job!, signal));
       } finally {
         options.afterJob();
         // A job done means more may be waiting: ask again at once instead of after the polling
@@ -45,15 +56,20 @@ export async function startQueueWorker(ctx: AppContext, boss: PgBoss, options: Q
   }
   await boss.work<SettleJobData>(QUEUES.settle, { batchSize: 1, pollingIntervalSeconds: POLL_SECONDS }, async ([job]) => {
     try {
-      return await runSettleJob(ctx, job!, options.maintainSignal, options.reconcile);
+      return await tracked(runSettleJob(ctx, job!, options.maintainSignal, options.reconcile));
     } finally {
       options.afterJob();
     }
   });
   await boss.work(QUEUES.maintain, { batchSize: 1, pollingIntervalSeconds: POLL_SECONDS }, async () => {
-    await options.maintain(options.maintainSignal);
+    await tracked(options.maintain(options.maintainSignal));
     options.afterJob();
   });
   // pg-boss's cron makes one job a minute for the whole fleet, whichever worker's clock ticks first.
   await boss.schedule(QUEUES.maintain, '* * * * *', {}, { singletonKey: 'maintain' });
+  return {
+    async idle() {
+      while (running.size > 0) await Promise.allSettled([...running]);
+    },
+  };
 }

@@ -116,7 +116,7 @@ function seriesRangeTitle(label: string, points: readonly ChartPoint[], currency
 
 /**
  * A hand-written inline SVG line chart of one currency: one solid line per account's gateway
- * balance and a dashed one for its books, a point per day with its exact value as a tooltip,
+ * (or, for a bank account, its statements') balance and a dashed one for its books, a point per day with its exact value as a tooltip,
  * gaps left open (a day without a snapshot is not drawn as anything). A downsampled history
  * (more dates than columns) is drawn through each column's lowest and highest balance, without
  * points: each line's tooltip gives its lowest and highest balance and their dates.
@@ -178,7 +178,7 @@ export function renderBalanceChartSvg(history: CurrencyHistory, size: ChartSize 
   series.forEach((s) => {
     const color = COLORS[accounts.indexOf(s.account) % COLORS.length]!;
     const dash = s.kind === 'books' ? ' stroke-dasharray="6 4"' : '';
-    const label = `${s.account} ${s.kind === 'gateway' ? 'gateway' : 'books'}`;
+    const label = `${s.account} ${s.kind}`;
     // A downsampled line has no point per day to hover: it names its lowest and highest balance.
     const lineTitle = history.downsampled === true ? seriesRangeTitle(label, s.points, currency) : '';
     // Consecutive days form one polyline; a missing day starts a new one.

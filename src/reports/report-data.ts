@@ -6,7 +6,7 @@ import { findFirstTrackedDates } from '../db/capture-day.repository.js';
 import { listCasesByIds } from '../db/reconciliation-case.repository.js';
 import { listOwedOrBankDays } from '../db/reconciliation-owed.repository.js';
 import { listResults } from '../db/reconciliation-result.repository.js';
-import { streamBalanceHistory, streamBooksBalances, streamResultBatches, streamResultTallyRows, type StreamedResult } from '../db/report-stream.repository.js';
+import { streamBalanceHistory, streamBankBalances, streamBooksBalances, streamResultBatches, streamResultTallyRows, type StreamedResult } from '../db/report-stream.repository.js';
 import { CHART_COLUMNS, SeriesDownsampler, type ChartPoint } from './chart-series.js';
 import { addCounts, countByStatus, isAccepted, reconciliationExitCode, type ReconciliationResult, type StatusCounts, type StoredReconciliationResult } from '../reconciliation/reconciliation-result.js';
 
@@ -99,10 +99,10 @@ export interface Report<R extends ReconciliationResult = StoredReconciliationRes
   results: R[];
 }
 
-/** One line of a chart: an account's gateway balances or its books, by business date. */
+/** One line of a chart: an account's gateway balances, a bank account's stated balances, or its books, by business date. */
 export interface BalanceSeries {
   account: string;
-  kind: 'gateway' | 'books';
+  kind: 'gateway' | 'bank' | 'books';
   /** By date; in a downsampled history, a column's lowest and highest balances (see SeriesDownsampler). */
   points: ChartPoint[];
 }
@@ -289,6 +289,8 @@ export async function loadCurrencyHistories(db: Kysely<Database>, range: ReportR
     else own.sampler.add(index, date, balance);
   };
   for await (const rows of streamBalanceHistory(db, range)) for (const h of rows) add(h.currency, h.account, 'gateway', h.businessDate, h.balance);
+  // A bank account is never captured: its line is the closing balance its statements state.
+  for await (const rows of streamBankBalances(db, range)) for (const b of rows) add(b.currency, b.account, 'bank', b.businessDate, b.balance);
   for await (const rows of streamBooksBalances(db, range)) for (const b of rows) add(b.currency, b.account, 'books', b.businessDate, b.balance);
   return [...byCurrency.keys()].sort().map((currency) => ({
     currency,
@@ -296,7 +298,7 @@ export async function loadCurrencyHistories(db: Kysely<Database>, range: ReportR
     ...(downsampled ? { downsampled } : {}),
     series: [...byCurrency.get(currency)!.values()]
       .map(({ line, sampler }) => (sampler === undefined ? line : { ...line, points: sampler.finish() }))
-      .sort((a, b) => a.account.localeCompare(b.account) || (a.kind === b.kind ? 0 : a.kind === 'gateway' ? -1 : 1)),
+      .sort((a, b) => a.account.localeCompare(b.account) || (a.kind === b.kind ? 0 : a.kind === 'books' ? 1 : b.kind === 'books' ? -1 : 0)),
   }));
 }
 

@@ -2,6 +2,7 @@ import { createRequire } from 'node:module';
 import type { CronExpression, CronExpressionParser as Parser } from 'cron-parser';
 import type { BusinessCalendar, CaptureWindow } from '../business-date/business-calendar.js';
 import { formatDuration } from '../business-date/duration.js';
+import { zoneLabel } from '../business-date/local-time.js';
 import { instantOfWall, wallClockOf } from '../business-date/zoned-time.js';
 
 /** A scheduled slot and the business date it serves, fixed when it fires. */
@@ -128,9 +129,14 @@ export function checkScheduleFitsWindows(schedule: SlotSchedule, calendar: Busin
   for (const slot of schedule.between(CHECK_FROM, CHECK_TO, 5_000)) {
     const nearest = calendar.nearestCutoff(slot);
     if (nearest.distanceMs > calendar.captureWindowMs) {
-      const local = new Date(wallClockOf(slot.getTime(), calendar.timezone)).toISOString().slice(11, 19);
+      const wall = new Date(wallClockOf(slot.getTime(), calendar.timezone)).toISOString();
+      const local = wall.slice(11, 19);
+      // A slot that fits every other day misses on the day the clocks change: name that day and the change.
+      const before = zoneLabel(new Date(Math.min(slot.getTime(), nearest.cutoffAt.getTime()) - 86_400_000), calendar.timezone);
+      const after = zoneLabel(new Date(Math.max(slot.getTime(), nearest.cutoffAt.getTime())), calendar.timezone);
+      const day = before === after ? `on ${wall.slice(0, 10)}` : `on ${wall.slice(0, 10)}, when the clocks change from ${before} to ${after}`;
       return (
-        `fires at ${local} (${calendar.timezone}), ${formatDuration(nearest.distanceMs)} from the nearest cut-off, ` +
+        `fires at ${local} (${calendar.timezone}) ${day}, ${formatDuration(nearest.distanceMs)} from the nearest cut-off, ` +
         `outside the capture window of ±${formatDuration(calendar.captureWindowMs)} (RECON_CAPTURE_WINDOW): a capture then would be no day's end-of-day balance. ` +
         `Move the schedule closer to RECON_CUTOFF or widen the window`
       );

@@ -229,11 +229,17 @@ describe(`a bank account beside a gateway account (${backend})`, { timeout: 180_
 
     // One at a time: the embedded database serves one command at a time.
     const outputs = [];
-    for (const args of [['reconcile'], ['report', '--date', D1], ['report', '--date', D2], ['cases'], ['cases', 'show', String(bankCase)], ['statements', 'list'], ['signoff', 'show', '--date', D1]]) outputs.push(await cli(args));
+    for (const args of [['reconcile'], ['report', '--date', D1], ['report', '--date', D2], ['cases'], ['cases', 'show', String(bankCase)], ['statements', 'list'], ['signoff', 'show', '--date', D1], ['calendar', 'show'], ['runs']]) outputs.push(await cli(args));
     const pages = await consolePages(['/overview', `/day?date=${D1}`, `/day?date=${D2}`, `/cases/${bankCase}`, '/cases']);
     const html = path.join(dir, 'walk.html');
     expect((await cli(['report', '--date', D1, '--format', 'html', '--out', html])).code).toBe(0);
     for (const text of [...outputs.map((o) => o.stdout + o.stderr), ...pages, readFileSync(html, 'utf8')]) expect(gatewayWordsOfBank(text)).toEqual([]);
+
+    // The range's chart draws the bank's stated balance beside the shop's captured one.
+    const range = await cli(['report', '--from', D1, '--to', D2, '--format', 'html']);
+    expect(range.code, range.stderr).toBe(0);
+    expect(range.stdout).toMatch(new RegExp(`<title>hausbank bank ${D1}: `));
+    expect(range.stdout).toMatch(new RegExp(`<title>shop gateway ${D1}: `));
   });
 
   it('with RECON_LOCALE=de-DE the tables of reconcile and cases and the HTML report write 12.499.999,00; en-US 12,499,999.00', async () => {

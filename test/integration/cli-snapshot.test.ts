@@ -191,7 +191,7 @@ describe(`wallet-recon schedule as a process (${backend})`, () => {
   it('refuses a schedule outside every capture window with exit code 2, saying so', async () => {
     const result = await inProcess(['schedule'], { ...env, RECON_SCHEDULE: '0 12 * * *', RECON_CUTOFF: '00:00', RECON_CAPTURE_WINDOW: '3h' });
     expect(result.code).toBe(2);
-    expect(result.stderr).toMatch(/RECON_SCHEDULE "0 12 \* \* \*" fires at 12:00:00 \(UTC\), 12 h from the nearest cut-off, outside the capture window of ±3 h/);
+    expect(result.stderr).toMatch(/RECON_SCHEDULE "0 12 \* \* \*" fires at 12:00:00 \(UTC\) on 2026-01-01, 12 h from the nearest cut-off, outside the capture window of ±3 h/);
   });
 });
 

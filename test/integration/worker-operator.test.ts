@@ -45,10 +45,10 @@ describe(`a second worker on the same host (${backend})`, () => {
     await new Promise<void>((resolve) => free.close(() => resolve()));
     const env = { ...t.childEnv, GATEWAY_API_KEY: 'key', GATEWAY_API_SECRET: 'secret', RECON_CATCH_UP: 'false', RECON_METRICS_PORT: String(freePort) };
     // The calendar the fleet follows, as the first worker that started on this database recorded it (UTC, 00:00).
-    const rules = { timezone: 'UTC', cutoff: '00:00', captureWindowMs: 0, booksDeadlineMs: 0, statementDeadlineMs: 0 };
+    const rules = { timezone: 'UTC', cutoff: '00:00', captureWindowMs: 3 * 3_600_000, booksDeadlineMs: 12 * 3_600_000, statementDeadlineMs: 36 * 3_600_000 };
     const handle = await openDatabase(t.childEnv.DATABASE_URL ? { databaseUrl: t.childEnv.DATABASE_URL, dataDir: 'memory://', command: 'test' } : { dataDir: t.childEnv.RECON_DATA_DIR!, command: 'test' });
     try {
-      await recordCalendarIfAbsent(handle.db, rules as Parameters<typeof recordCalendarIfAbsent>[1], new Date());
+      await recordCalendarIfAbsent(handle.db, rules, new Date());
     } finally {
       await handle.close();
     }
@@ -56,5 +56,7 @@ describe(`a second worker on the same host (${backend})`, () => {
     expect(result.code, result.stderr).toBe(2);
     expect(result.stderr).toContain("RECON_TIMEZONE is America/New_York here, the database's calendar says UTC");
     expect(result.stderr).toContain('does not start');
+    // How to change it for the fleet instead: from a business date on.
+    expect(result.stderr).toContain('wallet-recon calendar set --timezone America/New_York --from DATE');
   }, 60_000);
 });

@@ -64,7 +64,7 @@ describe('capture timing', () => {
   const c = calendar('00:00', 'UTC', '3h');
 
   it('inside the window before the cut-off is that date\'s end of day, with a negative drift', () => {
-    expect(c.classify(new Date('2026-11-20T23:55:00Z'))).toEqual({ businessDate: '2026-11-20', endOfDay: true, cutoffAt: new Date('2026-11-21T00:00:00Z'), driftSeconds: -300 });
+    expect(c.classify(new Date('2026-11-20T23:55:00Z'))).toEqual({ businessDate: '2026-11-20', endOfDay: true, cutoffAt: new Date('2026-11-21T00:00:00Z'), driftSeconds: -300, timezone: 'UTC' });
   });
 
   it('inside the window after the cut-off still serves the date that just ended', () => {
@@ -83,6 +83,7 @@ describe('capture timing', () => {
     expect(c.classify(new Date(cut - 3 * 3_600_000 - 1))).toMatchObject({ businessDate: '2026-11-20', endOfDay: false });
     expect(c.windowOf('2026-11-20')).toEqual({
       businessDate: '2026-11-20',
+      timezone: 'UTC',
       cutoffAt: new Date('2026-11-21T00:00:00Z'),
       opensAt: new Date('2026-11-20T21:00:00Z'),
       closesAt: new Date('2026-11-21T03:00:00Z'),

@@ -65,7 +65,7 @@ describe('loadConfig', () => {
     })();
     expect(error).toBeInstanceOf(ConfigError);
     expect(error.exitCode).toBe(2);
-    expect(error.message).toMatch(/RECON_SCHEDULE "0 12 \* \* \*" fires at 12:00:00 \(Europe\/Berlin\), 12 h from the nearest cut-off, outside the capture window of ±3 h/);
+    expect(error.message).toMatch(/RECON_SCHEDULE "0 12 \* \* \*" fires at 12:00:00 \(Europe\/Berlin\) on 2026-01-01, 12 h from the nearest cut-off, outside the capture window of ±3 h/);
   });
 
   it('lists every problem at once', () => {

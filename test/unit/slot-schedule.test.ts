@@ -116,8 +116,14 @@ describe('a schedule against the capture windows', () => {
 
   it('says which slot falls outside, how far from the cut-off, and what to change', () => {
     const problem = checkScheduleFitsWindows(new SlotSchedule('0 12 * * *', 'Europe/Berlin'), calendar('00:00', 3));
-    expect(problem).toMatch(/fires at 12:00:00 \(Europe\/Berlin\), 12 h from the nearest cut-off, outside the capture window of ±3 h/);
+    expect(problem).toMatch(/fires at 12:00:00 \(Europe\/Berlin\) on 2026-01-01, 12 h from the nearest cut-off, outside the capture window of ±3 h/);
     expect(problem).toMatch(/Move the schedule closer to RECON_CUTOFF or widen the window/);
+  });
+
+  it('names the date whose clock change makes a slot that fits every other day miss its window', () => {
+    // 00:00 is 3 h before a 03:00 cut-off, except on 2026-10-25, when 03:00 comes an hour later (CEST to CET).
+    const problem = checkScheduleFitsWindows(new SlotSchedule('0 0 * * *', 'Europe/Berlin'), calendar('03:00', 3));
+    expect(problem).toMatch(/fires at 00:00:00 \(Europe\/Berlin\) on 2026-10-25, when the clocks change from CEST to CET, 4 h from the nearest cut-off/);
   });
 
   it('serves the business date of the nearest cut-off, before or after it', () => {
