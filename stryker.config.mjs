@@ -51,9 +51,6 @@ export default {
     'src/business-date/business-calendar.ts',
     'src/business-date/duration.ts',
     'src/scheduler/slot-schedule.ts',
-    // Matching books entries with statement entries, and the reconciling items' ages and states.
-    'src/matching/match-rules.ts',
-    'src/items/item-rules.ts',
   ],
   reporters: ['clear-text', 'progress', 'html', 'json'],
   htmlReporter: { fileName: 'reports/mutation/mutation.html' },
