@@ -51,9 +51,6 @@ export default {
     'src/business-date/business-calendar.ts',
     'src/business-date/duration.ts',
     'src/scheduler/slot-schedule.ts',
-    // Matching books entries with statement entries, and the reconciling items' ages and states.
-    'src/matching/match-rules.ts',
-    'src/items/item-rules.ts',
     // Bank statements (#40): the readers of every format, amounts and dates exactly as written,
     // and the proofs (roll-forward, sequence numbers) and the days a bank books.
     'src/statements/camt-reader.ts',
