@@ -56,7 +56,14 @@ async function setup(certify: 'auto' | undefined) {
     return (await cli('reconcile', '--date', date)).code;
   };
   const show = async (date: string) => JSON.parse((await cli('signoff', 'show', '--date', date, '--json')).stdout) as { state: string; signoffs: Array<{ prepared_by: string; approved_by: string | null; report_matches_seal: boolean }> };
-  return { night, show };
+  /** Imports corrected books for `date` (the date is reconciled again by the import). */
+  const correct = async (date: string, books: string) => {
+    const file = path.join(dir, `books-${databases.length}-${date}-corrected.csv`);
+    writeFileSync(file, `business_date,currency,balance\n${date},EUR,${books}\n`);
+    const imported = await cli('ledger', 'import', file);
+    expect(imported.code, imported.stdout + imported.stderr).toBe(0);
+  };
+  return { night, show, correct };
 }
 
 describe(`days that prepare themselves (${backend})`, () => {
@@ -68,7 +75,12 @@ describe(`days that prepare themselves (${backend})`, () => {
     expect(shown.signoffs[0]).toMatchObject({ prepared_by: 'wallet-recon', approved_by: null, report_matches_seal: true });
     expect(await s.night('2026-11-02', '900.00')).toBe(3);
     expect((await s.show('2026-11-02')).state).toBe('not signed');
-  }, 120_000);
+    // Corrected books make the date clean: the import prepares it, no person and no reconcile needed.
+    await s.correct('2026-11-02', '1000.00');
+    const corrected = await s.show('2026-11-02');
+    expect(corrected.state).toBe('prepared');
+    expect(corrected.signoffs[0]).toMatchObject({ prepared_by: 'wallet-recon', approved_by: null });
+  }, 180_000);
 
   it('with certify: auto on every account a clean date is approved by rule (auto-certify); a date with a break never is', async () => {
     const s = await setup('auto');

@@ -167,11 +167,14 @@ describe(`notifications through the outbox on the ${backend} database`, () => {
     const message = JSON.parse(slack.requests[0]!.body) as { text: string; blocks: Array<{ type: string; text?: { text: string } }> };
     expect(slack.requests[0]!.path).toBe(`/services/T0/B0/${SLACK_TOKEN}`);
     expect(message.text).toBe('Reconciliation of 2026-11-20: 2 breaks');
-    expect(message.blocks.map((b) => b.type)).toEqual(['header', 'section', 'section', 'section', 'context']);
-    expect(message.blocks[1]!.text!.text).toContain(`default: run ${runId}, 5 wallets, 5 min before the cut-off; 3 matched, 2 break`);
-    expect(message.blocks[2]!.text!.text).toBe("Cases: 2 new, 0 still open, 0 resolved by this date's results.");
+    expect(message.blocks.map((b) => b.type)).toEqual(['header', 'section', 'section', 'section', 'section', 'context']);
+    // First the change list (issue 45): both breaks are new, per account, in major units with the currency.
+    expect(message.blocks[1]!.text!.text).toContain('*What changed*: 2 new, 0 changed, 0 still open, 0 snoozed, 0 cleared; 0 immaterial (counted, no case), 0 explained by reconciling items.');
+    expect(message.blocks[1]!.text!.text).toMatch(new RegExp(`\\*default \\(gateway\\)\\*\\n• new: break ${usd} [\\d.]+, case #\\d+\\n• new: break ${jpy} -[\\d.]+, case #\\d+`));
+    expect(message.blocks[2]!.text!.text).toContain(`default: run ${runId}, 5 wallets, 5 min before the cut-off; 3 matched, 2 break`);
+    expect(message.blocks[3]!.text!.text).toBe("Cases: 2 new, 0 still open, 0 resolved by this date's results.");
     // In major units, with the size beside the balance that orders the list.
-    expect(message.blocks[3]!.text!.text).toMatch(new RegExp(`${formatMoney(1_000_000n, usd).replace('.', '\\.')} \\(break, \\d+ bps of the balance\\)`));
+    expect(message.blocks[4]!.text!.text).toMatch(new RegExp(`${formatMoney(1_000_000n, usd).replace('.', '\\.')} \\(break, \\d+ bps of the balance\\)`));
 
     // E-mail: one message to both recipients, text and HTML bodies, the day's report attached.
     expect(smtp.mails).toHaveLength(1);

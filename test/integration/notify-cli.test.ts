@@ -118,7 +118,7 @@ describe(`wallet-recon notify (${backend})`, () => {
     expect(JSON.parse(json.stdout)).toMatchObject({ type: 'notification.test', channel: 'webhook', status: 'pending', attempts: 0, nextAttemptAt: '2026-11-21T07:00:00.000Z' });
     const bad = await runCliInProcess(['notify', 'list', '--status', 'lost'], channelEnv);
     expect(bad.code).toBe(2);
-  });
+  }, 120_000);
 
   it('queues a failed notification again with notify retry ID; exit 2 naming the id when there is no such row or it is not failed', async () => {
     const channelEnv = { ...env, RECON_WEBHOOK_URL: 'https://hooks.example.test/x', RECON_WEBHOOK_SECRET: SECRET };

@@ -10,6 +10,7 @@ import { currencyDecimals } from '../../src/money/format-amount.js';
 import { createChannels } from '../../src/notifications/create-channels.js';
 import { Deliverer } from '../../src/notifications/deliverer.js';
 import type { NotificationEvent } from '../../src/notifications/events.js';
+import { enqueueEvent } from '../../src/notifications/outbox.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { runCliInProcess } from '../helpers/run-cli.js';
 import { sandboxEnv } from '../helpers/test-context.js';
@@ -103,8 +104,13 @@ describe(`notification caps, quiet hours and materiality (${backend})`, () => {
     expect((await s.cli('ledger', 'import', books)).code).toBe(0);
     expect((await s.cli('reconcile', '--date', date)).code).toBe(3);
 
+    // Any other Slack message inside the quiet hours is held too (a missed date here), and told apart in notify log.
+    const config = loadConfig({ env: s.env, ignoreDotEnv: true });
+    const missed = { account: 'default', businessDate: date, cutoffAt: '2026-11-11T00:00:00.000Z', windowClosedAt: '2026-11-11T00:30:00.000Z', lastError: null, consecutiveMissedDates: 1 };
+    await withDatabase(s.t, (db) => enqueueEvent(db, config, 'date.missed', missed, `date.missed:default:${date}`, s.clock.now()));
     await s.deliver();
     expect(eventsOf(s.webhook).filter((e) => e.type === 'problem.new')).toHaveLength(1);
+    expect(eventsOf(s.webhook).filter((e) => e.type === 'date.missed')).toHaveLength(1);
     expect(slack.requests).toHaveLength(0);
     const log = JSON.parse((await s.cli('notify', 'log', '--json')).stdout) as Array<{ channel: string; decision: string; reason: string }>;
     expect(log.find((e) => e.channel === 'slack')).toMatchObject({ decision: 'quiet', reason: expect.stringContaining('until 2026-11-11T07:00:00.000Z') });
@@ -114,8 +120,13 @@ describe(`notification caps, quiet hours and materiality (${backend})`, () => {
     expect(slack.requests).toHaveLength(0);
     s.clock.set('2026-11-11T07:00:00Z');
     await s.deliver();
+    // One folded message for Slack when the quiet ends, naming both.
     expect(slack.requests).toHaveLength(1);
+    expect(slack.requests[0]!.body).toContain('2 messages held during quiet hours, in one');
     expect(slack.requests[0]!.body).toContain('New break on account');
+    expect(slack.requests[0]!.body).toContain(`Account \\"default\\" missed business date ${date}`);
+    const held = JSON.parse((await s.cli('notify', 'log', '--json')).stdout) as Array<{ event: string; channel: string; decision: string }>;
+    expect(held.filter((e) => e.channel === 'slack').map((e) => [e.event, e.decision])).toEqual([['problem.new', 'quiet'], ['date.missed', 'quiet']]);
   }, 120_000);
 
   it('a 0.40 difference with RECON_MATERIALITY=1.00 is immaterial: no case, exit 0, nothing sent, notify log says why', async () => {

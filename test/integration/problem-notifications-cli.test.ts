@@ -8,6 +8,9 @@ import { createSilentLogger } from '../../src/logger.js';
 import { createChannels } from '../../src/notifications/create-channels.js';
 import { Deliverer } from '../../src/notifications/deliverer.js';
 import type { NotificationEvent } from '../../src/notifications/events.js';
+import { buildNightDigest } from '../../src/notifications/night-digest.js';
+import { renderEventText } from '../../src/notifications/render-event.js';
+import { createEvent } from '../../src/notifications/events.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { runCliInProcess } from '../helpers/run-cli.js';
 import { sandboxEnv } from '../helpers/test-context.js';
@@ -25,6 +28,13 @@ const clock = new FixedClock('2026-11-02T00:30:00Z');
 const dates = ['2026-11-01', '2026-11-02', '2026-11-03', '2026-11-04', '2026-11-05', '2026-11-06', '2026-11-07', '2026-11-08', '2026-11-09'];
 const nextDay = (d: string) => new Date(Date.parse(`${d}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
 const cli = (...args: string[]) => runCliInProcess(args, env, { clock });
+/** The night's digest of `date` as the worker writes it: the change list, and its text for e-mail. */
+const digestOf = (date: string) =>
+  withDatabase(t, async (db) => {
+    const cutoffAt = new Date(`${nextDay(date)}T00:00:00Z`);
+    const data = await buildNightDigest(db, { businessDate: date, slot: cutoffAt, cutoffAt, accounts: [{ account: 'default', status: 'captured' }], at: clock.now() });
+    return { changes: data.changes!, text: renderEventText(createEvent('night.completed', clock.now(), data)) };
+  });
 
 beforeAll(async () => {
   t = await createTestDatabase({ onDisk: true });
@@ -99,6 +109,14 @@ describe(`problem notifications (${backend})`, () => {
     const entries = JSON.parse(log.stdout) as Array<Record<string, string>>;
     expect(entries.filter((e) => e.decision === 'repeat').map((e) => e.business_date)).toEqual([dates[1], dates[3], dates[4]]);
     expect(entries.find((e) => e.event === 'problem.changed')).toMatchObject({ business_date: dates[5], account: 'default', currency: 'EUR', channel: 'webhook', decision: 'sent' });
+    // The digest of the sixth date reads as a change list: the break changed, in major units with its currency.
+    const sixthDigest = await digestOf(dates[5]!);
+    expect(sixthDigest.changes.counts).toMatchObject({ new: 0, changed: 1, stillOpen: 0, snoozed: 0, cleared: 0, immaterial: 0, explained: 0 });
+    expect(sixthDigest.changes.accounts).toEqual([expect.objectContaining({ account: 'default', source: 'gateway', changed: [expect.objectContaining({ kind: 'break', currency: 'EUR', amount: '250.00', previousAmount: '100.00', ageDays: 5 })] })]);
+    expect(sixthDigest.text).toContain('What changed: 0 new, 1 changed, 0 still open, 0 snoozed, 0 cleared; 0 immaterial (counted, no case), 0 explained by reconciling items.');
+    expect(sixthDigest.text).toMatch(/changed: break EUR 250\.00, was EUR 100\.00, open 5 days, case #\d+/);
+    const fifthDigest = await digestOf(dates[4]!);
+    expect(fifthDigest.changes.accounts[0]!.stillOpen).toEqual([expect.objectContaining({ amount: '100.00', ageDays: 4, firstDate: dates[0] })]);
     const occurrences = await withDatabase(t, (db) => db.selectFrom('problems').select(['occurrences', 'state']).executeTakeFirstOrThrow());
     expect(occurrences).toEqual({ occurrences: 6, state: 'open' });
   }, 600_000);
@@ -118,6 +136,10 @@ describe(`problem notifications (${backend})`, () => {
       expect(await night(date, '750.00')).toBe(3);
       expect((await deliver()).filter((e) => e.type.startsWith('problem.'))).toEqual([]);
     }
+    // The digest lists it as snoozed, with its end and note.
+    const seventh = await digestOf(dates[7]!);
+    expect(seventh.changes.accounts[0]!.snoozed).toEqual([expect.objectContaining({ amount: '250.00', snoozedUntil: dates[8], snoozeNote: 'bank corrects it on the ninth' })]);
+    expect(seventh.text).toContain(`snoozed until ${dates[8]} (bank corrects it on the ninth)`);
     const log = JSON.parse((await cli('notify', 'log', '--date', dates[7]!, '--json')).stdout) as Array<Record<string, string>>;
     expect(log).toEqual([expect.objectContaining({ event: 'problem.repeat', business_date: dates[7], decision: 'snoozed', reason: expect.stringContaining('bank corrects it on the ninth') })]);
   }, 600_000);
