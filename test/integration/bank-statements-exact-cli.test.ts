@@ -53,7 +53,7 @@ function statementTables() {
 
 const oneDay: SampleStatements = { iban: IBAN, currency: 'EUR', opening: 1_000_000n, days: [{ sequence: 7, date: '2026-11-30', entries: [250_000n, -2_550n] }] };
 
-describe(`statements exactly as banks send them, through the built CLI (${backend})`, () => {
+describe(`statements exactly as banks send them, through the built CLI (${backend})`, { timeout: 300_000 }, () => {
   it('imports the KWD MT940 with its three decimals: closing 1001.765, entries 1010 and -125 fils, proof ok', async () => {
     const kwd = file('kwd.sta', KWD_MT940);
     const imported = await built(['statements', 'import', kwd]);
