@@ -26,6 +26,8 @@ export interface QuietSettings {
   readonly quietHours: { readonly start: number; readonly end: number; readonly text: string } | undefined;
   /** RECON_QUIET_HOURS_CHANNELS. */
   readonly quietChannels: readonly string[];
+  /** RECON_AUTO_PREPARE: whether settled, clean dates are prepared for sign-off by wallet-recon. */
+  readonly autoPrepare: boolean;
 }
 
 const AMOUNT = /^\d{1,30}(\.\d{1,18})?$/;
@@ -74,6 +76,9 @@ export const quietVariables = {
       }
       return list;
     }),
+  // A control choice: some controllers require a person to prepare every sign-off (maker-checker
+  // with two people), so the system's own preparation can be switched off.
+  RECON_AUTO_PREPARE: z.enum(['on', 'off'], { error: 'must be one of: on, off' }).default('on'),
 };
 
 type QuietValues = z.output<z.ZodObject<typeof quietVariables>>;
@@ -115,5 +120,6 @@ export function quietSettingsOf(v: QuietValues, env: Record<string, string | und
     maxPerNight: v.RECON_NOTIFY_MAX_PER_NIGHT,
     quietHours: v.RECON_QUIET_HOURS === undefined ? undefined : parseQuietHours(v.RECON_QUIET_HOURS),
     quietChannels: v.RECON_QUIET_HOURS_CHANNELS,
+    autoPrepare: v.RECON_AUTO_PREPARE === 'on',
   };
 }

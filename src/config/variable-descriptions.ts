@@ -76,6 +76,7 @@ export const VARIABLE_DESCRIPTIONS: Readonly<Record<SchemaVariable, { readonly m
   RECON_MATERIALITY: { meaning: 'A difference beyond tolerance but within materiality is `immaterial`: recorded, listed and counted, no case, no alert, exit 0. An amount in major units (`1.00`), a share of the balance (`0.1%`), or both (immaterial within either); `RECON_MATERIALITY_<CODE>` for one currency wins; an account\'s `materiality:` in the accounts file wins over both. Unset: none.' },
   RECON_NOTIFY_MAX_PER_NIGHT: { meaning: 'Problem messages per channel and business date; the rest are folded into one `problem.folded` (the outbox keeps every event).' },
   RECON_QUIET_HOURS: { meaning: '`HH:MM-HH:MM` in `RECON_TIMEZONE` (`22:00-07:00`): messages to `RECON_QUIET_HOURS_CHANNELS` are held and delivered folded, one per channel, when the quiet ends. Unset: none.' },
+  RECON_AUTO_PREPARE: { meaning: '`on` (default): a date that is settled and whose every result is matched, explained or immaterial with no open case is prepared for sign-off by `wallet-recon` (and approved by rule where every account has `certify: auto`). `off`: every sign-off is prepared by a person.' },
   RECON_QUIET_HOURS_CHANNELS: { meaning: 'The channels quiet hours hold (signed webhooks are machine-to-machine and go at once unless listed).' },
   RECON_METRICS_PORT: { meaning: 'The worker serves `/metrics` and `/healthz` on this port (unset: not served).' },
   RECON_METRICS_HOST: { meaning: 'Address those endpoints bind to (`0.0.0.0` in a container that Prometheus scrapes).' },

@@ -1,12 +1,13 @@
 import http, { type IncomingHttpHeaders } from 'node:http';
 import https from 'node:https';
+import got, { ReadError, RequestError, TimeoutError, type Got } from 'got';
 import { InterruptedError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { gatewayErrorDetail, pathWithQuery } from './gateway-messages.js';
 import type { RateLimiter } from './rate-limiter.js';
 import { throwIfAborted } from './sleep.js';
 
-/** One request as the client means it; `token` is turned into Authorization when it is sent. */
+/** One request as the client means it; `token` is turned into Authorization by the beforeRequest hook. */
 export interface HttpRequest {
   method: 'GET' | 'POST';
   url: URL;
@@ -15,7 +16,7 @@ export interface HttpRequest {
   token?: string;
 }
 
-/** Everything the client needs from an answer. */
+/** Everything the client needs from an answer; no got object survives past this module. */
 export interface HttpResponse {
   status: number;
   headers: IncomingHttpHeaders;
@@ -43,9 +44,9 @@ const TRANSIENT_NETWORK_CODES = new Set([
 ]);
 
 /**
- * An attempt that got no usable answer. Its message is built from the error code and the
- * error's text with URLs removed; the error itself is deliberately not kept (nothing that
- * carries the request's headers, token and Secret-Key included, survives the attempt).
+ * An attempt that got no usable answer. Its message is built from the error code and got's
+ * text with URLs removed; the got error itself (which carries the request headers, token and
+ * Secret-Key included) is deliberately not kept.
  */
 export class TransportFailure extends Error {
   constructor(
@@ -81,36 +82,50 @@ export function authorizationValue(scheme: string, token: string): string {
  */
 const sharedAgents = { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) };
 
-/** No answer (headers and whole body) within the transport's timeout. */
-class AnswerTimeout extends Error {}
+/** got instances by Authorization scheme and timeout: extending got merges every option, too costly per account. */
+const gotInstances = new Map<string, Got>();
 
-/** The connection failed while the answer's body was being read: another attempt may succeed. */
-class BodyReadError extends Error {
-  constructor(readonly code: string, message: string) {
-    super(message);
+function gotFor(scheme: string, timeoutMs: number): Got {
+  const key = `${timeoutMs}|${scheme}`;
+  let instance = gotInstances.get(key);
+  if (instance === undefined) {
+    instance = got.extend({
+      retry: { limit: 0 },
+      followRedirect: false,
+      throwHttpErrors: false,
+      responseType: 'text',
+      timeout: { request: timeoutMs },
+      agent: sharedAgents,
+      headers: { 'user-agent': 'wallet-recon' },
+      hooks: {
+        beforeRequest: [
+          // The one place Authorization is set: from the token the caller took from the token
+          // store for this attempt, so every attempt and every page uses the current token.
+          (requestOptions) => {
+            const token = requestOptions.context.token;
+            if (typeof token === 'string') requestOptions.headers.authorization = authorizationValue(scheme, token);
+          },
+        ],
+      },
+    });
+    gotInstances.set(key, instance);
   }
-}
-
-interface RawAnswer {
-  status: number;
-  headers: IncomingHttpHeaders;
-  rawHeaders: string[];
-  body: string;
+  return instance;
 }
 
 /**
- * Sends single attempts with Node's own HTTP client and the process's keep-alive agents. There are
- * no retries, redirects or pagination here: retries and pagination are ours (a library's leak
- * credentials or miss RFC 8288 cases), and a redirect could carry Secret-Key to another host, so
- * none is followed. (A general-purpose HTTP library cost 2–3 ms of CPU per request in its option
- * merging, hooks and streams, about twice what the request itself costs, and 40 ms to load.)
+ * Sends single attempts through got with the process's keep-alive agents. got's own retries,
+ * redirects and pagination are all off: retries and pagination are ours (got's leak credentials
+ * or miss RFC 8288 cases), and a redirect could carry Secret-Key to another host.
  */
 export class HttpTransport {
+  readonly #got: Got;
   readonly #options: HttpTransportOptions;
   #requestCount = 0;
 
   constructor(options: HttpTransportOptions) {
     this.#options = options;
+    this.#got = gotFor(options.authScheme, options.timeoutMs);
   }
 
   /** Requests started so far, every attempt counted. */
@@ -129,28 +144,31 @@ export class HttpTransport {
     const path = request.url.pathname;
     const loggedPath = pathWithQuery(request.url);
     try {
-      const response = await this.#exchange(request);
+      const response = await this.#got(request.url, {
+        method: request.method,
+        headers: request.headers ?? {},
+        body: request.body,
+        context: request.token === undefined ? {} : { token: request.token },
+        signal,
+      });
       const ms = Math.round(performance.now() - started);
       // A refused request's body is the gateway's explanation (never a token: those come with 2xx).
-      const gatewayMessage = response.status >= 400 ? gatewayErrorDetail(response.body) : undefined;
-      if (logger.isLevelEnabled('debug')) {
-        logger.debug(
-          { method: request.method, path: loggedPath, status: response.status, ms, attempt, ...(gatewayMessage === undefined ? {} : { gatewayMessage }) },
-          'gateway request',
-        );
-      }
-      this.#options.onAttempt?.(path, response.status);
+      const gatewayMessage = response.statusCode >= 400 ? gatewayErrorDetail(response.body) : undefined;
+      logger.debug(
+        { method: request.method, path: loggedPath, status: response.statusCode, ms, attempt, ...(gatewayMessage === undefined ? {} : { gatewayMessage }) },
+        'gateway request',
+      );
+      this.#options.onAttempt?.(path, response.statusCode);
       return {
-        status: response.status,
+        status: response.statusCode,
         headers: response.headers,
         linkHeaders: collectHeaderLines(response.rawHeaders, 'link'),
         body: response.body,
-        // Nothing is followed: the URL that answered is the one asked.
-        url: request.url,
+        url: new URL(response.url),
       };
     } catch (error) {
       const ms = Math.round(performance.now() - started);
-      if (signal?.aborted) {
+      if (signal?.aborted || (error instanceof RequestError && error.code === 'ERR_ABORTED')) {
         logger.debug({ method: request.method, path: loggedPath, ms, attempt, code: 'ERR_ABORTED' }, 'gateway request cancelled');
         throw new InterruptedError(`the gateway client was stopped during ${request.method} ${path}`);
       }
@@ -159,47 +177,6 @@ export class HttpTransport {
       logger.debug({ method: request.method, path: loggedPath, ms, attempt, code: failure.kind === 'timeout' ? 'ETIMEDOUT' : codeOf(error) }, 'gateway request failed');
       throw failure;
     }
-  }
-
-  /** One request and its whole answer as text, within the timeout; rejects on abort, timeout or a failed connection. */
-  #exchange(request: HttpRequest): Promise<RawAnswer> {
-    const { signal, timeoutMs, authScheme } = this.#options;
-    const headers: Record<string, string> = { 'user-agent': 'wallet-recon' };
-    for (const [name, value] of Object.entries(request.headers ?? {})) headers[name.toLowerCase()] = value;
-    // The one place Authorization is set: from the token the caller took from the token store
-    // for this attempt, so every attempt and every page uses the current token.
-    if (request.token !== undefined) headers.authorization = authorizationValue(authScheme, request.token);
-    if (request.body !== undefined) headers['content-length'] = String(Buffer.byteLength(request.body));
-    const secure = request.url.protocol === 'https:';
-    return new Promise<RawAnswer>((resolve, reject) => {
-      let settled = false;
-      const finish = (error: Error | undefined, answer?: RawAnswer) => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        signal?.removeEventListener('abort', onAbort);
-        if (error) {
-          req.destroy();
-          reject(error);
-        } else resolve(answer!);
-      };
-      const onAbort = () => finish(new InterruptedError());
-      const req = (secure ? https : http).request(request.url, { method: request.method, headers, agent: secure ? sharedAgents.https : sharedAgents.http }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('error', (error: NodeJS.ErrnoException) => finish(new BodyReadError(error.code ?? 'ECONNRESET', error.message)));
-        res.on('aborted', () => finish(new BodyReadError('ECONNRESET', 'the connection closed before the whole answer arrived')));
-        res.on('end', () => {
-          if (!res.complete) return finish(new BodyReadError('ECONNRESET', 'the connection closed before the whole answer arrived'));
-          finish(undefined, { status: res.statusCode ?? 0, headers: res.headers, rawHeaders: res.rawHeaders, body: Buffer.concat(chunks).toString('utf8') });
-        });
-      });
-      req.on('error', (error) => finish(error));
-      const timer = setTimeout(() => finish(new AnswerTimeout()), timeoutMs);
-      if (signal?.aborted) return onAbort();
-      signal?.addEventListener('abort', onAbort, { once: true });
-      req.end(request.body);
-    });
   }
 
   /**
@@ -221,10 +198,10 @@ function codeOf(error: unknown): string {
 }
 
 function toTransportFailure(error: unknown, timeoutMs: number): TransportFailure {
-  if (error instanceof AnswerTimeout) return new TransportFailure('timeout', true, `no answer within ${timeoutMs} ms`);
+  if (error instanceof TimeoutError) return new TransportFailure('timeout', true, `no answer within ${timeoutMs} ms`);
   const code = codeOf(error);
-  // Messages can quote the URL; keep only the words.
+  // got's messages can quote the URL; keep only the words.
   const text = error instanceof Error ? error.message.replace(/\b[a-z][a-z0-9+.-]*:\/\/\S+/gi, '<url>').slice(0, 120) : String(error);
-  const retryable = error instanceof BodyReadError || TRANSIENT_NETWORK_CODES.has(code);
+  const retryable = error instanceof ReadError || TRANSIENT_NETWORK_CODES.has(code);
   return new TransportFailure('network', retryable, `${code} (${text})`);
 }

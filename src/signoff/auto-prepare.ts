@@ -22,6 +22,7 @@ const CLEAN = ['matched', 'explained', 'immaterial'];
  */
 export async function prepareCleanDates(ctx: AppContext, dates: readonly string[]): Promise<Array<{ businessDate: string; step: 'prepared' | 'approved' }>> {
   const done: Array<{ businessDate: string; step: 'prepared' | 'approved' }> = [];
+  if (!ctx.config.quiet.autoPrepare) return done;
   const accounts = allAccountNames(ctx.config);
   for (const businessDate of [...new Set(dates)].sort()) {
     try {
@@ -54,6 +55,7 @@ export async function prepareCleanDates(ctx: AppContext, dates: readonly string[
  * books, a resolved case) is prepared within a minute.
  */
 export async function prepareCleanRecentDates(ctx: AppContext, today: string): Promise<void> {
+  if (!ctx.config.quiet.autoPrepare) return;
   const since = new Date(Date.parse(`${today}T00:00:00Z`) - 45 * 86_400_000).toISOString().slice(0, 10);
   const rows = await ctx.database.db
     .selectFrom('reconciliation_results')

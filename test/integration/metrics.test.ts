@@ -130,7 +130,9 @@ describe(`/metrics and /healthz on the ${backend} database`, () => {
     expect(value(samples, 'wallet_recon_gateway_requests_total', { status_class: '5xx' }).reduce((a, b) => a + b, 0)).toBeGreaterThan(0);
     const own = samples.filter((s) => s.name.startsWith('wallet_recon_'));
     const labelNames = new Set(own.flatMap((s) => Object.keys(s.labels)));
-    expect([...labelNames].sort()).toEqual(['account', 'endpoint', 'le', 'status', 'status_class', 'trigger'].filter((l) => labelNames.has(l)));
+    expect([...labelNames].sort()).toEqual(['account', 'channel', 'decision', 'endpoint', 'le', 'status', 'status_class', 'trigger'].filter((l) => labelNames.has(l)));
+    // The notification decisions (issue 45) are labelled by channel and decision, both closed sets.
+    expect(samplesOf(samples, 'wallet_recon_notifications_total').every((s) => /^(webhook|slack|email)$/.test(s.labels.channel!) && /^(sent|folded|repeat|snoozed|quiet|immaterial)$/.test(s.labels.decision!))).toBe(true);
     expect(labelNames.has('currency') || labelNames.has('run_id')).toBe(false);
   });
 

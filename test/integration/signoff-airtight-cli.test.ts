@@ -46,7 +46,7 @@ describe(`an import racing an approval through the built CLI (${backend})`, { ti
   let env: Record<string, string>;
   beforeAll(async () => {
     t = await createTestDatabase({ onDisk: true });
-    env = { DATABASE_URL: '', ...t.childEnv, GATEWAY_API_KEY: 'k', GATEWAY_API_SECRET: 's', LOG_LEVEL: 'silent', RECON_TIMEZONE: 'UTC', RECON_CUTOFF: '00:00', RECON_BOOKS_DEADLINE: '3d' };
+    env = { DATABASE_URL: '', ...t.childEnv, GATEWAY_API_KEY: 'k', GATEWAY_API_SECRET: 's', LOG_LEVEL: 'silent', RECON_AUTO_PREPARE: 'off', RECON_TIMEZONE: 'UTC', RECON_CUTOFF: '00:00', RECON_BOOKS_DEADLINE: '3d' };
     const ctx = createTestContext(t, env);
     const cutoffAt = new Date(`${addDays(DATE, 1)}T00:00:00Z`);
     const at = new Date(cutoffAt.getTime() - 300_000);
@@ -110,7 +110,7 @@ describe(`a bank account's statements as sealed inputs through the built CLI (${
   beforeAll(async () => {
     t = await createTestDatabase({ onDisk: true });
     const accounts = file('accounts.yaml', `bankAccounts:\n  - { name: eu-bank, iban: ${IBAN}, currency: EUR }\n  - { name: nl-bank, iban: NL91ABNA0417164300, currency: EUR }\n`);
-    env = { DATABASE_URL: '', ...t.childEnv, LOG_LEVEL: 'silent', RECON_TIMEZONE: 'UTC', RECON_CUTOFF: '00:00', RECON_BOOKS_DEADLINE: '3d', RECON_STATEMENT_DEADLINE: '5d', RECON_ACCOUNTS_FILE: accounts };
+    env = { DATABASE_URL: '', ...t.childEnv, LOG_LEVEL: 'silent', RECON_AUTO_PREPARE: 'off', RECON_TIMEZONE: 'UTC', RECON_CUTOFF: '00:00', RECON_BOOKS_DEADLINE: '3d', RECON_STATEMENT_DEADLINE: '5d', RECON_ACCOUNTS_FILE: accounts };
     const ctx = createTestContext(t, env);
     await addUser(ctx, 'anna', 'preparer', PASSWORD.anna, 'test');
     await addUser(ctx, 'ben', 'approver', PASSWORD.ben, 'test');

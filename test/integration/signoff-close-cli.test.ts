@@ -41,7 +41,7 @@ const storedBooks = () => withDatabase(t, (db) => db.selectFrom('expected_balanc
 beforeAll(async () => {
   t = await createTestDatabase({ onDisk: true });
   dir = mkdtempSync(path.join(tmpdir(), 'wr-signoff-close-'));
-  env = { DATABASE_URL: '', ...t.childEnv, GATEWAY_API_KEY: 'k', GATEWAY_API_SECRET: 's', LOG_LEVEL: 'silent', RECON_TIMEZONE: 'UTC', RECON_CUTOFF: '00:00', RECON_BOOKS_DEADLINE: '3d' };
+  env = { DATABASE_URL: '', ...t.childEnv, GATEWAY_API_KEY: 'k', GATEWAY_API_SECRET: 's', LOG_LEVEL: 'silent', RECON_AUTO_PREPARE: 'off', RECON_TIMEZONE: 'UTC', RECON_CUTOFF: '00:00', RECON_BOOKS_DEADLINE: '3d' };
   const ctx = createTestContext(t, env);
   const cutoffAt = new Date(`${addDays(DATE, 1)}T00:00:00Z`);
   const at = new Date(cutoffAt.getTime() - 300_000);
