@@ -9,7 +9,6 @@ import { maskUrlPasswords } from '../logger.js';
 import { maskSecretValues } from '../secret.js';
 import { todayOf } from '../reconciliation/business-dates.js';
 import { allAccountNames } from '../config/index.js';
-import { currencyDecimals } from '../money/format-amount.js';
 import { ProblemList, validateRows, type BalanceFileOptions, type RawRow } from './books-file.js';
 import { storeEntryRows, validEntryRows, type EntriesImportResult } from './entries-import.js';
 import { storeBooks, type BooksImportResult } from './books-import.js';
@@ -170,10 +169,7 @@ export async function pullEntries(
   const { rows: raw, queryText, rowsSha256 } = await runLedgerQuery(ctx, source, request.businessDate);
   if (raw.length === 0) return { outcome: 'no-rows' };
   const options: BalanceFileOptions = { amounts: 'major', account: request.account, knownAccounts: allAccountNames(ctx.config), notAfter: todayOf(ctx) };
-  const problems = new ProblemList();
-  const rows = await validEntryRows(raw, source.source, 'row', options, problems);
-  for (const r of rows) if (currencyDecimals(r.currency) === null) problems.add(`${source.source} row ${r.line}: currency ${r.currency} has no ISO 4217 decimals, so its amount in major units cannot be read exactly`);
-  problems.throwIfAny(source.source);
+  const rows = await validEntryRows(raw, source.source, 'row', options, new ProblemList());
   const how = { source: source.source, format: 'sql' as const, amounts: 'major' as const };
   const preview = await storeEntryRows(ctx, rows, { ...how, dryRun: true });
   // Pulled again and again until the books deadline: lines already stored as they are are no new import.
