@@ -374,7 +374,8 @@ export function readBalance(value: unknown, currency: string | undefined, option
   const reading = readMajorAmount(text, decimals, { decimalMark: typeof value === 'string' ? (options.decimalMark ?? 'point') : 'point' }, currency);
   if (!reading.ok) {
     // An ambiguous amount is fixed in the file or by a flag: the message points at the very cell.
-    problems.push(`${at}${reading.ambiguous === true ? `, column ${JSON.stringify(column)}` : ''}: ${reading.problem}`);
+    // The reader words its problem for a balance; an entry's amount is named as such.
+    problems.push(`${at}${reading.ambiguous === true ? `, column ${JSON.stringify(column)}` : ''}: ${field === 'balance' ? reading.problem : reading.problem.replace(/^balance /, `${field} `)}`);
     return undefined;
   }
   return reading.minor;

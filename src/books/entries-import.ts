@@ -4,6 +4,7 @@ import { sql, type Transaction } from 'kysely';
 import type { AppContext } from '../app-context.js';
 import { allAccountNames } from '../config/index.js';
 import type { BooksFormatName, Database } from '../db/database.types.js';
+import { recordBooksOrigin, type BooksOrigin } from '../db/books-origin.repository.js';
 import { activeMatchesOf, undoMatches } from '../db/entry-match.repository.js';
 import { InputFileError, UsageError } from '../errors.js';
 import { runMatching, MATCHED_BY_RULES, type RuleMatch } from '../matching/index.js';
@@ -12,7 +13,7 @@ import { todayOf } from '../reconciliation/business-dates.js';
 import { reconcileOwedDates, resolveAccountNames } from '../reconciliation/reconciliation-service.js';
 import { findLocks, lockedDateError } from '../signoff/date-lock.js';
 import type { TextEncodingName } from '../text-encoding.js';
-import { openRawRows, readBalance, readCurrency, readDateField, resolveAccount, show, type BalanceFileOptions, type RawRow } from './books-file.js';
+import { openRawRows, readBalance, readCurrency, readDateField, resolveAccount, show, type BalanceFileOptions, type ProblemList, type RawRow } from './books-file.js';
 import { ENTRY_FIELD_SET, ENTRY_FIELDS, type ColumnMap } from './column-map.js';
 import type { DateFormat } from './date-text.js';
 import { loadImportProfile, resolveBooksFormat } from './import-profile.js';
@@ -139,12 +140,22 @@ export async function importEntriesFile(ctx: AppContext, filePath: string, optio
   const known = allAccountNames(ctx.config);
   const fileOptions: BalanceFileOptions = { ...format, map: options.map, account: options.account, knownAccounts: known, notAfter: todayOf(ctx) };
   const opened = await openRawRows(filePath, fileOptions, ENTRY_FIELD_SET);
-  const problems = opened.problems;
+  const rows = await validEntryRows(opened.rows, opened.name, opened.unit, fileOptions, opened.problems);
+  if (rows.length === 0) throw new InputFileError(`${opened.name} holds no entries: expected a header booking_date,currency,amount[,account,value_date,reference,description,entry_id] and at least one line.`, [`${opened.name}: no rows`]);
+  for (const r of rows) if (currencyDecimals(r.currency) === null && format.amounts === 'major') throw new UsageError(`${r.currency} has no ISO 4217 decimals: import its entries with --amounts minor.`);
+  return storeEntryRows(ctx, rows, { source: path.basename(filePath), format: opened.format, amounts: format.amounts, skipped: opened.skipped, dryRun: options.dryRun === true });
+}
+
+/**
+ * Validates every raw line of an entries file or query (all of them: one problem per bad line,
+ * thrown together) and gives each its stable key; a ledger id given twice for an account is refused.
+ */
+export async function validEntryRows(raw: AsyncIterable<RawRow> | Iterable<RawRow>, name: string, unit: 'line' | 'row', options: BalanceFileOptions, problems: ProblemList): Promise<EntryRow[]> {
   const rows: EntryRow[] = [];
   const occurrences = new Map<string, number>();
   const idLines = new Map<string, number>();
-  for await (const raw of opened.rows) {
-    const checked = validateEntryRow(raw, opened.name, fileOptions);
+  for await (const one of raw) {
+    const checked = validateEntryRow(one, name, options);
     if ('problems' in checked) {
       for (const p of checked.problems) problems.add(p);
       continue;
@@ -154,7 +165,7 @@ export async function importEntriesFile(ctx: AppContext, filePath: string, optio
       const idKey = `${r.account}\u0000${r.entryId}`;
       const first = idLines.get(idKey);
       if (first !== undefined) {
-        problems.add(`${opened.name} ${opened.unit} ${r.line}: duplicate of ${opened.unit} ${first} (account ${r.account}, entry_id ${r.entryId})`);
+        problems.add(`${name} ${unit} ${r.line}: duplicate of ${unit} ${first} (account ${r.account}, entry_id ${r.entryId})`);
         continue;
       }
       idLines.set(idKey, r.line);
@@ -164,11 +175,22 @@ export async function importEntriesFile(ctx: AppContext, filePath: string, optio
     occurrences.set(base, n + 1);
     rows.push({ ...r, entryKey: r.entryId === null ? entryKeyOf(r, n) : base });
   }
-  problems.throwIfAny(opened.name);
-  if (rows.length === 0) throw new InputFileError(`${opened.name} holds no entries: expected a header booking_date,currency,amount[,account,value_date,reference,description,entry_id] and at least one line.`, [`${opened.name}: no rows`]);
-  for (const r of rows) if (currencyDecimals(r.currency) === null && format.amounts === 'major') throw new UsageError(`${r.currency} has no ISO 4217 decimals: import its entries with --amounts minor.`);
+  problems.throwIfAny(name);
+  return rows;
+}
 
-  const source = path.basename(filePath);
+/**
+ * Stores validated entries as one books import, whether they came from a file or the ledger's
+ * query: in one transaction, refused whole on a signed-off date, new lines stored (a line already
+ * stored under its key is unchanged, or changed when its ledger id comes with other fields), the
+ * matches of changed lines undone and the matching run again. The dates are reconciled after.
+ */
+export async function storeEntryRows(
+  ctx: AppContext,
+  rows: readonly EntryRow[],
+  how: { source: string; format: BooksFormatName; amounts: 'major' | 'minor'; skipped?: SkippedRow[]; dryRun: boolean; origin?: BooksOrigin },
+): Promise<EntriesImportResult> {
+  const { source, dryRun } = how;
   const now = ctx.clock.now();
   const accounts = [...new Set(rows.map((r) => r.account))].sort();
   const dates = rows.map((r) => r.bookingDate).sort();
@@ -180,9 +202,10 @@ export async function importEntriesFile(ctx: AppContext, filePath: string, optio
       for (const lock of await findLocks(trx, days)) throw lockedDateError(lock, 'this import would add books entries to it', ctx.config.timezone);
       const { id: importId } = await trx
         .insertInto('books_imports')
-        .values({ source, imported_at: now, rows: rows.length, format: opened.format, amounts: format.amounts })
+        .values({ source, imported_at: now, rows: rows.length, format: how.format, amounts: how.amounts })
         .returning('id')
         .executeTakeFirstOrThrow();
+      if (how.origin !== undefined) await recordBooksOrigin(trx, importId, how.origin, now);
       const { inserted, changedIds } = await storeEntries(trx, rows, importId, now);
       // A line the ledger changed is matched again: the match made with its old fields is undone.
       if (changedIds.length > 0) {
@@ -195,8 +218,8 @@ export async function importEntriesFile(ctx: AppContext, filePath: string, optio
       const rollForward = await booksRollForward(trx, accounts, dates[0]!, dates[dates.length - 1]!);
       const done: EntriesImportResult = {
         source,
-        format: opened.format,
-        dryRun: options.dryRun === true,
+        format: how.format,
+        dryRun,
         rows: rows.length,
         inserted,
         changed: changedIds.length,
@@ -204,13 +227,13 @@ export async function importEntriesFile(ctx: AppContext, filePath: string, optio
         accounts,
         firstDate: dates[0]!,
         lastDate: dates[dates.length - 1]!,
-        importId: options.dryRun === true ? null : importId,
-        skipped: opened.skipped,
+        importId: dryRun ? null : importId,
+        skipped: how.skipped ?? [],
         rollForward,
         matches,
         reconciledDates: 0,
       };
-      if (options.dryRun === true) throw new DryRunEnded(done);
+      if (dryRun) throw new DryRunEnded(done);
       return done;
     });
   } catch (error) {

@@ -10,4 +10,4 @@ export type { SkippedRow } from './table.js';
 export { ENTRY_FIELD_SET, parseColumnMap, type ColumnMap } from './column-map.js';
 export { booksRollForward, importEntriesFile, type BooksRollForward, type EntriesImportOptions, type EntriesImportResult } from './entries-import.js';
 export { DATE_FORMATS, parseDateFormat, type DateFormat } from './date-text.js';
-export { booksSqlSourceOf, pullBooks, pullBooksIfDue, type BooksPullOutcome } from './sql-source.js';
+export { booksSqlSourceOf, entriesSqlSourceOf, pullBooks, pullBooksIfDue, pullEntries, type BooksPullOutcome } from './sql-source.js';

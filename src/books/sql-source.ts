@@ -8,7 +8,9 @@ import { ConfigError, DatabaseError, InputFileError } from '../errors.js';
 import { maskUrlPasswords } from '../logger.js';
 import { maskSecretValues } from '../secret.js';
 import { todayOf } from '../reconciliation/business-dates.js';
-import { validateRows, type RawRow } from './books-file.js';
+import { allAccountNames } from '../config/index.js';
+import { ProblemList, validateRows, type BalanceFileOptions, type RawRow } from './books-file.js';
+import { storeEntryRows, validEntryRows, type EntriesImportResult } from './entries-import.js';
 import { storeBooks, type BooksImportResult } from './books-import.js';
 
 /** Where one account's books are pulled from, when it has a source. */
@@ -18,6 +20,8 @@ export interface BooksSqlSource {
   sqlFile: string;
   /** `sql:<file name>`, recorded as the books import's source. */
   source: string;
+  /** Closing balances (the books query) or detail lines (the entries query). */
+  kind?: 'balances' | 'entries';
 }
 
 /** What pulling one account's books for one date came to. */
@@ -29,6 +33,20 @@ export function booksSqlSourceOf(config: Config, account: string): BooksSqlSourc
   if (sqlFile === undefined) return undefined;
   return { account, sqlFile, source: `sql:${path.basename(sqlFile)}` };
 }
+
+/** The account's entries source, or undefined when neither the accounts file nor RECON_BOOKS_ENTRIES_SQL_FILE gives it an entries query. */
+export function entriesSqlSourceOf(config: Config, account: string): BooksSqlSource | undefined {
+  const configured = [...config.accounts, ...config.bankAccounts].find((a) => a.name === account)?.books?.entriesSqlFile;
+  const sqlFile = configured ?? config.books.entriesSqlFile;
+  if (sqlFile === undefined) return undefined;
+  return { account, sqlFile, source: `sql:${path.basename(sqlFile)}`, kind: 'entries' };
+}
+
+/** What each kind of query is called in messages and the columns it must return. */
+const QUERY_KINDS = {
+  balances: { what: 'books query', required: ['currency', 'balance'] },
+  entries: { what: 'books entries query', required: ['booking_date', 'currency', 'amount'] },
+} as const;
 
 /**
  * Runs an account's books query against the merchant's ledger database for one business date
@@ -42,18 +60,19 @@ export async function queryLedgerBooks(ctx: AppContext, source: BooksSqlSource, 
 
 /** queryLedgerBooks with the query text as it was run and a SHA-256 of the rows it returned: what a pull keeps as its origin. */
 export async function runLedgerQuery(ctx: AppContext, source: BooksSqlSource, businessDate: string): Promise<{ rows: RawRow[]; queryText: string; rowsSha256: string }> {
+  const kind = QUERY_KINDS[source.kind ?? 'balances'];
   const url = ctx.config.books.databaseUrl;
-  if (url === undefined) throw new ConfigError(`Account "${source.account}" has a books query (${source.sqlFile}) but RECON_BOOKS_DATABASE_URL is not set.`, ['RECON_BOOKS_DATABASE_URL is not set']);
+  if (url === undefined) throw new ConfigError(`Account "${source.account}" has a ${kind.what} (${source.sqlFile}) but RECON_BOOKS_DATABASE_URL is not set.`, ['RECON_BOOKS_DATABASE_URL is not set']);
   let text: string;
   try {
     text = await readFile(source.sqlFile, 'utf8');
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    throw new ConfigError(`The books query ${source.sqlFile} could not be read: ${code === 'ENOENT' ? 'there is no such file' : (error as Error).message}.`, [`books query ${source.sqlFile} unreadable`], { cause: error });
+    throw new ConfigError(`The ${kind.what} ${source.sqlFile} could not be read: ${code === 'ENOENT' ? 'there is no such file' : (error as Error).message}.`, [`${kind.what} ${source.sqlFile} unreadable`], { cause: error });
   }
   // PostgreSQL refuses a parameter the statement does not use, so only those it names are sent.
   const used = Math.max(0, ...[...text.matchAll(/\$(\d+)/g)].map((m) => Number(m[1])));
-  if (used > 2) throw new ConfigError(`The books query ${source.sqlFile} uses $${used}; it is given only $1 (the business date) and $2 (the account).`, [`books query uses $${used}`]);
+  if (used > 2) throw new ConfigError(`The ${kind.what} ${source.sqlFile} uses $${used}; it is given only $1 (the business date) and $2 (the account).`, [`${kind.what} uses $${used}`]);
 
   const timeoutMs = ctx.config.books.statementTimeoutMs;
   const client = new pg.Client({
@@ -84,26 +103,32 @@ export async function runLedgerQuery(ctx: AppContext, source: BooksSqlSource, bu
     running = false;
     await client.query('rollback');
     const columns = result.fields.map((f) => f.name);
-    const missing = ['currency', 'balance'].filter((c) => !columns.includes(c));
+    const missing = kind.required.filter((c) => !columns.includes(c));
     if (missing.length > 0) {
       throw new InputFileError(
-        `The books query ${path.basename(source.sqlFile)} returned the columns ${columns.join(', ') || '(none)'}; it must return currency and balance (missing ${missing.join(', ')}).`,
-        [`books query lacks ${missing.join(', ')}`],
+        `The ${kind.what} ${path.basename(source.sqlFile)} returned the columns ${columns.join(', ') || '(none)'}; it must return ${kind.required.join(', ').replace(/, (\w+)$/, ' and $1')} (missing ${missing.join(', ')}).`,
+        [`${kind.what} lacks ${missing.join(', ')}`],
       );
     }
-    const rows = result.rows.map((row, index) => ({ line: index + 1, unit: 'row' as const, fields: { ...row, business_date: businessDate, account: source.account } }));
+    // A balances row is of the date and account asked for; an entries row has its own booking date,
+    // and its account column (when the query returns one) is checked against the account asked for.
+    const rows = result.rows.map((row, index) => ({
+      line: index + 1,
+      unit: 'row' as const,
+      fields: source.kind === 'entries' ? { ...row, account: row.account ?? source.account } : { ...row, business_date: businessDate, account: source.account },
+    }));
     return { rows, queryText: text, rowsSha256: createHash('sha256').update(JSON.stringify(rows.map((r) => r.fields))).digest('hex') };
   } catch (error) {
     if (running) await cancelOnServer(url.reveal(), client);
     if (error instanceof InputFileError) throw error;
     if ((error as { code?: string }).code === '42601' && /multiple commands/i.test((error as Error).message)) {
       throw new ConfigError(
-        `The books query ${source.sqlFile} holds more than one SQL statement: it must be a single select (no ";" between statements, no "commit" or "set"). Nothing was run.`,
-        [`books query ${path.basename(source.sqlFile)} has several statements`],
+        `The ${kind.what} ${source.sqlFile} holds more than one SQL statement: it must be a single select (no ";" between statements, no "commit" or "set"). Nothing was run.`,
+        [`${kind.what} ${path.basename(source.sqlFile)} has several statements`],
         { cause: error },
       );
     }
-    throw new DatabaseError(`The books query ${path.basename(source.sqlFile)} failed against RECON_BOOKS_DATABASE_URL for account "${source.account}", ${businessDate}: ${secretFree((error as Error).message, url.reveal())}`, { cause: error });
+    throw new DatabaseError(`The ${kind.what} ${path.basename(source.sqlFile)} failed against RECON_BOOKS_DATABASE_URL for account "${source.account}", ${businessDate}: ${secretFree((error as Error).message, url.reveal())}`, { cause: error });
   } finally {
     await client.end().catch(() => undefined);
   }
@@ -128,6 +153,29 @@ export async function pullBooks(
   if (request.dryRun === true || preview.changes.length === 0) return { outcome: preview.changes.length === 0 ? 'unchanged' : 'imported', result: preview };
   const result = await storeBooks(ctx, rows, { source: source.source, format: 'sql', amounts: 'major', dryRun: false, reconcile: request.reconcile === true, origin: { sqlQuery: queryText, rowsSha256 } });
   return { outcome: 'imported', result };
+}
+
+/**
+ * Pulls one account's books entries for one business date from its entries query and imports
+ * them as `ledger import --entries` does (same validation, locks, matching, all or nothing), with
+ * source `sql:<file name>`. When every line is already stored as it is, nothing is imported.
+ */
+export async function pullEntries(
+  ctx: AppContext,
+  request: { account: string; businessDate: string; dryRun?: boolean },
+): Promise<{ outcome: 'imported' | 'unchanged' | 'no-rows' | 'not-configured'; result?: EntriesImportResult }> {
+  const source = entriesSqlSourceOf(ctx.config, request.account);
+  if (source === undefined) return { outcome: 'not-configured' };
+  const { rows: raw, queryText, rowsSha256 } = await runLedgerQuery(ctx, source, request.businessDate);
+  if (raw.length === 0) return { outcome: 'no-rows' };
+  const options: BalanceFileOptions = { amounts: 'major', account: request.account, knownAccounts: allAccountNames(ctx.config), notAfter: todayOf(ctx) };
+  const rows = await validEntryRows(raw, source.source, 'row', options, new ProblemList());
+  const how = { source: source.source, format: 'sql' as const, amounts: 'major' as const };
+  const preview = await storeEntryRows(ctx, rows, { ...how, dryRun: true });
+  // Pulled again and again until the books deadline: lines already stored as they are are no new import.
+  const changes = preview.inserted + preview.changed;
+  if (request.dryRun === true || changes === 0) return { outcome: changes === 0 ? 'unchanged' : 'imported', result: preview };
+  return { outcome: 'imported', result: await storeEntryRows(ctx, rows, { ...how, dryRun: false, origin: { sqlQuery: queryText, rowsSha256 } }) };
 }
 
 /**

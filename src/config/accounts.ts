@@ -184,7 +184,7 @@ export function resolveAccounts(
       ...(a.amountUnit === undefined && a.amountDecimals === undefined
         ? {}
         : { amounts: { ...(a.amountUnit === undefined ? {} : { unit: a.amountUnit }), ...(a.amountDecimals === undefined ? {} : { decimalsByCurrency: a.amountDecimals }) } }),
-      ...(a.books === undefined ? {} : { books: { ...a.books, ...(a.books.sqlFile === undefined ? {} : { sqlFile: path.resolve(path.dirname(fullPath), a.books.sqlFile) }) } }),
+      ...(a.books === undefined ? {} : { books: booksPathsResolved(a.books, fullPath) }),
       ...quietOf(a),
     } satisfies AccountConfig;
   });
@@ -197,7 +197,7 @@ export function resolveAccounts(
       iban: b.iban,
       accountId: b.accountId,
       currency: b.currency,
-      ...(b.books === undefined ? {} : { books: { ...b.books, ...(b.books.sqlFile === undefined ? {} : { sqlFile: path.resolve(path.dirname(fullPath), b.books.sqlFile) }) } }),
+      ...(b.books === undefined ? {} : { books: booksPathsResolved(b.books, fullPath) }),
       ...(b.matching === undefined ? {} : { matching: matchingOf(b.matching, b.currency, (problem) => problems.push(`RECON_ACCOUNTS_FILE (${file}) at bankAccounts.${index}.matching.amountTolerance: ${problem}`)) }),
       ...(b.calendar === undefined ? {} : { calendar: bankCalendarOf(b.calendar, fullPath, (problem) => problems.push(`RECON_ACCOUNTS_FILE (${file}) at bankAccounts.${index}.calendar.holidaysFile: ${problem}`)) }),
       ...(b.sequenceRestarts === undefined ? {} : { sequenceRestarts: b.sequenceRestarts }),
@@ -283,4 +283,14 @@ export function selectAccounts(config: Config, name?: string): AccountConfig[] {
   }
   if (problems.length > 0) throw configProblems(problems);
   return chosen;
+}
+
+/** An account's books section with its query files found beside the accounts file that names them. */
+function booksPathsResolved<T extends { sqlFile?: string; entriesSqlFile?: string }>(books: T, accountsFile: string): T {
+  const beside = (file: string) => path.resolve(path.dirname(accountsFile), file);
+  return {
+    ...books,
+    ...(books.sqlFile === undefined ? {} : { sqlFile: beside(books.sqlFile) }),
+    ...(books.entriesSqlFile === undefined ? {} : { entriesSqlFile: beside(books.entriesSqlFile) }),
+  };
 }

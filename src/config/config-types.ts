@@ -91,6 +91,8 @@ export interface AccountBooksSettings {
   readonly amounts?: 'major' | 'minor';
   /** The query that reads its books from the ledger database (absolute path), instead of RECON_BOOKS_SQL_FILE. */
   readonly sqlFile?: string;
+  /** The query that reads its books entries from the ledger database (absolute path), instead of RECON_BOOKS_ENTRIES_SQL_FILE. */
+  readonly entriesSqlFile?: string;
 }
 
 /** Where books are pulled from: the merchant's ledger database and the query run against it. */
@@ -98,6 +100,8 @@ export interface BooksSourceSettings {
   readonly databaseUrl: Secret | undefined;
   /** RECON_BOOKS_SQL_FILE as an absolute path: the query for accounts without their own. */
   readonly sqlFile: string | undefined;
+  /** RECON_BOOKS_ENTRIES_SQL_FILE as an absolute path: the entries query for accounts without their own. */
+  readonly entriesSqlFile: string | undefined;
   readonly statementTimeoutMs: number;
   /** RECON_BOOKS_PULL_EVERY: how often the worker pulls books for a date that has none yet. */
   readonly pullEveryMs: number;

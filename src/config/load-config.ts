@@ -78,7 +78,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
   const accountsResult = parsed.success ? resolveAccounts(env, cwd, parsed.data.GATEWAY_ENV) : { accounts: [], bankAccounts: [], problems: [] };
   problems.push(...accountsResult.problems);
   const databaseUrl = parsed.success ? resolveDatabaseUrl(parsed.data.DATABASE_URL, parsed.data.DATABASE_PASSWORD, problems) : undefined;
-  const books = parsed.success ? booksSettingsOf(parsed.data, cwd, accountsResult.accounts, problems) : undefined;
+  const books = parsed.success ? booksSettingsOf(parsed.data, cwd, [...accountsResult.accounts, ...accountsResult.bankAccounts], problems) : undefined;
   const quiet = parsed.success ? quietSettingsOf(parsed.data, env, problems) : undefined;
   const dataDir = resolveDataDir(parsed.success ? parsed.data.RECON_DATA_DIR : undefined, cwd, problems);
 

@@ -154,7 +154,7 @@ describe(`books pulled from the merchant's ledger database (${backend})`, () => 
 
     const none = await cli(['books', 'pull', '--date', '2026-11-20'], { RECON_BOOKS_SQL_FILE: '', RECON_BOOKS_DATABASE_URL_FILE: '' });
     expect(none.code).toBe(2);
-    expect(none.stderr).toContain('No account has a books query: set RECON_BOOKS_SQL_FILE (and RECON_BOOKS_DATABASE_URL), or books.sqlFile in the accounts file.');
+    expect(none.stderr).toContain('No account has a books query: set RECON_BOOKS_SQL_FILE or RECON_BOOKS_ENTRIES_SQL_FILE (and RECON_BOOKS_DATABASE_URL), or books.sqlFile or books.entriesSqlFile in the accounts file.');
     const halfConfigured = await cli(['books', 'pull', '--date', '2026-11-20'], { RECON_BOOKS_DATABASE_URL_FILE: '' });
     expect(halfConfigured.code).toBe(2);
     expect(halfConfigured.stderr).toContain('RECON_BOOKS_DATABASE_URL (or RECON_BOOKS_DATABASE_URL_FILE) is required when a books query is configured (RECON_BOOKS_SQL_FILE)');

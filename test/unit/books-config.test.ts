@@ -67,4 +67,13 @@ describe('books source configuration', () => {
       `RECON_ACCOUNTS_FILE (${bad}) at accounts.0.books.dateFormat: must be one of: YYYY-MM-DD, DD/MM/YYYY, MM/DD/YYYY, YYYY/MM/DD, DD.MM.YYYY, DD-MM-YYYY`,
     ]);
   });
+
+  it('takes an entries query from RECON_BOOKS_ENTRIES_SQL_FILE or an account\'s books.entriesSqlFile (a bank account\'s too), each needing the ledger database', () => {
+    expect(load({ RECON_BOOKS_ENTRIES_SQL_FILE: 'lines.sql', RECON_BOOKS_DATABASE_URL: 'postgres://ro@ledger/gl' }).books.entriesSqlFile).toBe(path.join(dir, 'lines.sql'));
+    expect(problemsOf({ RECON_BOOKS_ENTRIES_SQL_FILE: 'lines.sql' })).toEqual(['RECON_BOOKS_DATABASE_URL (or RECON_BOOKS_DATABASE_URL_FILE) is required when a books query is configured (RECON_BOOKS_ENTRIES_SQL_FILE)']);
+    const file = path.join(mkdtempSync(path.join(dir, 'accounts-')), 'accounts.json');
+    writeFileSync(file, JSON.stringify({ bankAccounts: [{ name: 'eu-bank', iban: 'DE89370400440532013000', currency: 'EUR', books: { entriesSqlFile: 'bank-lines.sql' } }] }));
+    expect(load({ RECON_ACCOUNTS_FILE: file, RECON_BOOKS_DATABASE_URL: 'postgres://ro@ledger/gl' }).bankAccounts[0]!.books).toEqual({ entriesSqlFile: path.join(path.dirname(file), 'bank-lines.sql') });
+    expect(problemsOf({ RECON_ACCOUNTS_FILE: file })).toEqual(['RECON_BOOKS_DATABASE_URL (or RECON_BOOKS_DATABASE_URL_FILE) is required when a books query is configured (the books.entriesSqlFile of account "eu-bank")']);
+  });
 });
