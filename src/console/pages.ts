@@ -7,6 +7,7 @@ import { describeDrift } from '../business-date/capture-drift.js';
 import { formatLocalTime, formatLocalTimeText } from '../business-date/local-time.js';
 import { formatOptionalAmount } from '../money/format-amount.js';
 import type { NumberStyle } from '../money/number-style.js';
+import { localizeAmounts } from '../money/localize-amounts.js';
 import { escapeHtml as e } from '../escape-html.js';
 import type { StoredReconciliationResult } from '../reconciliation/reconciliation-result.js';
 import { compareByAbsoluteDifference } from '../reports/report-view.js';
@@ -317,7 +318,7 @@ export function casePage(
   const history = `<h2>History</h2><table id="history"><thead><tr><th>at</th><th>actor</th><th>action</th><th>state</th><th>note</th></tr></thead><tbody>${events
     .map(
       (ev) =>
-        `<tr><td class="nowrap">${e(localTime(ev.at, page, true))}</td><td>${e(ev.actor)}</td><td>${e(ev.action)}</td><td>${e(ev.fromState === ev.toState || ev.fromState === null ? (ev.toState ?? '') : `${ev.fromState} → ${ev.toState ?? ''}`)}</td><td>${e(ev.note ?? '')}</td></tr>`,
+        `<tr><td class="nowrap">${e(localTime(ev.at, page, true))}</td><td>${e(ev.actor)}</td><td>${e(ev.action)}</td><td>${e(ev.fromState === ev.toState || ev.fromState === null ? (ev.toState ?? '') : `${ev.fromState} → ${ev.toState ?? ''}`)}</td><td>${e(page.style === undefined ? (ev.note ?? '') : localizeAmounts(ev.note ?? '', page.style))}</td></tr>`,
     )
     .join('')}</tbody></table>`;
   const allowed = actionsAllowedFrom(c.state);
