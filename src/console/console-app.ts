@@ -5,6 +5,7 @@ import formbody from '@fastify/formbody';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { AppContext } from '../app-context.js';
 import { applyCaseAction, MANUAL_CASE_ACTIONS, type ManualCaseAction } from '../cases/case-actions.js';
+import { missingFieldRefusal } from './case-form-refusals.js';
 import { snoozeCase } from '../cases/case-snooze.js';
 import { listRunningSnoozes } from '../db/problem.repository.js';
 import { AGE_BUCKETS, ageBucketOf, caseAgeDays, CASE_KINDS, CASE_STATES } from '../cases/case-model.js';
@@ -566,6 +567,12 @@ export async function buildConsoleApp(options: ConsoleAppOptions): Promise<Fasti
       if (action === 'assign' && blank(to) !== undefined && !(await activeUserNames()).includes(to!.trim())) {
         await audit(request, `case.${action}`, 'refused', `case #${id}`, { reason: 'not an active user', to });
         return reply.code(400).type('text/html; charset=utf-8').send(await renderCase(request, id, { kind: 'error', text: `Refused: "${to!.trim()}" is not an active console user; assign the case to one of the people listed.` }));
+      }
+      const missing = missingFieldRefusal(action, { note: blank(note), to: blank(to) });
+      if (missing !== undefined) {
+        await audit(request, `case.${action}`, 'refused', `case #${id}`, { reason: missing });
+        setFlashNotice(reply, { kind: 'error', text: missing }, secureCookies(request));
+        return reply.redirect(`/cases/${id}`, 303);
       }
       try {
         // The event and its audit row commit together.

@@ -1,5 +1,5 @@
 import { ageBucketOf, caseAgeDays, describeCase, type CaseEvent, type CaseOccurrence, type ReconciliationCase } from '../cases/case-model.js';
-import { actionsAllowedFrom } from '../cases/case-actions.js';
+import { actionsAllowedFrom, noteRequiredFor } from '../cases/case-actions.js';
 import type { CaseSnooze } from '../db/problem.repository.js';
 import type { BooksOfDate, CaptureOfDate } from '../db/console-views.repository.js';
 import type { ConsoleUser } from '../db/console.repository.js';
@@ -165,7 +165,7 @@ function signoffSection(view: DayView, page: PageContext): string {
   if (state === 'approved' && page.user !== undefined && mayApprove(page.user.role)) {
     // A note is required: the reason is the evidence of why a closed day was opened again.
     lines.push(
-      `<form method="post" action="/signoffs/reopen" class="inline">${csrfField(page)}<input type="hidden" name="date" value="${e(view.date)}"><label>Why <input type="text" name="note" required maxlength="4000"></label> <button type="submit">Reopen sign-off</button></form>`,
+      `<form method="post" action="/signoffs/reopen" class="inline">${csrfField(page)}<input type="hidden" name="date" value="${e(view.date)}"><label>Why (required) <input type="text" name="note" required maxlength="4000"></label> <button type="submit">Reopen sign-off</button></form>`,
     );
   }
   if (history.length > 0) lines.push(historyTable());
@@ -328,12 +328,12 @@ export function casePage(
     mayAct && allowed.includes(name as never) ? `<form method="post" action="/cases/${c.id}/${name}" class="action">${csrfField(page)}${fields}<button type="submit">${button}</button></form>` : '';
   const note = (required: boolean, hint: string) => `<label>Note${required ? ' (required)' : ''} <textarea name="note" rows="2" cols="40"${required ? ' required' : ''} placeholder="${e(hint)}"></textarea></label>`;
   const actions = `<h2>Actions</h2><p class="hint">From ${e(c.state)} the rules allow: ${e(allowed.join(', ') || 'nothing')}.${mayAct ? '' : ` You have the ${e(page.user?.role ?? 'viewer')} role: you can look at everything but change nothing.`}</p><div class="actions">
-${action('ack', 'Acknowledge', note(false, 'what you are looking into'))}
-${action('assign', 'Assign', `<label>To <select name="to" required><option value="">choose…</option>${(page.assignees ?? []).map((n) => `<option${n === c.assignee ? ' selected' : ''}>${e(n)}</option>`).join('')}</select></label><label>Due <input name="due" type="date"></label>${note(false, 'optional')}`)}
-${action('note', 'Add note', note(true, 'the note'))}
-${action('accept', 'Accept', `${note(true, 'why the difference is accepted')}<label>Until <input name="until" type="date"></label>`)}
-${action('resolve', 'Resolve', note(true, 'how it was fixed (the booking)'))}
-${action('reopen', 'Reopen', note(true, 'why it is reopened'))}
+${action('ack', 'Acknowledge', note(noteRequiredFor('ack'), 'what you are looking into'))}
+${action('assign', 'Assign', `<label>To (required) <select name="to" required><option value="">choose…</option>${(page.assignees ?? []).map((n) => `<option${n === c.assignee ? ' selected' : ''}>${e(n)}</option>`).join('')}</select></label><label>Due <input name="due" type="date"></label>${note(noteRequiredFor('assign'), 'optional')}`)}
+${action('note', 'Add note', note(noteRequiredFor('note'), 'the note'))}
+${action('accept', 'Accept', `${note(noteRequiredFor('accept'), 'why the difference is accepted')}<label>Until <input name="until" type="date"></label>`)}
+${action('resolve', 'Resolve', note(noteRequiredFor('resolve'), 'how it was fixed (the booking)'))}
+${action('reopen', 'Reopen', note(noteRequiredFor('reopen'), 'why it is reopened'))}
 ${mayAct && (c.state === 'open' || c.state === 'acknowledged') ? `<form method="post" action="/cases/${c.id}/snooze" class="action">${csrfField(page)}${note(true, 'why it may stay quiet')}<label>Until (required) <input name="until" type="date" required min="${e(today)}"></label><button type="submit">Snooze</button></form>` : ''}
 </div>`;
   const explained =
