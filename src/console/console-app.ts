@@ -20,6 +20,7 @@ import { DateNotSettledError, ReconError, SealMismatchError, UsageError } from '
 import { latestClosedDateOf, todayOf } from '../reconciliation/business-dates.js';
 import { addDays } from '../business-date/zoned-time.js';
 import { businessCalendarOf } from '../config/index.js';
+import { findUnsettledAccounts } from '../signoff/settle-check.js';
 import { previousDate } from '../clock.js';
 import { numberStyleOf } from '../money/number-style.js';
 import { CONSOLE_CSS, CONSOLE_JS } from './assets.js';
@@ -389,6 +390,11 @@ export async function buildConsoleApp(options: ConsoleAppOptions): Promise<Fasti
     const counted = pages === 1 ? undefined : await countResultsOfDate(db, date);
     const cases = new Map((await listCasesByIds(db, [...new Set(results.flatMap((r) => (r.caseId === null ? [] : [r.caseId])))])).map((c) => [c.id, c]));
     const latest = latestClosedDateOf(ctx);
+    const window = businessCalendarOf(ctx.config).windowOf(date);
+    // Until the window closes a date may not be settled yet: the accounts still waiting on their cut-off or
+    // capture window, so the page says until when rather than "not reconciled" and offers no sign-off to refuse.
+    const waiting =
+      ctx.clock.now() < window.closesAt ? (await findUnsettledAccounts(ctx, everyAccount, date)).filter((u) => u.state === 'capture_window' || u.state === 'day_open').map((u) => u.account) : [];
     return dayPage(
       {
         date,
@@ -402,6 +408,7 @@ export async function buildConsoleApp(options: ConsoleAppOptions): Promise<Fasti
         snoozes: await listRunningSnoozes(db, [...cases.keys()], date),
         ...(await signoffWithProblems(ctx, date)),
         today,
+        ...(waiting.length === 0 ? {} : { window: { cutoffAt: window.cutoffAt, closesAt: window.closesAt, now: ctx.clock.now(), accounts: new Set(waiting) } }),
         ...(ctx.database.kind === 'postgres' ? { queued: await countQueuedOfDate(db, ctx.config.queue.schema, date) } : {}),
         statements: new Map(
           await Promise.all(

@@ -86,6 +86,8 @@ export interface DayView {
   /** The date's sign-offs that do not verify, each with its first broken row named (src/signoff/signoff-integrity.ts). */
   signoffProblems?: ReadonlyMap<number, string>;
   today: string;
+  /** While the date's cut-off or capture window has not passed: the accounts not settled for that reason yet. */
+  window?: { cutoffAt: Date; closesAt: Date; now: Date; accounts: ReadonlySet<string> };
   /** On a PostgreSQL server: the date's capture and settle jobs still in the queue (waiting or running). */
   queued?: { waiting: number; active: number };
   /** Each bank account's statement closing on the date (null: none imported); gateway accounts are absent. */
@@ -155,7 +157,13 @@ function signoffSection(view: DayView, page: PageContext): string {
   // Only the buttons this user may press: the server refuses the others all the same.
   const user = page.user;
   if (state === 'not signed' || state === 'changed after sign-off' || state === 'reopened') {
-    if (user !== undefined && mayPrepare(user.role)) lines.push(form('/signoffs/prepare', 'Prepare sign-off'));
+    // A date whose day or capture window is still open would be refused: no button, but when it can be.
+    if (view.window !== undefined) {
+      // Only bank accounts waiting: their day ends at the cut-off, and they have no capture window.
+      const onlyBanks = [...view.window.accounts].every((a) => view.statements?.has(a) === true);
+      const why = onlyBanks ? `The day is not over: its cut-off is at ${localTime(view.window.cutoffAt, page)}.` : windowSentence(view.window, page);
+      lines.push(`<p class="hint" id="window-open">${e(why)} The sign-off can be prepared after that.</p>`);
+    } else if (user !== undefined && mayPrepare(user.role)) lines.push(form('/signoffs/prepare', 'Prepare sign-off'));
     else lines.push('<p class="hint">Waiting for a preparer to prepare the sign-off.</p>');
   }
   if (state === 'prepared') {
@@ -170,6 +178,14 @@ function signoffSection(view: DayView, page: PageContext): string {
   }
   if (history.length > 0) lines.push(historyTable());
   return `<section id="sign-off"><h2>Sign-off</h2>${lines.join('\n')}</section>`;
+}
+
+/** Until when a date is still open, for people: its cut-off, then its capture window, then reconciled. */
+function windowSentence(window: NonNullable<DayView['window']>, page: PageContext): string {
+  const until = `capture window open until ${localTime(window.closesAt, page)}`;
+  return window.now < window.cutoffAt
+    ? `The day is not over: its cut-off is at ${localTime(window.cutoffAt, page)}, its ${until}, then reconciled.`
+    : `Capture window open until ${localTime(window.closesAt, page)} (cut-off ${localTime(window.cutoffAt, page)}), then reconciled.`;
 }
 
 export function dayPage(view: DayView, page: PageContext): string {
@@ -215,9 +231,14 @@ export function dayPage(view: DayView, page: PageContext): string {
         `<td>${c === undefined ? '' : `<a href="/cases/${c.id}">case #${c.id}</a> ${e(c.state)}${snoozedText(view.snoozes?.get(c.id))}`}</td><td>${r.runId ?? ''}</td></tr>`
       );
     });
+    const open = view.window?.accounts.has(account) === true ? view.window : undefined;
     const table =
       results.length === 0
-        ? '<p>Not reconciled for this date.</p>'
+        ? open === undefined
+          ? '<p>Not reconciled for this date.</p>'
+          : bank
+            ? `<p class="window-open">The day is not over: its cut-off is at ${e(localTime(open.cutoffAt, page))}; the account is reconciled when its bank statement is imported.</p>`
+            : `<p class="window-open">${e(windowSentence(open, page))}</p>`
         : `<table class="results"><thead><tr><th>currency</th><th>status</th><th class="amount">${bank ? 'bank' : 'gateway'}</th><th class="amount">books</th><th class="amount">difference</th><th>case</th><th>run</th></tr></thead><tbody>${rows.join('')}</tbody></table>`;
     const explain = view.explain?.get(account);
     const explained = explain === undefined || results.length === 0 ? '' : explainSection(explain, results, view.date, `/day?date=${view.date}`, page);
