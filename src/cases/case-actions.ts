@@ -60,6 +60,11 @@ const NOTE_REQUIRED: Readonly<Partial<Record<ManualCaseAction, string>>> = {
   reopen: 'why it is reopened',
 };
 
+/** Whether an action is refused without a note (the CLI's --note, the console's required field). */
+export function noteRequiredFor(action: ManualCaseAction): boolean {
+  return NOTE_REQUIRED[action] !== undefined;
+}
+
 /**
  * Applies one manual action to a case in one transaction, with its event in the audit trail.
  * A transition the table does not allow, or a missing note, is a UsageError that names the

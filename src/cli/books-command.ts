@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import type { AppContext } from '../app-context.js';
 import { booksSqlSourceOf, entriesSqlSourceOf, pullBooks, pullEntries } from '../books/index.js';
 import { ConfigError } from '../errors.js';
+import { numberStyleOf } from '../money/number-style.js';
 import { parseBusinessDate, todayOf } from '../reconciliation/business-dates.js';
 import { resolveAccountNames } from '../reconciliation/reconciliation-service.js';
 import type { CliRuntime } from './runtime.js';
@@ -44,7 +45,7 @@ export function registerBooksCommand(program: Command, runtime: CliRuntime): voi
           } else if (outcome === 'unchanged') {
             runtime.output.out(`Books of account "${account}" for ${businessDate} from ${result!.source} are already up to date (${result!.rows} expected balance${result!.rows === 1 ? '' : 's'}); nothing was imported.`);
           } else if (result !== undefined) {
-            runtime.output.out(describeImport(result));
+            runtime.output.out(describeImport(result, numberStyleOf(ctx.config.locale)));
             if (result.reconcileFailure !== undefined) {
               runtime.output.err(reconcileFailureAdvice(result));
               exitCode = 1;

@@ -13,6 +13,7 @@ import { UsageError } from '../errors.js';
 import { bankAccountNamed } from '../config/index.js';
 import { currencyDecimals, formatAmount, formatMoney } from '../money/format-amount.js';
 import { numberStyleOf, type NumberStyle } from '../money/number-style.js';
+import { localizeAmounts } from '../money/localize-amounts.js';
 import { todayOf } from '../reconciliation/business-dates.js';
 import { formatTable } from '../text-table.js';
 import { checkHistoryAccount } from './history-account.js';
@@ -206,7 +207,7 @@ Exit codes: 0 done, 1 error, 2 usage error (also a transition the case's state d
             e.actor,
             e.action,
             e.fromState === e.toState || e.fromState === null ? (e.toState ?? '') : `${e.fromState} -> ${e.toState ?? ''}`,
-            e.note ?? '',
+            localizeAmounts(e.note ?? '', style),
           ]),
         );
         let trailText = '';

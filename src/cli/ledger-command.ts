@@ -4,6 +4,7 @@ import { DATE_FORMATS, describeProfile, ENTRY_FIELD_SET, importBooksFile, import
 import { UsageError } from '../errors.js';
 import { parseTextEncoding, TEXT_ENCODINGS, type TextEncodingName } from '../text-encoding.js';
 import { formatAmount } from '../money/format-amount.js';
+import { DEFAULT_NUMBER_STYLE, numberStyleOf, type NumberStyle } from '../money/number-style.js';
 import { resolveAccountNames } from '../reconciliation/reconciliation-service.js';
 import { detectSignoffChanges } from '../signoff/signoff-service.js';
 import { prepareCleanDates } from '../signoff/auto-prepare.js';
@@ -78,7 +79,7 @@ export function registerLedgerCommand(program: Command, runtime: CliRuntime): vo
         });
         // Corrected books can make a settled date clean: it prepares itself for sign-off.
         await prepareCleanDates(ctx, result.reconciledDates ?? []);
-        runtime.output.out(describeImport(result));
+        runtime.output.out(describeImport(result, numberStyleOf(ctx.config.locale)));
         if (result.reconcileFailure !== undefined) {
           runtime.output.err(reconcileFailureAdvice(result));
           return 1;
@@ -115,7 +116,7 @@ async function importEntries(runtime: CliRuntime, file: string, opts: LedgerImpo
       encoding: opts.encoding === undefined ? undefined : checkEncoding(opts.encoding),
       dryRun: opts.dryRun === true,
     });
-    runtime.output.out(describeEntriesImport(result));
+    runtime.output.out(describeEntriesImport(result, numberStyleOf(ctx.config.locale)));
     if (result.reconcileFailure !== undefined) {
       runtime.output.err(`The entries were imported, but reconciling their dates again failed: ${result.reconcileFailure} Those dates stay owed.`);
       return 1;
@@ -125,7 +126,7 @@ async function importEntries(runtime: CliRuntime, file: string, opts: LedgerImpo
 }
 
 /** The summary of an entries import: counts, the matches made, and the books' roll-forward. */
-export function describeEntriesImport(result: EntriesImportResult): string {
+export function describeEntriesImport(result: EntriesImportResult, style: NumberStyle = DEFAULT_NUMBER_STYLE): string {
   const period = result.firstDate === result.lastDate ? result.firstDate : `${result.firstDate} to ${result.lastDate}`;
   const counts = `${result.inserted} new, ${result.changed} changed, ${result.unchanged} unchanged`;
   const plural = result.rows === 1 ? 'y' : 'ies';
@@ -136,7 +137,7 @@ export function describeEntriesImport(result: EntriesImportResult): string {
   for (const r of result.rollForward) {
     const ok = r.residual === 0n;
     lines.push(
-      `Roll-forward ${r.account} ${r.currency} ${r.businessDate}: closing ${formatAmount(r.previousClosing, r.currency)} (${r.previousDate}) + entries ${formatAmount(r.entries, r.currency)} ${ok ? '=' : '≠'} closing ${formatAmount(r.closing, r.currency)}${ok ? '' : `: a break, residual ${formatAmount(r.residual, r.currency)}`}.`,
+      `Roll-forward ${r.account} ${r.currency} ${r.businessDate}: closing ${formatAmount(r.previousClosing, r.currency, undefined, style)} (${r.previousDate}) + entries ${formatAmount(r.entries, r.currency, undefined, style)} ${ok ? '=' : '≠'} closing ${formatAmount(r.closing, r.currency, undefined, style)}${ok ? '' : `: a break, residual ${formatAmount(r.residual, r.currency, undefined, style)}`}.`,
     );
   }
   for (const s of result.skipped) lines.push(`Skipped ${s.unit} ${s.line}: ${s.why}.`);
@@ -221,9 +222,9 @@ export function reconcileFailureAdvice(result: BooksImportResult): string {
 }
 
 /** The command's summary: counts, and with --dry-run each change it would make. */
-export function describeImport(result: BooksImportResult): string {
+export function describeImport(result: BooksImportResult, style: NumberStyle = DEFAULT_NUMBER_STYLE): string {
   const notes = [...profileNotes(result), ...skippedNotes(result)];
-  const summary = describeCounts(result);
+  const summary = describeCounts(result, style);
   return notes.length === 0 ? summary : [summary, ...notes].join('\n');
 }
 
@@ -242,7 +243,7 @@ function skippedNotes(result: BooksImportResult): string[] {
   return result.skipped.map((s) => `Skipped ${s.unit} ${s.line}: ${s.why}.`);
 }
 
-function describeCounts(result: BooksImportResult): string {
+function describeCounts(result: BooksImportResult, style: NumberStyle): string {
   const period = result.firstDate === result.lastDate ? result.firstDate : `${result.firstDate} to ${result.lastDate}`;
   const counts = `${result.inserted} new, ${result.changed} changed, ${result.unchanged} unchanged, ${result.removed} removed`;
   const plural = result.rows === 1 ? '' : 's';
@@ -254,9 +255,9 @@ function describeCounts(result: BooksImportResult): string {
   }
   const lines = result.changes.map((c) => {
     const where = `${c.account} ${c.businessDate} ${c.currency}`;
-    if (c.kind === 'new') return `  new       ${where}: ${formatAmount(c.after!, c.currency)}`;
-    if (c.kind === 'removed') return `  removed   ${where}: ${formatAmount(c.before!, c.currency)}`;
-    return `  changed   ${where}: ${formatAmount(c.before!, c.currency)} -> ${formatAmount(c.after!, c.currency)}`;
+    if (c.kind === 'new') return `  new       ${where}: ${formatAmount(c.after!, c.currency, undefined, style)}`;
+    if (c.kind === 'removed') return `  removed   ${where}: ${formatAmount(c.before!, c.currency, undefined, style)}`;
+    return `  changed   ${where}: ${formatAmount(c.before!, c.currency, undefined, style)} -> ${formatAmount(c.after!, c.currency, undefined, style)}`;
   });
   if (result.changesNotListed > 0) lines.push(`  … and ${result.changesNotListed} more change${result.changesNotListed === 1 ? '' : 's'}`);
   const consent = result.removalsNeedConsent ? ["The import would be refused: it removes a day's stored currencies the file lacks; pass --replace-day to allow that, or add their rows."] : [];

@@ -5,6 +5,7 @@ import formbody from '@fastify/formbody';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { AppContext } from '../app-context.js';
 import { applyCaseAction, MANUAL_CASE_ACTIONS, type ManualCaseAction } from '../cases/case-actions.js';
+import { missingFieldRefusal } from './case-form-refusals.js';
 import { snoozeCase } from '../cases/case-snooze.js';
 import { listRunningSnoozes } from '../db/problem.repository.js';
 import { AGE_BUCKETS, ageBucketOf, caseAgeDays, CASE_KINDS, CASE_STATES } from '../cases/case-model.js';
@@ -19,6 +20,7 @@ import { DateNotSettledError, ReconError, SealMismatchError, UsageError } from '
 import { latestClosedDateOf, todayOf } from '../reconciliation/business-dates.js';
 import { addDays } from '../business-date/zoned-time.js';
 import { businessCalendarOf } from '../config/index.js';
+import { findUnsettledAccounts } from '../signoff/settle-check.js';
 import { previousDate } from '../clock.js';
 import { numberStyleOf } from '../money/number-style.js';
 import { CONSOLE_CSS, CONSOLE_JS } from './assets.js';
@@ -388,6 +390,11 @@ export async function buildConsoleApp(options: ConsoleAppOptions): Promise<Fasti
     const counted = pages === 1 ? undefined : await countResultsOfDate(db, date);
     const cases = new Map((await listCasesByIds(db, [...new Set(results.flatMap((r) => (r.caseId === null ? [] : [r.caseId])))])).map((c) => [c.id, c]));
     const latest = latestClosedDateOf(ctx);
+    const window = businessCalendarOf(ctx.config).windowOf(date);
+    // Until the window closes a date may not be settled yet: the accounts still waiting on their cut-off or
+    // capture window, so the page says until when rather than "not reconciled" and offers no sign-off to refuse.
+    const waiting =
+      ctx.clock.now() < window.closesAt ? (await findUnsettledAccounts(ctx, everyAccount, date)).filter((u) => u.state === 'capture_window' || u.state === 'day_open').map((u) => u.account) : [];
     return dayPage(
       {
         date,
@@ -401,6 +408,7 @@ export async function buildConsoleApp(options: ConsoleAppOptions): Promise<Fasti
         snoozes: await listRunningSnoozes(db, [...cases.keys()], date),
         ...(await signoffWithProblems(ctx, date)),
         today,
+        ...(waiting.length === 0 ? {} : { window: { cutoffAt: window.cutoffAt, closesAt: window.closesAt, now: ctx.clock.now(), accounts: new Set(waiting) } }),
         ...(ctx.database.kind === 'postgres' ? { queued: await countQueuedOfDate(db, ctx.config.queue.schema, date) } : {}),
         statements: new Map(
           await Promise.all(
@@ -566,6 +574,12 @@ export async function buildConsoleApp(options: ConsoleAppOptions): Promise<Fasti
       if (action === 'assign' && blank(to) !== undefined && !(await activeUserNames()).includes(to!.trim())) {
         await audit(request, `case.${action}`, 'refused', `case #${id}`, { reason: 'not an active user', to });
         return reply.code(400).type('text/html; charset=utf-8').send(await renderCase(request, id, { kind: 'error', text: `Refused: "${to!.trim()}" is not an active console user; assign the case to one of the people listed.` }));
+      }
+      const missing = missingFieldRefusal(action, { note: blank(note), to: blank(to) });
+      if (missing !== undefined) {
+        await audit(request, `case.${action}`, 'refused', `case #${id}`, { reason: missing });
+        setFlashNotice(reply, { kind: 'error', text: missing }, secureCookies(request));
+        return reply.redirect(`/cases/${id}`, 303);
       }
       try {
         // The event and its audit row commit together.

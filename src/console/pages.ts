@@ -1,5 +1,5 @@
 import { ageBucketOf, caseAgeDays, describeCase, type CaseEvent, type CaseOccurrence, type ReconciliationCase } from '../cases/case-model.js';
-import { actionsAllowedFrom } from '../cases/case-actions.js';
+import { actionsAllowedFrom, noteRequiredFor } from '../cases/case-actions.js';
 import type { CaseSnooze } from '../db/problem.repository.js';
 import type { BooksOfDate, CaptureOfDate } from '../db/console-views.repository.js';
 import type { ConsoleUser } from '../db/console.repository.js';
@@ -7,6 +7,7 @@ import { describeDrift } from '../business-date/capture-drift.js';
 import { formatLocalTime, formatLocalTimeText } from '../business-date/local-time.js';
 import { formatOptionalAmount } from '../money/format-amount.js';
 import type { NumberStyle } from '../money/number-style.js';
+import { localizeAmounts } from '../money/localize-amounts.js';
 import { escapeHtml as e } from '../escape-html.js';
 import type { StoredReconciliationResult } from '../reconciliation/reconciliation-result.js';
 import { compareByAbsoluteDifference } from '../reports/report-view.js';
@@ -85,6 +86,8 @@ export interface DayView {
   /** The date's sign-offs that do not verify, each with its first broken row named (src/signoff/signoff-integrity.ts). */
   signoffProblems?: ReadonlyMap<number, string>;
   today: string;
+  /** While the date's cut-off or capture window has not passed: the accounts not settled for that reason yet. */
+  window?: { cutoffAt: Date; closesAt: Date; now: Date; accounts: ReadonlySet<string> };
   /** On a PostgreSQL server: the date's capture and settle jobs still in the queue (waiting or running). */
   queued?: { waiting: number; active: number };
   /** Each bank account's statement closing on the date (null: none imported); gateway accounts are absent. */
@@ -154,7 +157,13 @@ function signoffSection(view: DayView, page: PageContext): string {
   // Only the buttons this user may press: the server refuses the others all the same.
   const user = page.user;
   if (state === 'not signed' || state === 'changed after sign-off' || state === 'reopened') {
-    if (user !== undefined && mayPrepare(user.role)) lines.push(form('/signoffs/prepare', 'Prepare sign-off'));
+    // A date whose day or capture window is still open would be refused: no button, but when it can be.
+    if (view.window !== undefined) {
+      // Only bank accounts waiting: their day ends at the cut-off, and they have no capture window.
+      const onlyBanks = [...view.window.accounts].every((a) => view.statements?.has(a) === true);
+      const why = onlyBanks ? `The day is not over: its cut-off is at ${localTime(view.window.cutoffAt, page)}.` : windowSentence(view.window, page);
+      lines.push(`<p class="hint" id="window-open">${e(why)} The sign-off can be prepared after that.</p>`);
+    } else if (user !== undefined && mayPrepare(user.role)) lines.push(form('/signoffs/prepare', 'Prepare sign-off'));
     else lines.push('<p class="hint">Waiting for a preparer to prepare the sign-off.</p>');
   }
   if (state === 'prepared') {
@@ -164,11 +173,19 @@ function signoffSection(view: DayView, page: PageContext): string {
   if (state === 'approved' && page.user !== undefined && mayApprove(page.user.role)) {
     // A note is required: the reason is the evidence of why a closed day was opened again.
     lines.push(
-      `<form method="post" action="/signoffs/reopen" class="inline">${csrfField(page)}<input type="hidden" name="date" value="${e(view.date)}"><label>Why <input type="text" name="note" required maxlength="4000"></label> <button type="submit">Reopen sign-off</button></form>`,
+      `<form method="post" action="/signoffs/reopen" class="inline">${csrfField(page)}<input type="hidden" name="date" value="${e(view.date)}"><label>Why (required) <input type="text" name="note" required maxlength="4000"></label> <button type="submit">Reopen sign-off</button></form>`,
     );
   }
   if (history.length > 0) lines.push(historyTable());
   return `<section id="sign-off"><h2>Sign-off</h2>${lines.join('\n')}</section>`;
+}
+
+/** Until when a date is still open, for people: its cut-off, then its capture window, then reconciled. */
+function windowSentence(window: NonNullable<DayView['window']>, page: PageContext): string {
+  const until = `capture window open until ${localTime(window.closesAt, page)}`;
+  return window.now < window.cutoffAt
+    ? `The day is not over: its cut-off is at ${localTime(window.cutoffAt, page)}, its ${until}, then reconciled.`
+    : `Capture window open until ${localTime(window.closesAt, page)} (cut-off ${localTime(window.cutoffAt, page)}), then reconciled.`;
 }
 
 export function dayPage(view: DayView, page: PageContext): string {
@@ -214,9 +231,14 @@ export function dayPage(view: DayView, page: PageContext): string {
         `<td>${c === undefined ? '' : `<a href="/cases/${c.id}">case #${c.id}</a> ${e(c.state)}${snoozedText(view.snoozes?.get(c.id))}`}</td><td>${r.runId ?? ''}</td></tr>`
       );
     });
+    const open = view.window?.accounts.has(account) === true ? view.window : undefined;
     const table =
       results.length === 0
-        ? '<p>Not reconciled for this date.</p>'
+        ? open === undefined
+          ? '<p>Not reconciled for this date.</p>'
+          : bank
+            ? `<p class="window-open">The day is not over: its cut-off is at ${e(localTime(open.cutoffAt, page))}; the account is reconciled when its bank statement is imported.</p>`
+            : `<p class="window-open">${e(windowSentence(open, page))}</p>`
         : `<table class="results"><thead><tr><th>currency</th><th>status</th><th class="amount">${bank ? 'bank' : 'gateway'}</th><th class="amount">books</th><th class="amount">difference</th><th>case</th><th>run</th></tr></thead><tbody>${rows.join('')}</tbody></table>`;
     const explain = view.explain?.get(account);
     const explained = explain === undefined || results.length === 0 ? '' : explainSection(explain, results, view.date, `/day?date=${view.date}`, page);
@@ -317,7 +339,7 @@ export function casePage(
   const history = `<h2>History</h2><table id="history"><thead><tr><th>at</th><th>actor</th><th>action</th><th>state</th><th>note</th></tr></thead><tbody>${events
     .map(
       (ev) =>
-        `<tr><td class="nowrap">${e(localTime(ev.at, page, true))}</td><td>${e(ev.actor)}</td><td>${e(ev.action)}</td><td>${e(ev.fromState === ev.toState || ev.fromState === null ? (ev.toState ?? '') : `${ev.fromState} → ${ev.toState ?? ''}`)}</td><td>${e(ev.note ?? '')}</td></tr>`,
+        `<tr><td class="nowrap">${e(localTime(ev.at, page, true))}</td><td>${e(ev.actor)}</td><td>${e(ev.action)}</td><td>${e(ev.fromState === ev.toState || ev.fromState === null ? (ev.toState ?? '') : `${ev.fromState} → ${ev.toState ?? ''}`)}</td><td>${e(page.style === undefined ? (ev.note ?? '') : localizeAmounts(ev.note ?? '', page.style))}</td></tr>`,
     )
     .join('')}</tbody></table>`;
   const allowed = actionsAllowedFrom(c.state);
@@ -327,12 +349,12 @@ export function casePage(
     mayAct && allowed.includes(name as never) ? `<form method="post" action="/cases/${c.id}/${name}" class="action">${csrfField(page)}${fields}<button type="submit">${button}</button></form>` : '';
   const note = (required: boolean, hint: string) => `<label>Note${required ? ' (required)' : ''} <textarea name="note" rows="2" cols="40"${required ? ' required' : ''} placeholder="${e(hint)}"></textarea></label>`;
   const actions = `<h2>Actions</h2><p class="hint">From ${e(c.state)} the rules allow: ${e(allowed.join(', ') || 'nothing')}.${mayAct ? '' : ` You have the ${e(page.user?.role ?? 'viewer')} role: you can look at everything but change nothing.`}</p><div class="actions">
-${action('ack', 'Acknowledge', note(false, 'what you are looking into'))}
-${action('assign', 'Assign', `<label>To <select name="to" required><option value="">choose…</option>${(page.assignees ?? []).map((n) => `<option${n === c.assignee ? ' selected' : ''}>${e(n)}</option>`).join('')}</select></label><label>Due <input name="due" type="date"></label>${note(false, 'optional')}`)}
-${action('note', 'Add note', note(true, 'the note'))}
-${action('accept', 'Accept', `${note(true, 'why the difference is accepted')}<label>Until <input name="until" type="date"></label>`)}
-${action('resolve', 'Resolve', note(true, 'how it was fixed (the booking)'))}
-${action('reopen', 'Reopen', note(true, 'why it is reopened'))}
+${action('ack', 'Acknowledge', note(noteRequiredFor('ack'), 'what you are looking into'))}
+${action('assign', 'Assign', `<label>To (required) <select name="to" required><option value="">choose…</option>${(page.assignees ?? []).map((n) => `<option${n === c.assignee ? ' selected' : ''}>${e(n)}</option>`).join('')}</select></label><label>Due <input name="due" type="date"></label>${note(noteRequiredFor('assign'), 'optional')}`)}
+${action('note', 'Add note', note(noteRequiredFor('note'), 'the note'))}
+${action('accept', 'Accept', `${note(noteRequiredFor('accept'), 'why the difference is accepted')}<label>Until <input name="until" type="date"></label>`)}
+${action('resolve', 'Resolve', note(noteRequiredFor('resolve'), 'how it was fixed (the booking)'))}
+${action('reopen', 'Reopen', note(noteRequiredFor('reopen'), 'why it is reopened'))}
 ${mayAct && (c.state === 'open' || c.state === 'acknowledged') ? `<form method="post" action="/cases/${c.id}/snooze" class="action">${csrfField(page)}${note(true, 'why it may stay quiet')}<label>Until (required) <input name="until" type="date" required min="${e(today)}"></label><button type="submit">Snooze</button></form>` : ''}
 </div>`;
   const explained =

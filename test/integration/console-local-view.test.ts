@@ -77,6 +77,10 @@ describe(`the console in the business's time zone and locale (${backend})`, { ti
     const casePage = (await client.get(`/cases/${caseId}`)).body;
     expect(casePage).toContain('<th>at</th>');
     expect(casePage).toContain('2026-11-24 07:00:00 CET');
+    // The history's stored sentences are canonical; the page writes their amounts in the locale.
+    const history = casePage.slice(casePage.indexOf('<table id="history">'));
+    expect(history).toContain('difference EUR 123,45');
+    expect(history).not.toContain('EUR 123.45');
     expect(casePage).not.toMatch(/\d{4}-\d{2}-\d{2}T\d{2}:\d{2}/);
   });
 

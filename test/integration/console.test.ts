@@ -165,11 +165,18 @@ describe(`the review console (${backend})`, { timeout: 120_000 }, () => {
   it('needs a note to acknowledge, and never signs a date whose break was acknowledged without one', async () => {
     const db = t.handle.db;
     const anna = await signedIn('anna');
-    await anna.get(`/cases/${caseId}`);
+    const form = (await anna.get(`/cases/${caseId}`)).body;
+    // The form says the note is required, and a browser enforces it.
+    expect(form).toMatch(new RegExp(`<form method="post" action="/cases/${caseId}/ack"[^>]*>.*?<label>Note \\(required\\) <textarea name="note"[^>]* required`));
+    // Sent empty anyway (no browser validation): refused in the page's words, not the CLI's.
     const silent = await anna.post(`/cases/${caseId}/ack`, { note: ' ' });
     // Post-redirect-get: the refusal is shown on the case page it redirects to.
     expect(silent.statusCode).toBe(303);
-    expect((await anna.get(silent.headers.location as string)).body).toContain('needs a note saying what is being done about it');
+    const refusedPage = (await anna.get(silent.headers.location as string)).body;
+    expect(refusedPage).toContain('A note is required to acknowledge this case: say what is being done about it. Nothing was changed.');
+    expect(refusedPage).not.toContain('--note');
+    expect(refusedPage).not.toContain('cases ack');
+    expect(await db.selectFrom('console_audit').select(['action', 'outcome']).where('action', '=', 'case.ack').execute()).toEqual([{ action: 'case.ack', outcome: 'refused' }]);
     expect((await db.selectFrom('reconciliation_cases').select('state').where('id', '=', caseId).executeTakeFirstOrThrow()).state).toBe('open');
     // An acknowledgement without a note from before the rule (or written by hand) still blocks.
     await db.transaction().execute(async (trx) => {
@@ -188,7 +195,9 @@ describe(`the review console (${backend})`, { timeout: 120_000 }, () => {
     const missing = await client.post(`/cases/${caseId}/accept`, { note: '  ' });
     expect(missing.statusCode).toBe(303);
     expect(missing.headers.location).toBe(`/cases/${caseId}`);
-    expect((await client.get(`/cases/${caseId}`)).body).toContain('needs a note saying why the difference is accepted');
+    const refusal = (await client.get(`/cases/${caseId}`)).body;
+    expect(refusal).toContain('A note is required to accept this difference: say why it is accepted. Nothing was changed.');
+    expect(refusal).not.toContain('cases accept');
     const response = await client.post(`/cases/${caseId}/accept`, { note: 'timing difference, booked Monday' });
     expect(response.statusCode).toBe(303);
     const event = await t.handle.db.selectFrom('case_events').selectAll().where('case_id', '=', caseId).where('action', '=', 'accepted').executeTakeFirstOrThrow();
