@@ -5,6 +5,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { releaseFolder } from '../helpers/kept-embedded.js';
 import { childEnvironment, collect } from '../helpers/run-cli.js';
 import { backend, createTestDatabase, type TestDatabase } from '../helpers/test-database.js';
 
@@ -55,6 +56,8 @@ afterAll(async () => {
 /** Runs the built CLI and returns the packages and source folders of every module it loaded. */
 async function packagesLoadedBy(args: string[]): Promise<{ code: number | null; stderr: string; packages: Set<string> }> {
   const log = path.join(scratch, `${args[0]}.log`);
+  // The worker may still hold the embedded test database open (kept-embedded.ts): a child may not share it.
+  await releaseFolder(env.RECON_DATA_DIR);
   const child = spawn(process.execPath, ['--liftoff-only', '--import', register, bin, ...args], {
     cwd: root,
     env: childEnvironment({ ...env, WR_MODULE_LOAD_LOG: log }),
