@@ -15,30 +15,43 @@ export class CellDate {
 export async function* streamXlsxRecords(filePath: string, name: string, problem: (text: string) => void, skipRows = 0): AsyncGenerator<TableRow> {
   // Loaded only for spreadsheets: the library is large and most imports are CSV.
   const { default: ExcelJS } = await import('exceljs');
-  const reader = new ExcelJS.stream.xlsx.WorkbookReader(filePath, { sharedStrings: 'cache', styles: 'cache', hyperlinks: 'ignore', worksheets: 'emit', entries: 'ignore' });
   let width: number | undefined;
   let sawSheet = false;
-  try {
-    for await (const sheet of reader) {
-      sawSheet = true;
-      for await (const row of sheet) {
-        // Rows above the header a title or a date stamp fills (--skip-rows) are not read.
-        if (row.number <= skipRows) continue;
-        const cells: unknown[] = [];
-        for (let column = 1; column <= row.cellCount; column++) cells.push(cellValue(row.getCell(column).value));
-        // Trailing empty cells (a column formatted but left blank) are not fields.
-        while (cells.length > 0 && cells[cells.length - 1] === '') cells.pop();
-        if (cells.length === 0) continue;
-        width ??= cells.length;
-        // A row shorter than the header has blank cells at its end.
-        yield { line: row.number, cells: cells.length < width ? [...cells, ...Array<string>(width - cells.length).fill('')] : cells };
+  let yielded = false;
+  // exceljs's streaming reader can meet a worksheet before the workbook part it reads beside it
+  // has been parsed (seen now and then on Node 24: "Cannot read properties of undefined (reading
+  // 'sheets')"), a race inside the library, not a fault of the file. Before any row was handed
+  // over, the file is read again from its start; a file that fails each time is refused.
+  for (let attempt = 1; ; attempt++) {
+    const reader = new ExcelJS.stream.xlsx.WorkbookReader(filePath, { sharedStrings: 'cache', styles: 'cache', hyperlinks: 'ignore', worksheets: 'emit', entries: 'ignore' });
+    try {
+      for await (const sheet of reader) {
+        sawSheet = true;
+        for await (const row of sheet) {
+          // Rows above the header a title or a date stamp fills (--skip-rows) are not read.
+          if (row.number <= skipRows) continue;
+          const cells: unknown[] = [];
+          for (let column = 1; column <= row.cellCount; column++) cells.push(cellValue(row.getCell(column).value));
+          // Trailing empty cells (a column formatted but left blank) are not fields.
+          while (cells.length > 0 && cells[cells.length - 1] === '') cells.pop();
+          if (cells.length === 0) continue;
+          width ??= cells.length;
+          yielded = true;
+          // A row shorter than the header has blank cells at its end.
+          yield { line: row.number, cells: cells.length < width ? [...cells, ...Array<string>(width - cells.length).fill('')] : cells };
+        }
+        // The first worksheet only.
+        break;
       }
-      // The first worksheet only.
       break;
+    } catch (error) {
+      if (!yielded && error instanceof TypeError && attempt < 3) {
+        sawSheet = false;
+        continue;
+      }
+      problem(`${name}: not a readable .xlsx workbook: ${(error as Error).message}`);
+      return;
     }
-  } catch (error) {
-    problem(`${name}: not a readable .xlsx workbook: ${(error as Error).message}`);
-    return;
   }
   if (!sawSheet) problem(`${name}: the workbook has no worksheet`);
 }
