@@ -35,13 +35,20 @@ export default defineConfig({
     env: { TMPDIR: scratchFolder(), WALLET_RECON_TEST_RUN: String(process.pid) },
     globalSetup: ['test/helpers/build-cli.ts', 'test/helpers/global-setup.ts'],
     reporters: ['default', new SlowestFilesReporter()],
+    // Four suites (see README, "Tests"): `npm test` runs the first two, everything that runs in the
+    // test worker (commands in-process, as `runCli`); `npm run test:process` the files that start
+    // the built CLI as a process of its own (stdin, signals, exit codes of the real binary, module
+    // loading, file modes, two processes racing); `npm run test:browser` those that drive Chromium.
+    // `npm run test:all` runs all four; CI runs all of them on the server and on the embedded database.
+    // The database fault suite restarts its own PostgreSQL and kills writers: `npm run faults`.
     projects: [
-      // The database fault suite restarts its own PostgreSQL and kills writers: `npm run faults`.
-      { extends: true, test: { name: 'suite', include: ['test/**/*.test.ts'], exclude: [...configDefaults.exclude, 'test/faults/**', ...MOCKING_FILES] } },
+      { extends: true, test: { name: 'suite', include: ['test/{unit,integration}/**/*.test.ts'], exclude: [...configDefaults.exclude, ...MOCKING_FILES] } },
       // vi.mock replaces a module for the whole worker when files share it (isolate: false above):
       // a file that mocks modules runs in a process of its own, so neither it nor the files after
       // it see the other's modules.
-      { extends: true, test: { name: 'mocked modules', include: MOCKING_FILES, isolate: true } },
+      { extends: true, test: { name: 'mocked', include: MOCKING_FILES, isolate: true } },
+      { extends: true, test: { name: 'process', include: ['test/process/**/*.test.ts'] } },
+      { extends: true, test: { name: 'browser', include: ['test/browser/**/*.test.ts'] } },
     ],
   },
 });

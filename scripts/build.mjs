@@ -85,7 +85,7 @@ const result = await build({
   metafile: true,
 });
 // Which sources each chunk holds, for the test that checks what a command loads
-// (test/integration/command-module-loads.test.ts); kept out of dist/, which is shipped.
+// (test/process/command-module-loads.test.ts); kept out of dist/, which is shipped.
 mkdirSync(path.dirname(BUNDLE_META), { recursive: true });
 writeFileSync(BUNDLE_META, JSON.stringify(result.metafile));
 if (process.argv.includes('--metafile')) {

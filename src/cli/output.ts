@@ -12,6 +12,8 @@ export interface Output {
    * stderr, like `err`; kept apart so a caller collecting output can tell it from the command's own.
    */
   database?(text: string): void;
+  /** Standard input, for the commands that read a password from it; the process's own when absent. */
+  readonly input?: NodeJS.ReadableStream;
 }
 
 /** The process's own stdout and stderr. */
@@ -23,4 +25,8 @@ export const processOutput: Output = {
   },
   progress: process.stderr,
   database: (text) => void process.stderr.write(`${text}\n`),
+  // A getter: touching process.stdin opens it, which only the commands that read it should do.
+  get input() {
+    return process.stdin;
+  },
 };

@@ -63,7 +63,7 @@ Exit codes: 0 done (verify: every seal holds), 1 refused (role, open cases, the 
       const date = requireDate(opts.date, '--date');
       if (!opts.passwordStdin) throw new UsageError(`signoff ${name} needs --password-stdin: the password of "${opts.as}" is read from standard input, never from the command line.`);
       if (name === 'reopen' && (opts.note ?? '').trim() === '') throw new UsageError('signoff reopen needs --note TEXT saying why the closed day must change; an empty note is not accepted.');
-      const password = await readPasswordFromStdin();
+      const password = await readPasswordFromStdin(runtime.output.input);
       await runtime.withContext(`wallet-recon signoff ${name}`, {}, async (ctx) => {
         const user = await authenticateForCli(ctx, opts.as!, password);
         if (name === 'prepare') {

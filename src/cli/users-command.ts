@@ -46,7 +46,7 @@ Exit codes: 0 done, 1 error, 2 usage error (unknown user or role, a name taken, 
     .action(async (name: string, opts: { role: string; passwordStdin?: boolean }) => {
       checkUserName(name);
       const role = parseRole(opts.role);
-      const password = opts.passwordStdin ? await readPasswordFromStdin() : generatePassword();
+      const password = opts.passwordStdin ? await readPasswordFromStdin(runtime.output.input) : generatePassword();
       await runtime.withContext('wallet-recon users add', {}, async (ctx) => {
         const user = await addUser(ctx, name, role, password, resolveActor(undefined, ctx.config));
         runtime.output.out(`Added user "${user.name}" with the ${user.role} role.`);
@@ -131,7 +131,7 @@ Exit codes: 0 done, 1 error, 2 usage error (unknown user or role, a name taken, 
     .option('--password-stdin', 'read the new password from standard input (at least 12 characters)')
     .action(async (name: string, opts: { passwordStdin?: boolean }) => {
       checkUserName(name);
-      const password = opts.passwordStdin ? await readPasswordFromStdin() : generatePassword();
+      const password = opts.passwordStdin ? await readPasswordFromStdin(runtime.output.input) : generatePassword();
       checkPassword(password);
       await runtime.withContext('wallet-recon users reset-password', {}, async (ctx) => {
         const { user, endedSessions } = await resetPassword(ctx, name, password, resolveActor(undefined, ctx.config));

@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { Readable } from 'node:stream';
 import { pathToFileURL } from 'node:url';
 import { runCli } from '../../src/cli/main.js';
 import type { Clock } from '../../src/clock.js';
@@ -63,13 +64,15 @@ export function collect(child: ChildProcess): Promise<CliResult> {
 export async function runCliInProcess(
   args: string[],
   env: Record<string, string | undefined>,
-  options: { clock?: Clock } = {},
+  options: { clock?: Clock; input?: string } = {},
 ): Promise<{ code: number; stdout: string; stderr: string; database: string[] }> {
   const out: string[] = [];
   const err: string[] = [];
   // The "Database: …" line is collected apart, so tests of a command's own stderr read only that.
   const database: string[] = [];
-  const output: Output = { out: (s) => void out.push(s), err: (s) => void err.push(s), isTTY: false, database: (s) => void database.push(s) };
+  // Standard input as a pipe gives it (`printf '%s' "$PASSWORD" | wallet-recon …`): empty when none is given.
+  const input = Readable.from(options.input === undefined ? [] : [Buffer.from(options.input)]);
+  const output: Output = { out: (s) => void out.push(s), err: (s) => void err.push(s), isTTY: false, database: (s) => void database.push(s), input };
   // A copy, as each real process has its own environment: the CLI removes the secrets from it.
   const code = await runCli(['node', 'wallet-recon', ...args], { output, env: { ...env }, clock: options.clock });
   return { code, stdout: out.join('\n'), stderr: err.join('\n'), database };

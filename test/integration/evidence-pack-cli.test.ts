@@ -10,7 +10,7 @@ import { createWriteStream } from 'node:fs';
 import { FixedClock } from '../../src/clock.js';
 import { AFTER, DATES, MONTH, monthEnvironment, produceSignedMonth, STATEMENT_FILE, writeSigningKey } from '../helpers/evidence-month.js';
 import { pdfTextRuns } from '../helpers/pdf-text.js';
-import { runCliProcess } from '../helpers/run-cli.js';
+import { runCliInProcess } from '../helpers/run-cli.js';
 import { createTestContext } from '../helpers/test-context.js';
 import { backend, createTestDatabase, serveToCommands, type TestDatabase } from '../helpers/test-database.js';
 
@@ -28,10 +28,10 @@ function renderPdfText(pdf: Buffer): string | undefined {
 }
 
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
-const cli = (...args: string[]) => runCliProcess(args, env);
+const cli = (...args: string[]) => runCliInProcess(args, env);
 /** verify-pack with no database reachable and a configuration that would not even load. */
 const verifyOffline = (...args: string[]) =>
-  runCliProcess(['verify-pack', ...args], { DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none', RECON_TIMEZONE: 'Not/AZone', RECON_DATA_DIR: path.join(dir, 'no-such-dir'), RECON_CUTOFF: 'never' });
+  runCliInProcess(['verify-pack', ...args], { DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none', RECON_TIMEZONE: 'Not/AZone', RECON_DATA_DIR: path.join(dir, 'no-such-dir'), RECON_CUTOFF: 'never' });
 
 /** Every entry of a zip, by name, in the archive's order. */
 async function unzip(file: string): Promise<Map<string, Buffer>> {
@@ -82,7 +82,7 @@ afterAll(async () => {
 });
 
 // Each test runs the built CLI several times; on the embedded database each start takes seconds.
-describe(`the evidence pack through the built CLI (${backend})`, { timeout: 180_000 }, () => {
+describe(`the evidence pack through the CLI (${backend})`, { timeout: 180_000 }, () => {
   it('exports a month of three approved dates: the manifest lists every file with its SHA-256, signed, and a second export is byte-identical', async () => {
     const out = path.join(dir, 'pack.zip');
     const exported = await cli('signoff', 'export', '--month', MONTH, '--out', out);

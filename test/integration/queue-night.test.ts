@@ -13,7 +13,7 @@ import { buildConsoleApp } from '../../src/console/console-app.js';
 import { addUser } from '../../src/console/console-users.js';
 import { createLogger } from '../../src/logger.js';
 import { ConsoleClient } from '../helpers/console-night.js';
-import { runCliProcess } from '../helpers/run-cli.js';
+import { runCliInProcess } from '../helpers/run-cli.js';
 import { createTestContext, sandboxEnv, writeAccountsFile } from '../helpers/test-context.js';
 import { backend, createTestDatabase, type TestDatabase } from '../helpers/test-database.js';
 
@@ -168,19 +168,19 @@ describe.runIf(backend === 'postgres')('the night as jobs on the job queue', () 
     }
   });
 
-  it('shows the queue through the built CLI, and refuses to re-queue a dead-lettered capture whose window has closed', async () => {
+  it('shows the queue through the CLI, and refuses to re-queue a dead-lettered capture whose window has closed', async () => {
     const ctx = context(SLOT);
     const b = await openBoss(ctx);
     const dead = await b.send(QUEUES.captureDead, { account: 'default', businessDate: '2026-11-20', slot: SLOT, attempt: 4 });
     const env = { ...t.childEnv, GATEWAY_API_KEY: 'k', GATEWAY_API_SECRET: 's' };
-    const shown = await runCliProcess(['queue', '--json'], env);
+    const shown = await runCliInProcess(['queue', '--json'], env);
     expect(shown.code, shown.stderr).toBe(0);
     const capture = (JSON.parse(shown.stdout) as Array<Record<string, unknown>>).find((q) => q.queue === 'capture');
     expect(capture).toEqual({ queue: 'capture', created: 0, active: 0, retry: 0, completed: 0, failed: 0, dead_letter: 1, oldest_waiting_seconds: null });
-    const retried = await runCliProcess(['queue', 'retry', dead!], env);
+    const retried = await runCliInProcess(['queue', 'retry', dead!], env);
     expect(retried.code).toBe(2);
     expect(retried.stderr).toMatch(/The capture window of 2026-11-20 closed at 2026-11-21 03:00 UTC: a capture now would not be its end-of-day balance/);
-    const unknown = await runCliProcess(['queue', 'retry', 'nope'], env);
+    const unknown = await runCliInProcess(['queue', 'retry', 'nope'], env);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain('There is no dead-lettered job nope');
   });
@@ -191,7 +191,7 @@ describe.runIf(backend === 'embedded')('the queue command on the embedded databa
     const other = await createTestDatabase({ onDisk: true });
     await other.handle.close();
     try {
-      const result = await runCliProcess(['queue', '--json'], { ...other.childEnv, GATEWAY_API_KEY: 'k', GATEWAY_API_SECRET: 's' });
+      const result = await runCliInProcess(['queue', '--json'], { ...other.childEnv, GATEWAY_API_KEY: 'k', GATEWAY_API_SECRET: 's' });
       expect(result.code).toBe(2);
       expect(result.stderr).toContain('The job queue exists on a PostgreSQL server only (DATABASE_URL)');
     } finally {
