@@ -60,6 +60,9 @@ export default {
     'src/statements/statement-dates.ts',
     'src/statements/statement-proof.ts',
     'src/config/bank-calendar-settings.ts',
+    // Reconciling items (#38): age in business days, aging buckets, overdue state, and the waterfall.
+    'src/items/item-rules.ts',
+    'src/reconciliation/waterfall.ts',
   ],
   reporters: ['clear-text', 'progress', 'html', 'json'],
   htmlReporter: { fileName: 'reports/mutation/mutation.html' },
