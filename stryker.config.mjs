@@ -60,8 +60,9 @@ export default {
     'src/statements/statement-dates.ts',
     'src/statements/statement-proof.ts',
     'src/config/bank-calendar-settings.ts',
-    // Reconciling items (#38): age in business days, aging buckets, overdue state, and the waterfall.
+    // Reconciling items (#38): age in business days, buckets, overdue state, per-currency totals, the waterfall.
     'src/items/item-rules.ts',
+    'src/items/open-item-totals.ts',
     'src/reconciliation/waterfall.ts',
   ],
   reporters: ['clear-text', 'progress', 'html', 'json'],

@@ -19,7 +19,7 @@ import {
 import type { ItemOverdueData } from '../notifications/events.js';
 import { enqueueEvent } from '../notifications/outbox.js';
 import { itemStateOn } from './item-rules.js';
-import { describeItem } from './open-items.js';
+import { describeItem } from './open-item-totals.js';
 
 /**
  * Raises, once per item, what an item open past its expected clearing date calls for: seen on
