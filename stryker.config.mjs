@@ -60,6 +60,10 @@ export default {
     'src/statements/statement-dates.ts',
     'src/statements/statement-proof.ts',
     'src/config/bank-calendar-settings.ts',
+    // Reconciling items (#38): age in business days, buckets, overdue state, per-currency totals, the waterfall.
+    'src/items/item-rules.ts',
+    'src/items/open-item-totals.ts',
+    'src/reconciliation/waterfall.ts',
   ],
   reporters: ['clear-text', 'progress', 'html', 'json'],
   htmlReporter: { fileName: 'reports/mutation/mutation.html' },

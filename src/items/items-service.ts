@@ -12,7 +12,7 @@ import { parseBusinessDate, todayOf } from '../reconciliation/business-dates.js'
 import { reconcileBusinessDateIn, resolveAccountNames } from '../reconciliation/reconciliation-service.js';
 import type { ReconciliationResult } from '../reconciliation/reconciliation-result.js';
 import { businessDaysBetween, itemAgeBucketOf, itemStateOn, MANUAL_ITEM_KINDS, type ItemStateOnDate } from './item-rules.js';
-import { describeItem } from './open-items.js';
+import { describeItem } from './open-item-totals.js';
 
 export interface AddItemRequest {
   account: string;

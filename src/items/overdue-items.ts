@@ -18,7 +18,8 @@ import {
 } from '../db/reconciling-item.repository.js';
 import type { ItemOverdueData } from '../notifications/events.js';
 import { enqueueEvent } from '../notifications/outbox.js';
-import { describeItem } from './open-items.js';
+import { itemStateOn } from './item-rules.js';
+import { describeItem } from './open-item-totals.js';
 
 /**
  * Raises, once per item, what an item open past its expected clearing date calls for: seen on
@@ -45,7 +46,7 @@ export async function raiseOverdueItems(ctx: AppContext, trx: Transaction<Databa
     const days = bankAccountNamed(ctx.config, account)?.matching?.expectedClearDays;
     return days === undefined ? [] : [{ account, expectedClearDays: days }];
   });
-  const due = (await listEntryItemsOpenOn(trx, banks, date)).filter((i) => i.expectedClear !== null && i.expectedClear < date);
+  const due = (await listEntryItemsOpenOn(trx, banks, date)).filter((i) => itemStateOn(i, date) === 'overdue');
   const already = await listRaisedEntryItems(trx, due);
   for (const item of due.filter((i) => !already.has(entryItemKey(i)))) {
     if (!(await markEntryItemRaised(trx, item, date, at))) continue;

@@ -9,7 +9,8 @@ import { currencyDecimals, rescaleAmount } from '../money/format-amount.js';
 import { statementAwaitedOn, statementDueAt } from './awaited-deadlines.js';
 import { reconcileBankDay } from './bank-rules.js';
 import { applyBooksProofs, booksOfDay } from './books-day.js';
-import { listOpenItems, totalOpenItems } from '../items/open-items.js';
+import { totalOpenItems } from '../items/open-item-totals.js';
+import { listOpenItems } from '../items/open-items.js';
 import type { ReconciliationResult } from './reconciliation-result.js';
 
 /** Amounts stored in another scale, brought to the currency's ISO 4217 decimals (exact: never fewer digits). */

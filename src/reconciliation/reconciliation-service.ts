@@ -21,7 +21,8 @@ import { referenceScaleFor, unknownDecimalsAdvice } from '../money/amount-scale.
 import { rescaleAmount } from '../money/format-amount.js';
 import { reconcileAccountDay, type SnapshotBalance } from './reconcile-rules.js';
 import { resultColumns, type ReconciliationResult } from './reconciliation-result.js';
-import { listOpenItems, totalOpenItems } from '../items/open-items.js';
+import { totalOpenItems } from '../items/open-item-totals.js';
+import { listOpenItems } from '../items/open-items.js';
 import { raiseOverdueItems } from '../items/overdue-items.js';
 import { runMatching } from '../matching/matching-service.js';
 import { applyMateriality } from './materiality.js';

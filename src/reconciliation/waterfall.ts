@@ -25,7 +25,7 @@ export interface Waterfall {
  */
 export function waterfallOf(difference: bigint, items: Pick<OpenItems, 'total' | 'count'>, tolerance: bigint): Waterfall {
   const unexplained = difference - items.total;
-  const within = (unexplained < 0n ? -unexplained : unexplained) <= tolerance;
+  const within = unexplained >= -tolerance && unexplained <= tolerance;
   const status = !within ? 'break' : items.count > 0 ? 'explained' : 'matched';
   return { status, itemsTotal: items.total, unexplained };
 }
