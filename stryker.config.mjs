@@ -60,6 +60,8 @@ export default {
     'src/statements/statement-dates.ts',
     'src/statements/statement-proof.ts',
     'src/config/bank-calendar-settings.ts',
+    // Matching (#38): books entries with statement entries, by reference, amount and date, groups.
+    'src/matching/match-rules.ts',
   ],
   reporters: ['clear-text', 'progress', 'html', 'json'],
   htmlReporter: { fileName: 'reports/mutation/mutation.html' },
