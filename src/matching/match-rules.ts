@@ -65,7 +65,8 @@ const CHARGE_WORDS = /\b(charges?|fees?|gebühr(en)?|entgelt|spesen|frais|commis
 
 /** Whether a statement entry is a bank charge: a debit whose text reads as a fee or charge. */
 export function isBankCharge(line: StatementLine): boolean {
-  return line.amount < 0n && CHARGE_WORDS.test(`${line.details ?? ''} ${line.reference ?? ''}`);
+  // join() reads a missing text or reference as empty.
+  return line.amount < 0n && CHARGE_WORDS.test([line.details, line.reference].join(' '));
 }
 
 /** A reference as compared: case and spaces do not count. */
@@ -129,7 +130,7 @@ export function matchEntries(booksIn: readonly BooksLine[], statementIn: readonl
     matches.push({ rule, books: sortedIds(b.map((x) => x.id)), statement: sortedIds(s.map((x) => x.id)) });
   };
 
-  // 1. Reference and equal amount: the nearest date wins, then the lower id.
+  // 1. Reference and equal amount: the nearest date wins, then the earlier, then the lower id.
   const byKey = new Map<string, StatementLine[]>();
   for (const s of statement) {
     for (const key of statementKeys(s, rules.references)) {
@@ -191,7 +192,9 @@ export function matchEntries(booksIn: readonly BooksLine[], statementIn: readonl
       if (l === undefined) bByRef.set(key, [b]);
       else l.push(b);
     }
-    for (const [key, group] of [...bByRef.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+    // The references in text order (code units, as sort() compares strings).
+    for (const key of [...bByRef.keys()].sort()) {
+      const group = bByRef.get(key)!;
       // A books line is in one reference's group only: none of these is matched yet.
       const ss = (byKey.get(key) ?? []).filter((s) => !usedStatement.has(s.id) && !charge.has(s.id));
       // One statement entry for several books lines.

@@ -77,6 +77,8 @@ describe('a bank charge', () => {
     expect(isBankCharge(statementLine({ amount: -250n, details: 'Kontoführung' }))).toBe(true);
     expect(isBankCharge(statementLine({ amount: -250n, details: 'Spesen', reference: null }))).toBe(true);
     expect(isBankCharge(statementLine({ amount: -250n, details: null, reference: 'CHARGES-11' }))).toBe(true);
+    // The text and the reference are separate words.
+    expect(isBankCharge(statementLine({ amount: -250n, details: 'Monthly', reference: 'Fees' }))).toBe(true);
   });
 
   it('is never a credit, a zero amount, or a debit that reads as something else', () => {

@@ -165,6 +165,13 @@ describe('rule 3, group_reference: lines sharing a reference that sum to one lin
     ]);
   });
 
+  it('does not group again a books line grouped with a statement entry', () => {
+    // 1 and 2 make 7; 8 and 9 would make 1 too, but 1 is taken.
+    const books = [b('1', '2026-11-02', 100n, 'R-1'), b('2', '2026-11-02', 150n, 'R-1'), b('3', '2026-11-02', 300n, 'R-1')];
+    const statement = [s('7', '2026-11-20', 250n, { reference: 'R-1' }), s('8', '2026-11-20', 60n, { reference: 'R-1' }), s('9', '2026-11-20', 40n, { reference: 'R-1' })];
+    expect(matchEntries(books, statement)).toEqual([{ rule: 'group_reference', books: ['1', '2'], statement: ['7'] }]);
+  });
+
   it('leaves out lines the earlier rules matched', () => {
     const books = [b('1', '2026-11-02', 300n, 'PO-5'), b('2', '2026-11-02', 200n, 'PO-5'), b('3', '2026-11-02', 500n, 'PO-5')];
     expect(matchEntries(books, [s('9', '2026-11-20', 500n, { details: 'PO-5' })])).toEqual([{ rule: 'reference', books: ['3'], statement: ['9'] }]);
