@@ -64,6 +64,8 @@ export default {
     'src/items/item-rules.ts',
     'src/items/open-item-totals.ts',
     'src/reconciliation/waterfall.ts',
+    // Matching (#38): books entries with statement entries, by reference, amount and date, groups.
+    'src/matching/match-rules.ts',
   ],
   reporters: ['clear-text', 'progress', 'html', 'json'],
   htmlReporter: { fileName: 'reports/mutation/mutation.html' },

@@ -65,12 +65,13 @@ const CHARGE_WORDS = /\b(charges?|fees?|gebühr(en)?|entgelt|spesen|frais|commis
 
 /** Whether a statement entry is a bank charge: a debit whose text reads as a fee or charge. */
 export function isBankCharge(line: StatementLine): boolean {
-  return line.amount < 0n && CHARGE_WORDS.test(`${line.details ?? ''} ${line.reference ?? ''}`);
+  // join() reads a missing text or reference as empty.
+  return line.amount < 0n && CHARGE_WORDS.test([line.details, line.reference].join(' '));
 }
 
 /** A reference as compared: case and spaces do not count. */
 export function normalizeReference(text: string): string {
-  return text.replace(/\s+/g, '').toUpperCase();
+  return text.replace(/\s/g, '').toUpperCase();
 }
 
 /** The words of a remittance text a books reference may be found as (letters and digits, at least 4). */
@@ -129,7 +130,7 @@ export function matchEntries(booksIn: readonly BooksLine[], statementIn: readonl
     matches.push({ rule, books: sortedIds(b.map((x) => x.id)), statement: sortedIds(s.map((x) => x.id)) });
   };
 
-  // 1. Reference and equal amount: the nearest date wins, then the lower id.
+  // 1. Reference and equal amount: the nearest date wins, then the earlier, then the lower id.
   const byKey = new Map<string, StatementLine[]>();
   for (const s of statement) {
     for (const key of statementKeys(s, rules.references)) {
@@ -138,15 +139,13 @@ export function matchEntries(booksIn: readonly BooksLine[], statementIn: readonl
       else list.push(s);
     }
   }
+  // A blank books reference normalizes to '', which is no statement entry's key.
   for (const b of books) {
-    if (b.reference === null || b.reference.trim() === '') continue;
+    if (b.reference === null) continue;
     const candidates = (byKey.get(normalizeReference(b.reference)) ?? []).filter((s) => !usedStatement.has(s.id) && abs(s.amount - b.amount) <= tolerance);
     if (candidates.length === 0) continue;
-    const best = candidates.reduce((x, y) => {
-      const dx = Math.abs(daysBetween(b.date, x.date));
-      const dy = Math.abs(daysBetween(b.date, y.date));
-      return dy < dx || (dy === dx && byDateThenId(y, x) < 0) ? y : x;
-    });
+    // The candidates come in date-then-id order: of two as near, the one kept is the earlier.
+    const best = candidates.reduce((x, y) => (Math.abs(daysBetween(b.date, y.date)) < Math.abs(daysBetween(b.date, x.date)) ? y : x));
     take('reference', [b], [best]);
   }
 
@@ -187,25 +186,26 @@ export function matchEntries(booksIn: readonly BooksLine[], statementIn: readonl
     // 3. Groups by a shared reference.
     const bByRef = new Map<string, BooksLine[]>();
     for (const b of openBooks()) {
-      if (b.reference === null || b.reference.trim() === '') continue;
+      if (b.reference === null) continue;
       const key = normalizeReference(b.reference);
       const l = bByRef.get(key);
       if (l === undefined) bByRef.set(key, [b]);
       else l.push(b);
     }
-    for (const [key, group] of [...bByRef.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
-      const bs = group.filter((b) => !usedBooks.has(b.id));
+    // The references in text order (code units, as sort() compares strings).
+    for (const key of [...bByRef.keys()].sort()) {
+      const group = bByRef.get(key)!;
+      // A books line is in one reference's group only: none of these is matched yet.
       const ss = (byKey.get(key) ?? []).filter((s) => !usedStatement.has(s.id) && !charge.has(s.id));
-      if (bs.length === 0 || ss.length === 0) continue;
       // One statement entry for several books lines.
       for (const s of ss) {
-        const subset = findSubset(bs.filter((b) => !usedBooks.has(b.id)), s.amount, rules.groupSize, tolerance);
-        if (subset !== undefined && subset.length >= 2) take('group_reference', subset, [s]);
+        const subset = findSubset(group.filter((b) => !usedBooks.has(b.id)), s.amount, rules.groupSize, tolerance);
+        if (subset !== undefined) take('group_reference', subset, [s]);
       }
       // One books line for several statement entries.
-      for (const b of bs.filter((x) => !usedBooks.has(x.id))) {
+      for (const b of group.filter((x) => !usedBooks.has(x.id))) {
         const subset = findSubset(ss.filter((s) => !usedStatement.has(s.id)), b.amount, rules.groupSize, tolerance);
-        if (subset !== undefined && subset.length >= 2) take('group_reference', [b], subset);
+        if (subset !== undefined) take('group_reference', [b], subset);
       }
     }
 
@@ -215,13 +215,13 @@ export function matchEntries(booksIn: readonly BooksLine[], statementIn: readonl
     for (const s of openStatement()) {
       const near = booksLeft.filter((b) => !usedBooks.has(b.id) && within(s.date, b.date) && sameSign(b.amount, s.amount)).sort(nearestFirst(s.date));
       const subset = findSubset(near, s.amount, rules.groupSize, tolerance);
-      if (subset !== undefined && subset.length >= 2) take('group_window', subset, [s]);
+      if (subset !== undefined) take('group_window', subset, [s]);
     }
     const statementLeft = openStatement();
     for (const b of openBooks()) {
       const near = statementLeft.filter((s) => !usedStatement.has(s.id) && within(b.date, s.date) && sameSign(b.amount, s.amount)).sort(nearestFirst(b.date));
       const subset = findSubset(near, b.amount, rules.groupSize, tolerance);
-      if (subset !== undefined && subset.length >= 2) take('group_window', [b], subset);
+      if (subset !== undefined) take('group_window', [b], subset);
     }
   }
   return matches;
@@ -237,7 +237,7 @@ const SUBSET_CANDIDATES = 16;
 const SUBSET_STEPS = 20_000;
 
 /**
- * The first subset (in the candidates' order) of 2..maxSize lines whose amounts sum to `target`
+ * The first subset (in the candidates' order) of 2..maxSize lines (never a single line) whose amounts sum to `target`
  * within `tolerance`; undefined when there is none (or the bounded search finds none).
  */
 export function findSubset<T extends { amount: bigint }>(candidates: readonly T[], target: bigint, maxSize: number, tolerance: bigint): T[] | undefined {
