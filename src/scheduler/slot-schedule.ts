@@ -74,9 +74,9 @@ function wallTimesAfter(expression: string, after: number): { next(): number } {
 /** The wall times of minute `minute` of hour `hour`, every day, strictly after `after`. Exported for its tests. */
 export function dailyWallTimesAfter(minute: number, hour: number, after: number): { next(): number } {
   const offset = (hour * 60 + minute) * 60_000;
+  // The last of them at or before `after`; each next() is a day on.
   let wall = Math.floor(after / DAY_MS) * DAY_MS + offset;
-  if (wall <= after) wall += DAY_MS;
-  wall -= DAY_MS;
+  if (wall > after) wall -= DAY_MS;
   return { next: () => (wall += DAY_MS) };
 }
 
