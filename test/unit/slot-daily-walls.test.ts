@@ -46,3 +46,13 @@ describe('a plain daily schedule', () => {
     );
   });
 });
+
+describe('a daily schedule with a star for the minute or the hour', () => {
+  it('fires every minute of its hour, or at its minute of every hour, as cron-parser walks it', () => {
+    const day = { from: new Date('2026-06-01T00:00:00Z'), to: new Date('2026-06-02T00:00:00Z') };
+    const everyMinute = new SlotSchedule('* 3 * * *', 'UTC').between(day.from, day.to);
+    expect(everyMinute.map((d) => d.toISOString())).toEqual(Array.from({ length: 60 }, (_, m) => new Date(Date.UTC(2026, 5, 1, 3, m)).toISOString()));
+    const everyHour = new SlotSchedule('30 * * * *', 'Europe/Berlin').between(day.from, day.to);
+    expect(everyHour.map((d) => d.toISOString())).toEqual(Array.from({ length: 24 }, (_, h) => new Date(Date.UTC(2026, 5, 1, h, 30)).toISOString()));
+  });
+});
