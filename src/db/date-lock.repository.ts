@@ -35,6 +35,15 @@ export async function lockAccountDates(db: Db, pairs: ReadonlyArray<{ account: s
     await take(db, accounts.map(accountKey), 'exclusive');
     return;
   }
-  await take(db, accounts.map(accountKey), 'shared');
-  await take(db, unique, 'exclusive');
+  if (unique.length === 0) return;
+  // One round trip for both levels: every account lock is taken (shared, sorted) before the first
+  // date lock, as the lateral subquery's rows wait on the aggregate of the account locks; the
+  // date locks (exclusive) follow in sorted order. Sorted subqueries are never flattened.
+  await sql`
+    select count(pg_advisory_xact_lock(hashtextextended(d.k, 0)))
+    from (
+      select count(pg_advisory_xact_lock_shared(hashtextextended(a.k, 0))) as n
+      from (select k from unnest(${accounts.map(accountKey).sort()}::text[]) as k order by k) as a
+    ) as shared,
+    lateral (select k from unnest(${unique.sort()}::text[]) as k where shared.n >= 0 order by k) as d`.execute(db);
 }

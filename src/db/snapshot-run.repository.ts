@@ -43,6 +43,30 @@ export async function insertRunningRuns(db: Db, runs: readonly NewRun[]): Promis
   return rows.map((r) => r.id).sort((a, b) => a - b);
 }
 
+/**
+ * Starts an account's run in one round trip: marks the account's runs still `running` abandoned
+ * (as abandonRunningRuns does, at the new run's start) and inserts the new `running` run. Call it
+ * only while holding the account's lock. Both happen in one statement, on one snapshot, so the
+ * new run is never among those abandoned. Returns the new run's id and the abandoned ids, ascending.
+ */
+export async function startRunAbandoningOthers(db: Db, run: NewRun): Promise<{ runId: number; abandoned: number[] }> {
+  const { rows } = await sql<{ id: number; abandoned: number[] }>`
+    with abandoned as (
+      update snapshot_runs set status = 'abandoned', finished_at = ${run.startedAt.toISOString()}::timestamptz,
+        error = 'abandoned: the process running it stopped, or lost its database connection, before it finished (worker ' || coalesce(worker, 'unknown') || ')'
+      where account = ${run.account} and status = 'running'
+      returning id
+    ), inserted as (
+      insert into snapshot_runs (account, environment, trigger, business_date, status, started_at, slot, worker, source, cutoff_at, cutoff_drift_seconds, end_of_day, cutoff_timezone)
+      values (${run.account}, ${run.environment}, ${run.trigger}, ${run.businessDate}::date, 'running', ${run.startedAt.toISOString()}::timestamptz, ${run.slot?.toISOString() ?? null}::timestamptz,
+        ${run.worker ?? null}, ${run.source ?? null}, ${run.timing.cutoffAt.toISOString()}::timestamptz, ${run.timing.driftSeconds}::integer, ${run.timing.endOfDay}::boolean, ${run.timing.timezone ?? null}::text)
+      returning id
+    )
+    select (select id from inserted) as id, coalesce((select array_agg(id order by id) from abandoned), '{}'::integer[]) as abandoned`.execute(db);
+  const row = rows[0]!;
+  return { runId: row.id, abandoned: row.abandoned };
+}
+
 export interface RunCounts {
   walletsReported: number | null;
   walletsFetched: number;

@@ -141,8 +141,10 @@ export class HttpTransport {
     this.#requestCount++;
     const started = performance.now();
     // Metrics group by path alone; the log shows the query too (credential-like values masked).
+    // The debug lines are built only when debug is on: every request of a night passes here.
     const path = request.url.pathname;
-    const loggedPath = pathWithQuery(request.url);
+    const debug = logger.isLevelEnabled('debug');
+    const loggedPath = debug ? pathWithQuery(request.url) : path;
     try {
       const response = await this.#got(request.url, {
         method: request.method,
@@ -151,13 +153,15 @@ export class HttpTransport {
         context: request.token === undefined ? {} : { token: request.token },
         signal,
       });
-      const ms = Math.round(performance.now() - started);
-      // A refused request's body is the gateway's explanation (never a token: those come with 2xx).
-      const gatewayMessage = response.statusCode >= 400 ? gatewayErrorDetail(response.body) : undefined;
-      logger.debug(
-        { method: request.method, path: loggedPath, status: response.statusCode, ms, attempt, ...(gatewayMessage === undefined ? {} : { gatewayMessage }) },
-        'gateway request',
-      );
+      if (debug) {
+        const ms = Math.round(performance.now() - started);
+        // A refused request's body is the gateway's explanation (never a token: those come with 2xx).
+        const gatewayMessage = response.statusCode >= 400 ? gatewayErrorDetail(response.body) : undefined;
+        logger.debug(
+          { method: request.method, path: loggedPath, status: response.statusCode, ms, attempt, ...(gatewayMessage === undefined ? {} : { gatewayMessage }) },
+          'gateway request',
+        );
+      }
       this.#options.onAttempt?.(path, response.statusCode);
       return {
         status: response.statusCode,

@@ -7,13 +7,12 @@ import type { RunTrigger } from '../db/database.types.js';
 import { insertSnapshotRows } from '../db/balance-snapshot.repository.js';
 import { gatewayScaleFor, unknownDecimalsAdvice } from '../money/amount-scale.js';
 import {
-  abandonRunningRuns,
   findRunningRun,
   findEndOfDayCaptures,
-  insertRunningRun,
   lockRunningRun,
   markRunFailed,
   markRunSucceeded,
+  startRunAbandoningOthers,
 } from '../db/snapshot-run.repository.js';
 import { describeError, InterruptedError, ProtocolError } from '../errors.js';
 import type { GatewayClient } from '../gateway/index.js';
@@ -131,9 +130,6 @@ async function lockAndCapture(ctx: AppContext, account: AccountConfig, options: 
     if (options.signal?.aborted) {
       return { account: account.name, status: 'failed', durationMs: Date.now() - startedMs, error: 'interrupted before it started' };
     }
-    const abandoned = await abandonRunningRuns(db, account.name, started);
-    if (abandoned.length > 0) log.warn({ abandonedRunIds: abandoned }, `marked ${abandoned.length} earlier run(s) abandoned: their process died`);
-
     const timing: CaptureTiming = served
       ? {
           businessDate: served.businessDate,
@@ -144,7 +140,8 @@ async function lockAndCapture(ctx: AppContext, account: AccountConfig, options: 
         }
       : businessCalendarOf(ctx.config).classify(started);
     const businessDate = timing.businessDate;
-    const runId = await insertRunningRun(db, {
+    // Runs the account's earlier holders left `running` are marked abandoned in the same round trip.
+    const { runId, abandoned } = await startRunAbandoningOthers(db, {
       account: account.name,
       environment: account.environment,
       trigger: options.trigger,
@@ -154,6 +151,7 @@ async function lockAndCapture(ctx: AppContext, account: AccountConfig, options: 
       worker: WORKER,
       timing,
     });
+    if (abandoned.length > 0) log.warn({ abandonedRunIds: abandoned }, `marked ${abandoned.length} earlier run(s) abandoned: their process died`);
     const runLog = log.child({ runId });
     runLog.info({ trigger: options.trigger, businessDate, endOfDay: timing.endOfDay, cutoffDriftSeconds: timing.driftSeconds }, 'snapshot run started');
     return await fetchAndRecord(ctx, account, options, { runId, businessDate, timing, startedAt: started, log: runLog, lockLost: lock.lost, lock });
