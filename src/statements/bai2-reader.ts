@@ -244,9 +244,11 @@ class Bai2Reader {
     const entries: StatementEntry[] = [];
     while (this.#peek() === '16') {
       const detail = this.#next('16', 'transaction detail');
-      entries.push(this.#detail(detail, group.asOfDate));
+      const entry = this.#detail(detail, group.asOfDate);
+      entries.push(entry);
       records += Bai2Reader.lines(detail);
-      total += entries.at(-1)!.amount < 0n ? -entries.at(-1)!.amount : entries.at(-1)!.amount;
+      // The control total adds the amount as written: a debit's, stored negative, unsigned.
+      total += entry.creditDebit === 'debit' ? -entry.amount : entry.amount;
     }
     const trailer = this.#next('49', 'account trailer');
     const t = allFields(trailer);
@@ -375,8 +377,8 @@ class FieldCursor {
       this.#ended = true;
       return field.slice(0, slash);
     }
+    // Past the last field (no comma after it), #at is beyond the text: done.
     this.#at = end + 1;
-    if (comma < 0) this.#ended = true;
     return field;
   }
 
