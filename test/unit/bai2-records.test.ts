@@ -62,6 +62,8 @@ describe('what a BAI2 file is', () => {
       expect(refusal(() => readBai2(SMALL.replace('PAID', `PA${char}ID`), 'c.bai'))).toBe(`c.bai, line 4: holds the control character U+${name}, which no statement has.`);
     }
     expect(readBai2(SMALL.replace('PAID', 'PA\tID'), 'c.bai')[0]!.entries[0]!.details).toBe('PA\tID');
+    // Only a byte order mark that starts the file is dropped; one inside a text is kept.
+    expect(readBai2(SMALL.replace('PAID', 'PA\uFEFFID'), 'c.bai')[0]!.entries[0]!.details).toBe('PA\uFEFFID');
   });
 });
 
@@ -246,7 +248,7 @@ describe('the account identifier (03) and its summary', () => {
   });
 
   it('refuses a type code that is not three digits, an item count that is not a number, an amount that is not whole minor units', () => {
-    for (const type of ['10', '0100', 'A10', '']) {
+    for (const type of ['10', '0100', 'A10', 'X100', '']) {
       expect(accountRefusal({ number: '1', summaries: [{ type, amount: '5' }], details: [] })).toBe(`a.bai, line 3: type code ${JSON.stringify(type)} is not three digits.`);
     }
     for (const count of ['x', '-1', '1234567890', '1.5']) {
@@ -254,7 +256,7 @@ describe('the account identifier (03) and its summary', () => {
     }
     expect(readBai2(oneGroup([{ number: '1', summaries: [{ type: '100', amount: '5', count: '123456789' }], details: [] }]).text, 'b.bai')).toHaveLength(1);
     // Status codes (below 100) are balances and may be signed; summary codes (100 on) are not.
-    for (const amount of ['+5', '-5']) {
+    for (const amount of ['+5', '-5', '5.00', `1${'0'.repeat(20)}`]) {
       expect(accountRefusal({ number: '1', summaries: [{ type: '100', amount }], details: [] })).toBe(`a.bai, line 3: amount ${JSON.stringify(amount)} of type code 100 is not an unsigned whole number of minor units.`);
     }
     for (const amount of ['5.00', 'x', '--5', `1${'0'.repeat(20)}`]) {
@@ -290,7 +292,7 @@ describe('transaction details (16)', () => {
     for (const type of ['099', '700', '901', '000']) {
       expect(detailRefusal([{ type, amount: '7' }])).toBe(`d.bai, line 4: transaction type code ${type} is neither a credit (100 to 399) nor a debit (400 to 699): its direction is not defined, and an amount's sign is never guessed.`);
     }
-    for (const type of ['19', '1950', 'ABC', '']) {
+    for (const type of ['19', '1950', 'X195', 'ABC', '']) {
       expect(detailRefusal([{ type, amount: '7' }])).toBe(`d.bai, line 4: transaction type code ${JSON.stringify(type)} is not three digits.`);
     }
   });
@@ -356,7 +358,10 @@ describe('funds types', () => {
   it('refuses a funds type it does not know, and fields of a funds type that are not what they must be', () => {
     for (const type of ['X', '3', 's', 'VV']) expect(fundsRefusal([type])).toBe(`d.bai, line 4: funds type ${JSON.stringify(type)} is not one of 0, 1, 2, S, V, D, Z.`);
     expect(fundsRefusal(['S', '1', 'x', '3'])).toBe('d.bai, line 4: availability amount "x" is not a whole number of minor units.');
-    expect(fundsRefusal(['S', '1', '2', '3.5'])).toBe('d.bai, line 4: availability amount "3.5" is not a whole number of minor units.');
+    for (const amount of ['3.5', 'x5', '+-5', `1${'0'.repeat(20)}`]) {
+      expect(fundsRefusal(['S', '1', '2', amount])).toBe(`d.bai, line 4: availability amount ${JSON.stringify(amount)} is not a whole number of minor units.`);
+    }
+    expect(entry(['S', '+1', '-2', `9${'0'.repeat(19)}`]).bankReference).toBe('BANKREF');
     expect(fundsRefusal(['V', '261131', ''])).toBe('d.bai, line 4: value date 261131 is not a date (2026-11-31 does not exist).');
     expect(fundsRefusal(['V', '', ''])).toBe('d.bai, line 4: value date "" is not a date (YYMMDD).');
     expect(fundsRefusal(['V', '261124', '2561'])).toBe('d.bai, line 4: value time "2561" is not a time (HHMM, 0000 to 2400).');

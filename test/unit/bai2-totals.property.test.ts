@@ -189,6 +189,7 @@ describe('BAI2 files as the specification writes them', () => {
     const trailer = (line: number, record: string) => refusal(() => readBai2(withLine(written.text, line, () => record), 'n.bai'));
     expect(trailer(a!.line, '49,4OO,3/')).toBe(`n.bai, line ${a!.line}: account control total "4OO" is not an amount (whole minor units, optionally signed).`);
     expect(trailer(a!.line, `49,${'1'.repeat(21)},3/`)).toBe(`n.bai, line ${a!.line}: account control total "${'1'.repeat(21)}" is not an amount (whole minor units, optionally signed).`);
+    expect(trailer(a!.line, '49,/')).toBe(`n.bai, line ${a!.line}: account control total "" is not an amount (whole minor units, optionally signed).`);
     expect(trailer(a!.line, '49,400/')).toBe(`n.bai, line ${a!.line}: number of records "" is not a number.`);
     expect(trailer(a!.line, '49,400,+3/')).toBe(`n.bai, line ${a!.line}: number of records "+3" is not a number.`);
     expect(trailer(g!.line, '98,,1,5/')).toBe(`n.bai, line ${g!.line}: group control total "" is not an amount (whole minor units, optionally signed).`);
