@@ -99,7 +99,7 @@ describe('the file header (01)', () => {
       '2026-11-27T23:59:59',
       null,
     ]);
-    for (const time of ['2360', '2401', '2460', '3000', '0060', '9998', '600', '06000', 'ab12', '-100']) {
+    for (const time of ['2360', '2401', '2460', '3000', '0060', '9998', '600', '06000', '10600', 'ab12', '-100']) {
       expect(refusal(() => readBai2(header(`S,R,261127,${time},5/`), 'h.bai'))).toBe(`h.bai, line 1: file creation time ${JSON.stringify(time)} is not a time (HHMM, 0000 to 2400).`);
     }
   });
