@@ -3,9 +3,9 @@ import type { ParsedStatement, StatementBalance, StatementEntry } from './statem
 import { StatementFileError } from './statement-file-error.js';
 import { calendarDate } from './statement-dates.js';
 
-/** Whether a file's content is a BAI2 file: its first record is a file header (`01,`). */
+/** Whether a file's content is a BAI2 file: its first record is a file header (`01,`). `\s` takes a byte order mark too. */
 export function looksLikeBai2(text: string): boolean {
-  return /^\s*01,/.test(text.replace(/^\uFEFF/, ''));
+  return /^\s*01,/.test(text);
 }
 
 /**
@@ -75,7 +75,7 @@ function recordsOf(text: string, file: string): Bai2Record[] {
   return records;
 }
 
-/** A record's fields up to its `/` terminator, each part (line and continuations) on its own. */
+/** A record's fields up to its `/` terminator, each part (line and continuations) on its own; at least one, maybe empty. */
 function fieldsOf(part: string): string[] {
   const end = part.indexOf('/');
   return (end < 0 ? part : part.slice(0, end)).split(',');
@@ -184,7 +184,7 @@ class Bai2Reader {
     const t = allFields(trailer);
     const tat = this.#at(trailer.line);
     records += Bai2Reader.lines(trailer);
-    const writtenTotal = totalOf(t[0] ?? '', tat, 'file control total');
+    const writtenTotal = totalOf(t[0]!, tat, 'file control total');
     const writtenGroups = countOf(t[1] ?? '', tat, 'number of groups');
     const writtenRecords = countOf(t[2] ?? '', tat, 'number of records');
     if (writtenTotal !== total) fail(`${tat}: the file control total is ${writtenTotal}, its groups' control totals add up to ${total}.`);
@@ -221,7 +221,7 @@ class Bai2Reader {
     const t = allFields(trailer);
     const tat = this.#at(trailer.line);
     records += Bai2Reader.lines(trailer);
-    const writtenTotal = totalOf(t[0] ?? '', tat, 'group control total');
+    const writtenTotal = totalOf(t[0]!, tat, 'group control total');
     const writtenAccounts = countOf(t[1] ?? '', tat, 'number of accounts');
     const writtenRecords = countOf(t[2] ?? '', tat, 'number of records');
     if (writtenTotal !== total) fail(`${tat}: the group control total is ${writtenTotal}, its accounts' control totals add up to ${total}.`);
@@ -234,7 +234,7 @@ class Bai2Reader {
     const header = this.#next('03', 'account identifier');
     const at = this.#at(header.line);
     const first = fieldsOf(header.parts[0]!.text);
-    const accountNumber = (first[0] ?? '').trim();
+    const accountNumber = first[0]!.trim();
     if (accountNumber === '') fail(`${at}: the account identifier has no account number.`);
     const currency = (first[1] ?? '') === '' ? group.currency : first[1]!;
     if (!/^[A-Z]{3}$/.test(currency) || currencyDecimals(currency) === null) fail(`${at}: currency ${JSON.stringify(currency)} is not an ISO 4217 currency with known minor units.`);
@@ -244,15 +244,17 @@ class Bai2Reader {
     const entries: StatementEntry[] = [];
     while (this.#peek() === '16') {
       const detail = this.#next('16', 'transaction detail');
-      entries.push(this.#detail(detail, group.asOfDate));
+      const entry = this.#detail(detail, group.asOfDate);
+      entries.push(entry);
       records += Bai2Reader.lines(detail);
-      total += entries.at(-1)!.amount < 0n ? -entries.at(-1)!.amount : entries.at(-1)!.amount;
+      // The control total adds the amount as written: a debit's, stored negative, unsigned.
+      total += entry.creditDebit === 'debit' ? -entry.amount : entry.amount;
     }
     const trailer = this.#next('49', 'account trailer');
     const t = allFields(trailer);
     const tat = this.#at(trailer.line);
     records += Bai2Reader.lines(trailer);
-    const writtenTotal = totalOf(t[0] ?? '', tat, 'account control total');
+    const writtenTotal = totalOf(t[0]!, tat, 'account control total');
     const writtenRecords = countOf(t[1] ?? '', tat, 'number of records');
     if (writtenTotal !== total) fail(`${tat}: the account control total of account ${accountNumber} is ${writtenTotal}, the amounts of its 03 and 16 records (line ${header.line} on) add up to ${total}.`);
     if (writtenRecords !== records) fail(`${tat}: the account trailer of account ${accountNumber} says ${writtenRecords} records, the account (line ${header.line}) has ${records} (03 to 49, continuations included).`);
@@ -375,8 +377,8 @@ class FieldCursor {
       this.#ended = true;
       return field.slice(0, slash);
     }
+    // Past the last field (no comma after it), #at is beyond the text: done.
     this.#at = end + 1;
-    if (comma < 0) this.#ended = true;
     return field;
   }
 

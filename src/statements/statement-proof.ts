@@ -100,7 +100,8 @@ function proveSequence(statement: ProvableStatement, previous: PreviousStatement
   const { sequence } = statement;
   if (sequence === null || previous.sequence === null) return null;
   const year = statement.businessDate?.slice(0, 4);
-  const newYear = year !== undefined && year > previous.businessDate.slice(0, 4);
+  // A later year than the previous statement's; a statement without a date begins none (NaN).
+  const newYear = Number(year) > Number(previous.businessDate.slice(0, 4));
   const gap = (from: bigint, to: bigint, reason: string): StatementProof => ({ proof: 'sequence_gap', residual: null, missing: { from, to }, reason });
   if (newYear && restarts !== 'never' && sequence === 1n) return null;
   if (newYear && restarts === 'yearly') return gap(1n, sequence - 1n, `the numbers restart at 1 each year (sequenceRestarts: yearly) and this is the first statement of ${year}`);
