@@ -19,7 +19,8 @@ const NO_MINOR_UNIT = new Set(['XAG', 'XAU', 'XBA', 'XBB', 'XBC', 'XBD', 'XDR', 
 
 // Codes ISO 4217 published after the package's data date (currency-codes 2.2.0: 2024-06-25).
 // XCG, the Caribbean guilder (amendment 176), replaces ANG with 2 decimals.
-const PUBLISHED_SINCE_PACKAGE: Readonly<Record<string, number>> = { XCG: 2 };
+// A Map, not an object: a code such as "constructor" must find nothing, not Object's own members.
+const PUBLISHED_SINCE_PACKAGE: ReadonlyMap<string, number> = new Map([['XCG', 2]]);
 
 const decimalsCache = new Map<string, number | null>();
 
@@ -32,7 +33,7 @@ export function currencyDecimals(currency: string | null | undefined): number | 
   if (currency === null || currency === undefined) return null;
   const cached = decimalsCache.get(currency);
   if (cached !== undefined) return cached;
-  let decimals: number | null = PUBLISHED_SINCE_PACKAGE[currency] ?? null;
+  let decimals: number | null = PUBLISHED_SINCE_PACKAGE.get(currency) ?? null;
   if (decimals === null && /^[A-Z]{3}$/.test(currency) && !NO_MINOR_UNIT.has(currency)) {
     const entry = currencyCodes.code(currency);
     decimals = entry === undefined ? null : entry.digits;

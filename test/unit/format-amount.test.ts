@@ -2,6 +2,11 @@ import { describe, expect, it } from 'vitest';
 import { currencyDecimals, describeAmount, formatAmount, formatMoney, formatOptionalAmount, groupDigits, toMajorUnits } from '../../src/money/format-amount.js';
 
 describe('amounts for people', () => {
+  it('knows no currency by the name of an object member: constructor, toString and __proto__ have no decimals', () => {
+    expect(['constructor', 'toString', '__proto__', 'hasOwnProperty', 'valueOf'].map((code) => currencyDecimals(code))).toEqual([null, null, null, null, null]);
+    expect(currencyDecimals('XCG')).toBe(2);
+  });
+
   it('knows each currency’s decimals from Intl, and no decimals for codes it does not know', () => {
     expect([currencyDecimals('EUR'), currencyDecimals('JPY'), currencyDecimals('KWD'), currencyDecimals('AAB'), currencyDecimals(null)]).toEqual([2, 0, 3, null, null]);
   });
