@@ -75,6 +75,11 @@ describe('MT942 edges', () => {
     expect([report!.where, report!.statementId, report!.entries.map((e) => e.amount)]).toEqual(['r.sta, line 1 (report 12345)', '12345/2026-11-30/261130', [100n, 200n]]);
   });
 
+  it('reads a report whose last tag is a :61:', () => {
+    const [report] = readMt940(mt(':20:I', ':25:ACC', ':28C:1', ':34F:EUR0,', ':13D:2611301200', ':61:261130D1,00NTRFX'), 'r.sta');
+    expect(report!.entries.map((e) => [e.amount, e.details])).toEqual([[-100n, null]]);
+  });
+
   it('takes a message with :13: as an interim report even without :34F:', () => {
     expect(refusal(() => readMt940(mt(':20:I', ':25:ACC', ':28C:1', ':13:2611301200'), 'r.sta'))).toBe('r.sta, line 1 (report 1): no :34F: floor limit (an MT942 names its currency there).');
   });
