@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { KWD_MT940 } from '../helpers/statement-fixtures.js';
-import { provableOf, proveStatement, readStatementText, StatementFileError, writeMt940, type SampleStatements } from '../../src/statements/index.js';
+import { readStatementText } from '../../src/statements/read-statement-file.js';
+import { writeMt940, type SampleStatements } from '../../src/statements/sample-statements.js';
+import { StatementFileError } from '../../src/statements/statement-file-error.js';
+import { provableOf, proveStatement } from '../../src/statements/statement-proof.js';
 
 function refusal(fn: () => unknown): string {
   try {

@@ -1,7 +1,11 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { addDays } from '../../src/business-date/zoned-time.js';
-import { closingBooked, openingBooked, provableOf, proveStatement, readStatementText, writeBai2, writeCamt053, writeMt940, type SampleStatements } from '../../src/statements/index.js';
+import { writeBai2 } from '../../src/statements/bai2-writer.js';
+import { readStatementText } from '../../src/statements/read-statement-file.js';
+import { writeCamt053, writeMt940, type SampleStatements } from '../../src/statements/sample-statements.js';
+import { closingBooked, openingBooked } from '../../src/statements/statement.js';
+import { provableOf, proveStatement } from '../../src/statements/statement-proof.js';
 
 // Currencies of every ISO 4217 scale the readers meet: 0 (JPY), 2 (EUR, USD), 3 (KWD, BHD).
 const currency = fc.constantFrom('EUR', 'USD', 'JPY', 'KWD', 'BHD', 'CHF');

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { readStatementText, StatementFileError, writeCamt053, type SampleStatements } from '../../src/statements/index.js';
+import { readStatementText } from '../../src/statements/read-statement-file.js';
+import { writeCamt053, type SampleStatements } from '../../src/statements/sample-statements.js';
+import { StatementFileError } from '../../src/statements/statement-file-error.js';
 import { shownFileName } from '../../src/statements/statement-file-error.js';
 
 const oneDay: SampleStatements = { iban: 'DE89370400440532013000', currency: 'EUR', opening: 1_000_000n, days: [{ sequence: 7, date: '2026-11-02', entries: [250_000n, -2_550n] }] };

@@ -1,7 +1,11 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { describeMissing, proveStatement, provableOf, readStatementText, statementFingerprint, StatementFileError, writeCamt053, writeMt940, type SampleStatements } from '../../src/statements/index.js';
+import { readStatementText } from '../../src/statements/read-statement-file.js';
+import { writeCamt053, writeMt940, type SampleStatements } from '../../src/statements/sample-statements.js';
+import { StatementFileError } from '../../src/statements/statement-file-error.js';
+import { statementFingerprint } from '../../src/statements/statement-fingerprint.js';
+import { describeMissing, proveStatement, provableOf } from '../../src/statements/statement-proof.js';
 
 const fixtures = path.join(import.meta.dirname, '..', 'fixtures', 'statements');
 const fixture = (name: string) => readFileSync(path.join(fixtures, name), 'utf8');
