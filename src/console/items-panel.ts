@@ -6,7 +6,7 @@ import { escapeHtml as e } from '../escape-html.js';
 import { itemAgeBucketOf, itemStateOn, businessDaysBetween, MANUAL_ITEM_KINDS, ITEM_KINDS } from '../items/item-rules.js';
 import { formatAmount, formatMoney, rescaleAmount } from '../money/format-amount.js';
 import type { StoredReconciliationResult } from '../reconciliation/reconciliation-result.js';
-import type { PageContext } from './pages.js';
+import type { PageContext } from './page-context.js';
 import { mayActOnCases } from './roles.js';
 
 // What explains a difference, on the day view and the case page: the waterfall of each

@@ -2,7 +2,6 @@ import { ageBucketOf, caseAgeDays, describeCase, type CaseEvent, type CaseOccurr
 import { actionsAllowedFrom, noteRequiredFor } from '../cases/case-actions.js';
 import type { CaseSnooze } from '../db/problem.repository.js';
 import type { BooksOfDate, CaptureOfDate } from '../db/console-views.repository.js';
-import type { ConsoleUser } from '../db/console.repository.js';
 import { describeDrift } from '../business-date/capture-drift.js';
 import { formatLocalTime, formatLocalTimeText } from '../business-date/local-time.js';
 import { formatOptionalAmount } from '../money/format-amount.js';
@@ -14,23 +13,13 @@ import { compareByAbsoluteDifference } from '../reports/report-view.js';
 import type { SignoffState } from '../signoff/signoff-service.js';
 import { mayActOnCases, mayApprove, mayExportEvidence, mayPrepare } from './roles.js';
 import { explainSection, trailSection, type AccountExplain } from './items-panel.js';
+import type { PageContext } from './page-context.js';
 import type { DifferenceTrail } from '../cases/difference-trail.js';
 
 // Server-rendered pages. No inline script or style anywhere (the Content-Security-Policy allows
 // only /assets/ files); every value from the database or the request goes through escapeHtml.
 
-export interface PageContext {
-  user?: ConsoleUser;
-  csrfToken?: string;
-  /** A message shown on top: what was just done, or why it was refused. */
-  notice?: { kind: 'ok' | 'error'; text: string };
-  /** The active users a case may be assigned to (the case page's "Assign"). */
-  assignees?: readonly string[];
-  /** RECON_TIMEZONE: every time on a page is shown in it, with its zone. */
-  timezone?: string;
-  /** RECON_LOCALE's number style for amounts. */
-  style?: NumberStyle;
-}
+export type { PageContext } from './page-context.js';
 
 const amount = (v: bigint | null | undefined, currency: string | null, style?: NumberStyle) => `<td class="amount">${e(formatOptionalAmount(v, currency, undefined, style))}</td>`;
 /** A time as people of the business read it: "2026-11-27 06:29 CET". */
