@@ -131,9 +131,13 @@ export function matchEntries(booksIn: readonly BooksLine[], statementIn: readonl
   };
 
   // 1. Reference and equal amount: the nearest date wins, then the earlier, then the lower id.
+  // Only the keys a books reference can look up are kept: every word of every remittance text
+  // would be an index of millions of keys for a month of statements, held for nothing.
+  const booksKeys = new Set(books.flatMap((b) => (b.reference === null ? [] : [normalizeReference(b.reference)])));
   const byKey = new Map<string, StatementLine[]>();
   for (const s of statement) {
     for (const key of statementKeys(s, rules.references)) {
+      if (!booksKeys.has(key)) continue;
       const list = byKey.get(key);
       if (list === undefined) byKey.set(key, [s]);
       else list.push(s);
