@@ -1,17 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { readBai2 } from '../../src/statements/bai2-reader.js';
 import { BAI2_FILE } from '../helpers/bai2-fixtures.js';
-import { closingBooked, openingBooked, provableOf, proveStatement, readStatementText, StatementFileError, writeBai2 } from '../../src/statements/index.js';
-
-function refusal(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (error) {
-    expect(error).toBeInstanceOf(StatementFileError);
-    return (error as Error).message;
-  }
-  throw new Error('expected a refusal');
-}
+import { closingBooked, openingBooked, provableOf, proveStatement, readStatementText, writeBai2 } from '../../src/statements/index.js';
+import { refusal } from '../helpers/statement-refusal.js';
 
 
 describe('BAI2 files', () => {

@@ -1,17 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { looksLikeBai2, readBai2 } from '../../src/statements/bai2-reader.js';
-import { StatementFileError } from '../../src/statements/statement-file-error.js';
 import { ledgerAccount, oneGroup, writeBai2File, type Bai2Account, type Bai2Detail } from '../helpers/bai2-builder.js';
-
-function refusal(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (error) {
-    expect(error).toBeInstanceOf(StatementFileError);
-    return (error as Error).message;
-  }
-  throw new Error('expected a refusal');
-}
+import { refusal } from '../helpers/statement-refusal.js';
 
 /** The file of one account holding `details`, read: its one statement. */
 function readDetails(details: Bai2Detail[]) {

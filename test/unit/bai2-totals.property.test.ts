@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { readBai2 } from '../../src/statements/bai2-reader.js';
-import { StatementFileError } from '../../src/statements/statement-file-error.js';
 import { writeBai2File, type Bai2Account, type Bai2Detail, type Bai2Group, type Bai2Model, type Bai2Summary } from '../helpers/bai2-builder.js';
+import { refusal } from '../helpers/statement-refusal.js';
 
 const BALANCE_CODES = { '010': 'OPBD', '015': 'CLBD', '040': 'OPAV', '045': 'CLAV' } as const;
 type BalanceType = keyof typeof BALANCE_CODES;
@@ -83,16 +83,6 @@ function expected(m: Bai2Model) {
       };
     }),
   );
-}
-
-function refusal(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (error) {
-    expect(error).toBeInstanceOf(StatementFileError);
-    return (error as Error).message;
-  }
-  throw new Error('expected a refusal');
 }
 
 /** The text with line `line` (1-based) changed. */

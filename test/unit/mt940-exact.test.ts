@@ -2,18 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { KWD_MT940 } from '../helpers/statement-fixtures.js';
 import { readStatementText } from '../../src/statements/read-statement-file.js';
 import { writeMt940, type SampleStatements } from '../../src/statements/sample-statements.js';
-import { StatementFileError } from '../../src/statements/statement-file-error.js';
 import { provableOf, proveStatement } from '../../src/statements/statement-proof.js';
-
-function refusal(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (error) {
-    expect(error).toBeInstanceOf(StatementFileError);
-    return (error as Error).message;
-  }
-  throw new Error('expected a refusal');
-}
+import { refusal } from '../helpers/statement-refusal.js';
 
 
 const oneDay: SampleStatements = { iban: 'DE89370400440532013000', currency: 'EUR', opening: 1_000_000n, days: [{ sequence: 7, date: '2026-11-30', entries: [250_000n, -2_550n] }] };

@@ -1,20 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { looksLikeMt940, readMt940 } from '../../src/statements/mt940-reader.js';
-import { StatementFileError } from '../../src/statements/statement-file-error.js';
+import { refusal } from '../helpers/statement-refusal.js';
 
 // The edges of the MT940 syntax: where a tag, a block end or a text field starts and stops.
 const mt = (...lines: string[]) => [...lines, ''].join('\r\n');
 const statement = (...body: string[]) => mt(':20:A', ':25:DE89370400440532013000', ':28C:1', ':60F:C261129EUR1,00', ...body, ':62F:C261130EUR1,00');
-
-function refusal(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (error) {
-    expect(error).toBeInstanceOf(StatementFileError);
-    return (error as Error).message;
-  }
-  throw new Error('expected a refusal');
-}
 
 describe('MT940 text fields and block ends', () => {
   it('ignores only a byte order mark at the very start', () => {

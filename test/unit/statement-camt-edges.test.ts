@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { CamtStream, readCamt } from '../../src/statements/camt-reader.js';
-import { StatementFileError } from '../../src/statements/statement-file-error.js';
+import { refusal } from '../helpers/statement-refusal.js';
 
 // Where a camt element counts: only at its place in the document, only its first occurrence,
 // only with text in it. Each test writes its own small document.
@@ -9,16 +9,6 @@ const bal = (code: string, date = '2026-11-30') => `<Bal><Tp><CdOrPrtry><Cd>${co
 const stmt = (...more: string[]) => `<Stmt><Id>S-1</Id><Acct><Id><IBAN>DE89370400440532013000</IBAN></Id><Ccy>EUR</Ccy></Acct>${bal('OPBD')}${bal('CLBD')}${more.join('')}</Stmt>`;
 const ntry = (inner: string) => `<Ntry><Amt Ccy="EUR">1.00</Amt><CdtDbtInd>CRDT</CdtDbtInd><Sts>BOOK</Sts>${inner}</Ntry>`;
 const doc = (inside: string, after = '') => `<Document xmlns="${NS}"><BkToCstmrStmt>${inside}</BkToCstmrStmt>${after}</Document>`;
-
-function refusal(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (error) {
-    expect(error).toBeInstanceOf(StatementFileError);
-    return (error as Error).message;
-  }
-  throw new Error('expected a refusal');
-}
 
 describe('camt elements counted at their place only', () => {
   it('reads an element holding only blanks as absent', () => {

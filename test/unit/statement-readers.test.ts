@@ -3,9 +3,9 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readStatementText } from '../../src/statements/read-statement-file.js';
 import { writeCamt053, writeMt940, type SampleStatements } from '../../src/statements/sample-statements.js';
-import { StatementFileError } from '../../src/statements/statement-file-error.js';
 import { statementFingerprint } from '../../src/statements/statement-fingerprint.js';
 import { describeMissing, proveStatement, provableOf } from '../../src/statements/statement-proof.js';
+import { refusal } from '../helpers/statement-refusal.js';
 
 const fixtures = path.join(import.meta.dirname, '..', 'fixtures', 'statements');
 const fixture = (name: string) => readFileSync(path.join(fixtures, name), 'utf8');
@@ -19,16 +19,6 @@ const twoDays: SampleStatements = {
     { sequence: 8, date: '2026-11-03', entries: [-100_000n] },
   ],
 };
-
-function refusal(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (error) {
-    expect(error).toBeInstanceOf(StatementFileError);
-    return (error as Error).message;
-  }
-  throw new Error('expected a refusal');
-}
 
 describe('camt.053 reader', () => {
   it('reads a bank-written camt.053.001.08 with every balance, entry, reference and date, debit balances negative', () => {
