@@ -23,6 +23,36 @@ export interface UnmatchedStatementRow {
   details: string | null;
 }
 
+/**
+ * One string for each distinct value: a month's entries carry a few dozen dates and currencies,
+ * and a hundred thousand rows read from the database would otherwise hold a copy each.
+ */
+function interning(): (value: string) => string {
+  const seen = new Map<string, string>();
+  return (value) => {
+    const known = seen.get(value);
+    if (known !== undefined) return known;
+    seen.set(value, value);
+    return value;
+  };
+}
+
+/**
+ * The rows as read, their amounts made exact and their dates and currencies shared: changed in
+ * place rather than copied, because a month's first run reads a hundred thousand of each side and
+ * a copy would hold twice the memory until the collector catches up.
+ */
+function inPlace<T extends { currency: string; date: string; amount: string }>(rows: T[]): Array<Omit<T, 'amount'> & { amount: bigint }> {
+  const same = interning();
+  for (const row of rows) {
+    const r = row as unknown as { currency: string; date: string; amount: string | bigint };
+    r.currency = same(r.currency);
+    r.date = same(r.date);
+    r.amount = BigInt(r.amount);
+  }
+  return rows as unknown as Array<Omit<T, 'amount'> & { amount: bigint }>;
+}
+
 // Who the rules' own matches and undos are recorded as (matching/matching-service.ts says the same).
 const RULES = 'wallet-recon';
 
@@ -39,20 +69,20 @@ export async function listUnmatchedBooksEntries(db: Db, account: string, range: 
       and (${range.to ?? null}::date is null or e.booking_date <= ${range.to ?? null}::date)
       and not exists (select 1 from entry_match_members m join entry_matches x on x.id = m.match_id where m.books_entry_id = e.id and (x.state = 'active' or x.undone_by <> ${RULES}))
     order by e.booking_date, e.id`.execute(db);
-  return rows.rows.map((r) => ({ ...r, amount: BigInt(r.amount) }));
+  return inPlace(rows.rows);
 }
 
 /** The account's booked entries of end-of-day statements the rules may match (as listUnmatchedBooksEntries). */
 export async function listUnmatchedStatementEntries(db: Db, account: string, range: { from?: string; to?: string } = {}): Promise<UnmatchedStatementRow[]> {
-  const rows = await sql<{ id: string; currency: string; date: string; amount: string; reference: string | null; bank_reference: string | null; details: string | null }>`
-    select e.id::text as id, s.currency, coalesce(e.booking_date, e.value_date, s.business_date)::text as date, e.amount::text as amount, e.reference, e.bank_reference, e.details
+  const rows = await sql<{ id: string; currency: string; date: string; amount: string; reference: string | null; bankReference: string | null; details: string | null }>`
+    select e.id::text as id, s.currency, coalesce(e.booking_date, e.value_date, s.business_date)::text as date, e.amount::text as amount, e.reference, e.bank_reference as "bankReference", e.details
     from bank_statement_entries e join bank_statements s on s.id = e.statement_pk
     where s.account = ${account} and not s.intraday and e.status = 'BOOK'
       and (${range.from ?? null}::date is null or coalesce(e.booking_date, e.value_date, s.business_date) >= ${range.from ?? null}::date)
       and (${range.to ?? null}::date is null or coalesce(e.booking_date, e.value_date, s.business_date) <= ${range.to ?? null}::date)
       and not exists (select 1 from entry_match_members m join entry_matches x on x.id = m.match_id where m.statement_entry_id = e.id and (x.state = 'active' or x.undone_by <> ${RULES}))
     order by 3, e.id`.execute(db);
-  return rows.rows.map((r) => ({ id: r.id, currency: r.currency, date: r.date, amount: BigInt(r.amount), reference: r.reference, bankReference: r.bank_reference, details: r.details }));
+  return inPlace(rows.rows);
 }
 
 export interface NewMatch {

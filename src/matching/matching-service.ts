@@ -1,7 +1,7 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import { bankAccountNamed, type Config } from '../config/index.js';
 import type { Database } from '../db/database.types.js';
-import { insertMatches, listUnmatchedBooksEntries, listUnmatchedStatementEntries, undoMatches, type NewMatch } from '../db/entry-match.repository.js';
+import { insertMatches, listUnmatchedBooksEntries, listUnmatchedStatementEntries, undoMatches } from '../db/entry-match.repository.js';
 import { DEFAULT_MATCHING_RULES, matchEntries, type MatchingRules, type RuleName } from './match-rules.js';
 
 /** Who a rule's match is recorded as made by. */
@@ -53,38 +53,45 @@ export async function runMatching(
     const statement = await listUnmatchedStatementEntries(db, account, range);
     if (statement.length === 0) continue;
     const currencies = [...new Set(books.map((b) => b.currency))].sort();
-    const toStore: NewMatch[] = [];
     const found: RuleMatch[] = [];
     for (const currency of currencies) {
-      const b = books.filter((x) => x.currency === currency);
+      // One currency (the usual bank account) needs no copies of its lists.
+      const b = currencies.length === 1 ? books : books.filter((x) => x.currency === currency);
       const s = statement.filter((x) => x.currency === currency);
       if (s.length === 0) continue;
       const bById = new Map(b.map((x) => [x.id, x]));
       const sById = new Map(s.map((x) => [x.id, x]));
       for (const m of matchEntries(b, s, rules)) {
+        // The entries as read, not copies: a month's first run holds a hundred thousand of them.
         const bs = m.books.map((id) => bById.get(id)!);
         const ss = m.statement.map((id) => sById.get(id)!);
-        const businessDate = [...bs, ...ss].map((x) => x.date).reduce((x, y) => (y > x ? y : x));
+        let businessDate = bs[0]?.date ?? ss[0]!.date;
+        for (const x of bs) if (x.date > businessDate) businessDate = x.date;
+        for (const x of ss) if (x.date > businessDate) businessDate = x.date;
         if (how.date !== undefined && businessDate !== how.date) continue;
-        found.push({
-          id: null,
-          account,
-          currency,
-          businessDate,
-          rule: m.rule,
-          books: bs.map(({ id, date, amount, reference }) => ({ id, date, amount, reference })),
-          statement: ss.map(({ id, date, amount, reference }) => ({ id, date, amount, reference })),
-        });
-        toStore.push({ account, currency, businessDate, rule: m.rule, matchedBy: MATCHED_BY_RULES, note: null, books: m.books, statement: m.statement });
+        found.push({ id: null, account, currency, businessDate, rule: m.rule, books: bs, statement: ss });
       }
     }
-    if (how.dryRun !== true && toStore.length > 0) {
-      const ids = await insertMatches(db, toStore, how.now);
-      found.forEach((f, i) => (f.id = ids[i]!));
-    }
-    made.push(...found);
+    if (how.dryRun !== true && found.length > 0) await storeMatches(db, found, how.now);
+    for (const f of found) made.push(f);
   }
   return made;
+}
+
+// Matches are recorded a batch at a time, so that their rows for the database are made for one batch, not for the month.
+const STORE_BATCH = 2_000;
+
+/** Records the rules' matches and sets their ids. */
+async function storeMatches(db: Kysely<Database> | Transaction<Database>, found: RuleMatch[], now: Date): Promise<void> {
+  for (let start = 0; start < found.length; start += STORE_BATCH) {
+    const batch = found.slice(start, start + STORE_BATCH);
+    const ids = await insertMatches(
+      db,
+      batch.map((f) => ({ account: f.account, currency: f.currency, businessDate: f.businessDate, rule: f.rule, matchedBy: MATCHED_BY_RULES, note: null, books: f.books.map((e) => e.id), statement: f.statement.map((e) => e.id) })),
+      now,
+    );
+    batch.forEach((f, i) => (f.id = ids[i]!));
+  }
 }
 
 function shiftDate(date: string, days: number): string {
