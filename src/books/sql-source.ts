@@ -119,7 +119,9 @@ export async function runLedgerQuery(ctx: AppContext, source: BooksSqlSource, bu
     }));
     return { rows, queryText: text, rowsSha256: createHash('sha256').update(JSON.stringify(rows.map((r) => r.fields))).digest('hex') };
   } catch (error) {
-    if (running) await cancelOnServer(url.reveal(), client);
+    // An answer from the server (a refused or failed statement) means the statement has ended;
+    // only when the client gave up (its query_timeout, a dropped connection) may it still run there.
+    if (running && !(error instanceof pg.DatabaseError)) await cancelOnServer(url.reveal(), client);
     if (error instanceof InputFileError) throw error;
     if ((error as { code?: string }).code === '42601' && /multiple commands/i.test((error as Error).message)) {
       throw new ConfigError(
