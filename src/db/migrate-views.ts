@@ -51,7 +51,8 @@ export function staleViews(ordered: readonly ViewDefinition[], states: readonly 
   for (const view of ordered) {
     const held = state.get(view.name);
     const changed = !held?.present || held.recordedSha256 !== definitionSha256(view);
-    if (changed || viewDependencies(view, ordered).some((name) => stale.has(name))) stale.add(view.name);
+    // The dependencies matter only once a view is stale (never, when the schema is current).
+    if (changed || (stale.size > 0 && viewDependencies(view, ordered).some((name) => stale.has(name)))) stale.add(view.name);
   }
   return ordered.filter((view) => stale.has(view.name));
 }

@@ -1,8 +1,8 @@
 import { DEFAULT_MIGRATION_LOCK_TABLE, DEFAULT_MIGRATION_TABLE, MIGRATION_LOCK_ID, sql, type Kysely, type Migration } from 'kysely';
-import { MIGRATIONS } from '../../migrations/index.js';
 import { MigrationError, SchemaMismatchError } from '../errors.js';
 import type { Database } from './database.types.js';
 import { createViews, dropViews, readViewStates, staleViews } from './migrate-views.js';
+import { MIGRATION_NAMES } from './migration-names.js';
 import { inDependencyOrder, VIEWS, type ViewDefinition } from './views/index.js';
 
 export interface MigrateOutcome {
@@ -18,7 +18,23 @@ export interface SchemaDefinition {
   views: readonly ViewDefinition[];
 }
 
-const WALLET_RECON_SCHEMA: SchemaDefinition = { migrations: MIGRATIONS, views: VIEWS };
+/**
+ * wallet-recon's own schema. The migrations' code is loaded only when one is to run: whether the
+ * database is current is read from their names (MIGRATION_NAMES), so the commands that only
+ * check it do not load and compile every migration at start.
+ */
+async function walletReconSchema(): Promise<SchemaDefinition> {
+  const { MIGRATIONS } = await import('../../migrations/index.js');
+  return { migrations: MIGRATIONS, views: VIEWS };
+}
+
+/** What the schema state is read against: the migrations' names in order, and the views. */
+interface KnownSchema {
+  names: readonly string[];
+  views: readonly ViewDefinition[];
+}
+
+const known = (schema: SchemaDefinition | undefined): KnownSchema => (schema === undefined ? { names: MIGRATION_NAMES, views: VIEWS } : { names: Object.keys(schema.migrations), views: schema.views });
 
 /**
  * The first migration that makes no view: views come from src/db/views/ since. Those before it
@@ -44,13 +60,13 @@ interface SchemaState {
  * Where the database stands against `schema`, in three small queries. Old code must never run
  * against a schema it does not know: a migration it does not know is refused.
  */
-async function readSchemaState(db: Kysely<Database>, schema: SchemaDefinition): Promise<SchemaState> {
+async function readSchemaState(db: Kysely<Database>, schema: KnownSchema): Promise<SchemaState> {
   const tables = await sql<{ ledger: boolean; views: boolean }>`
     select to_regclass(${DEFAULT_MIGRATION_TABLE}) is not null as ledger, to_regclass('schema_views') is not null as views`.execute(db);
   const { ledger, views } = tables.rows[0]!;
   const executed = ledger ? (await sql<{ name: string }>`select name from ${sql.table(DEFAULT_MIGRATION_TABLE)} order by name`.execute(db)).rows.map((r) => r.name) : [];
-  const known = Object.keys(schema.migrations);
-  const unknown = executed.filter((name) => !(name in schema.migrations));
+  const knownNames = new Set(schema.names);
+  const unknown = executed.filter((name) => !knownNames.has(name));
   if (unknown.length > 0) {
     throw new SchemaMismatchError(
       `The database holds migration${unknown.length === 1 ? '' : 's'} this version of wallet-recon does not know ` +
@@ -60,7 +76,7 @@ async function readSchemaState(db: Kysely<Database>, schema: SchemaDefinition): 
   const ordered = inDependencyOrder(schema.views);
   return {
     executed,
-    pending: known.filter((name) => !executed.includes(name)),
+    pending: schema.names.filter((name) => !executed.includes(name)),
     staleViews: staleViews(ordered, await readViewStates(db, ordered, views)),
   };
 }
@@ -69,12 +85,13 @@ async function readSchemaState(db: Kysely<Database>, schema: SchemaDefinition): 
  * Brings the schema to the latest version: the table migrations not yet applied, then the views
  * whose definition changed (and those that read them), all in one transaction. Idempotent: run
  * again, it changes nothing. Concurrent callers take turns (Kysely's migration lock). Refuses a
- * database migrated by a newer version of wallet-recon. `schema`: tests migrate to others.
+ * database migrated by a newer version of wallet-recon. `given`: tests migrate to other schemas.
  */
-export async function migrateToLatest(db: Kysely<Database>, schema: SchemaDefinition = WALLET_RECON_SCHEMA): Promise<MigrateOutcome> {
-  const seen = await readSchemaState(db, schema);
-  // Nothing to do (every open of the embedded database): no lock, no transaction.
+export async function migrateToLatest(db: Kysely<Database>, given?: SchemaDefinition): Promise<MigrateOutcome> {
+  const seen = await readSchemaState(db, known(given));
+  // Nothing to do (every open of the embedded database): no lock, no transaction, no migration's code loaded.
   if (seen.pending.length === 0 && seen.staleViews.length === 0) return { applied: [], alreadyApplied: seen.executed.length, views: [] };
+  const schema = given ?? (await walletReconSchema());
   return db.connection().execute(async (connection) => {
     const adapter = connection.getExecutor().adapter;
     await adapter.acquireMigrationLock(connection, LOCK_OPTIONS);
@@ -92,7 +109,7 @@ async function migrateLocked(trx: Kysely<Database>, schema: SchemaDefinition): P
   // Pending migrations run in name order even where the database already has a later one (as
   // Kysely's allowUnorderedMigrations): work on several issues lands in any order, each in its
   // own range of names, so a database migrated in between lacks an earlier-named migration.
-  const { executed, pending, staleViews: before } = await readSchemaState(trx, schema);
+  const { executed, pending, staleViews: before } = await readSchemaState(trx, known(schema));
   let viewsDropped = false;
   for (const name of pending) {
     if (!viewsDropped && name >= FIRST_MIGRATION_WITHOUT_VIEWS) {
@@ -106,7 +123,7 @@ async function migrateLocked(trx: Kysely<Database>, schema: SchemaDefinition): P
     }
     await sql`insert into ${sql.table(DEFAULT_MIGRATION_TABLE)} (name, timestamp) values (${name}, ${new Date().toISOString()})`.execute(trx);
   }
-  const stale = pending.length === 0 ? before : (await readSchemaState(trx, schema)).staleViews;
+  const stale = pending.length === 0 ? before : (await readSchemaState(trx, known(schema))).staleViews;
   await dropViews(trx, stale);
   await createViews(trx, stale);
   return { applied: pending, alreadyApplied: executed.length, views: stale.map((view) => view.name) };
@@ -137,8 +154,8 @@ async function ensureLedgerTables(trx: Kysely<Database>): Promise<void> {
  * view made from another definition than this version's (by an older or a newer wallet-recon).
  * Commands other than migrate need it current.
  */
-export async function assertSchemaCurrent(db: Kysely<Database>, schema: SchemaDefinition = WALLET_RECON_SCHEMA): Promise<void> {
-  const { pending, staleViews: stale } = await readSchemaState(db, schema);
+export async function assertSchemaCurrent(db: Kysely<Database>, schema?: SchemaDefinition): Promise<void> {
+  const { pending, staleViews: stale } = await readSchemaState(db, known(schema));
   if (pending.length > 0) {
     throw new SchemaMismatchError(`The database schema is not up to date (${pending.length} migration(s) pending). Run "wallet-recon migrate" first.`);
   }

@@ -1,6 +1,7 @@
 import { readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { MIGRATIONS } from '../../migrations/index.js';
+import { MIGRATION_NAMES } from '../../src/db/migration-names.js';
 
 describe('the migration list', () => {
   it('names every migration file of the folder, in file-name order, with its up and down', () => {
@@ -13,5 +14,9 @@ describe('the migration list', () => {
       expect(typeof migration.up, name).toBe('function');
       expect(typeof migration.down, name).toBe('function');
     }
+  });
+
+  it('is named, in the same order, by the list the schema check reads (which loads no migration)', () => {
+    expect(MIGRATION_NAMES).toEqual(Object.keys(MIGRATIONS));
   });
 });

@@ -1,8 +1,13 @@
 import type { ViewDefinition } from './view-definition.js';
 
+const mentionPatterns = new Map<string, RegExp>();
+
 /** Whether `query` names `name` as a whole identifier (not as part of a longer one). */
 function mentions(query: string, name: string): boolean {
-  return new RegExp(`(^|[^a-z0-9_$])${name}([^a-z0-9_$]|$)`, 'i').test(query);
+  // One pattern per name, made once: every command's schema check orders the views.
+  let pattern = mentionPatterns.get(name);
+  if (pattern === undefined) mentionPatterns.set(name, (pattern = new RegExp(`(^|[^a-z0-9_$])${name}([^a-z0-9_$]|$)`, 'i')));
+  return pattern.test(query);
 }
 
 /**
