@@ -2,7 +2,7 @@
  * CPU per gateway request of the transport, against a local keep-alive server in this process
  * (its CPU counted too, the same for every variant): HttpTransport (got, as the client sends),
  * and for scale got with no per-request options and Node's http alone.
- *   REQUESTS=4000 node --import tsx bench/got-per-request.ts
+ *   ROUNDS=3 REQUESTS=4000 node --import tsx bench/got-per-request.ts
  */
 import http from 'node:http';
 import got from 'got';
@@ -39,7 +39,8 @@ const variants: Record<string, (i: number) => Promise<unknown>> = {
     }),
 };
 
-for (const round of [1, 2, 3]) {
+const rounds = Number(process.env.ROUNDS ?? 3);
+for (let round = 1; round <= rounds; round++) {
   for (const [name, send] of Object.entries(variants)) {
     for (let i = 0; i < 300; i++) await send(i); // warm-up
     const c0 = process.cpuUsage();
