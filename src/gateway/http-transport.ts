@@ -7,7 +7,7 @@ import { gatewayErrorDetail, pathWithQuery } from './gateway-messages.js';
 import type { RateLimiter } from './rate-limiter.js';
 import { throwIfAborted } from './sleep.js';
 
-/** One request as the client means it; `token` is turned into Authorization by the beforeRequest hook. */
+/** One request as the client means it; `token` is turned into Authorization by the transport. */
 export interface HttpRequest {
   method: 'GET' | 'POST';
   url: URL;
@@ -82,11 +82,11 @@ export function authorizationValue(scheme: string, token: string): string {
  */
 const sharedAgents = { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) };
 
-/** got instances by Authorization scheme and timeout: extending got merges every option, too costly per account. */
+/** got instances by timeout: extending got merges every option, too costly per account. */
 const gotInstances = new Map<string, Got>();
 
-function gotFor(scheme: string, timeoutMs: number): Got {
-  const key = `${timeoutMs}|${scheme}`;
+function gotFor(timeoutMs: number): Got {
+  const key = String(timeoutMs);
   let instance = gotInstances.get(key);
   if (instance === undefined) {
     instance = got.extend({
@@ -97,16 +97,6 @@ function gotFor(scheme: string, timeoutMs: number): Got {
       timeout: { request: timeoutMs },
       agent: sharedAgents,
       headers: { 'user-agent': 'wallet-recon' },
-      hooks: {
-        beforeRequest: [
-          // The one place Authorization is set: from the token the caller took from the token
-          // store for this attempt, so every attempt and every page uses the current token.
-          (requestOptions) => {
-            const token = requestOptions.context.token;
-            if (typeof token === 'string') requestOptions.headers.authorization = authorizationValue(scheme, token);
-          },
-        ],
-      },
     });
     gotInstances.set(key, instance);
   }
@@ -125,7 +115,7 @@ export class HttpTransport {
 
   constructor(options: HttpTransportOptions) {
     this.#options = options;
-    this.#got = gotFor(options.authScheme, options.timeoutMs);
+    this.#got = gotFor(options.timeoutMs);
   }
 
   /** Requests started so far, every attempt counted. */
@@ -146,13 +136,11 @@ export class HttpTransport {
     const debug = logger.isLevelEnabled('debug');
     const loggedPath = debug ? pathWithQuery(request.url) : path;
     try {
-      const response = await this.#got(request.url, {
-        method: request.method,
-        headers: request.headers ?? {},
-        body: request.body,
-        context: request.token === undefined ? {} : { token: request.token },
-        signal,
-      });
+      // The one place Authorization is set: from the token the caller took from the token store
+      // for this attempt, so every attempt and every page uses the current token. Set here rather
+      // than in a got hook: the fewer options a request carries, the less got merges per request.
+      const headers = request.token === undefined ? (request.headers ?? {}) : { ...request.headers, authorization: authorizationValue(this.#options.authScheme, request.token) };
+      const response = await this.#got(request.url, { method: request.method, headers, body: request.body, signal });
       if (debug) {
         const ms = Math.round(performance.now() - started);
         // A refused request's body is the gateway's explanation (never a token: those come with 2xx).
@@ -168,7 +156,8 @@ export class HttpTransport {
         headers: response.headers,
         linkHeaders: collectHeaderLines(response.rawHeaders, 'link'),
         body: response.body,
-        url: new URL(response.url),
+        // Redirects are off, so the URL that answered is the one asked: no second parse per answer.
+        url: request.url,
       };
     } catch (error) {
       const ms = Math.round(performance.now() - started);
