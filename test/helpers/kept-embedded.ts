@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type KyselyPlugin } from 'kysely';
 import type { Database } from '../../src/db/database.types.js';
 import { holdOwnerOnlyUmask } from '../../src/db/embedded-data-dir.js';
 import { setEmbeddedOpener, type DatabaseHandle } from '../../src/db/open-database.js';
@@ -38,6 +38,8 @@ interface Kept {
   /** Lets the owner-only umask this instance holds go; undefined while it is parked. */
   releaseUmask?: () => void;
   parked: boolean;
+  /** Counts the parkings: a loan made before the last one is of a database its test dropped. */
+  generation: number;
 }
 
 const eligible = new Set<string>();
@@ -83,7 +85,7 @@ async function lend(dataDir: string, options: { serve: boolean }, open: (how?: {
   if (entry === undefined) {
     // Held before the open: PGlite writes files as it starts.
     const releaseUmask = holdOwnerOnlyUmask();
-    const created: Kept = { opening: open({ holdUmask: false }), loans: 0, releaseUmask, parked: false };
+    const created: Kept = { opening: open({ holdUmask: false }), loans: 0, releaseUmask, parked: false, generation: 0 };
     entry = created;
     kept.set(key, created);
     created.opening.catch(() => {
@@ -95,8 +97,11 @@ async function lend(dataDir: string, options: { serve: boolean }, open: (how?: {
   entry.loans++;
   let returned = false;
   const loaned = entry;
+  const generation = entry.generation;
   const loan: DatabaseHandle = {
-    db: real.db,
+    // Refuses once the database was parked: a handle of a dropped database, as on the server,
+    // fails rather than reach the emptied one the next test is given.
+    db: real.db.withPlugin(refusingAfter(() => loaned.generation !== generation)),
     kind: real.kind,
     description: real.description,
     connectDedicated: () => real.connectDedicated(),
@@ -160,6 +165,7 @@ export async function parkFolder(dataDir: string): Promise<boolean> {
     return false;
   }
   entry.parked = true;
+  entry.generation++;
   entry.releaseUmask?.();
   entry.releaseUmask = undefined;
   parked.push(key);
@@ -207,4 +213,15 @@ async function closeKept(key: string, evenOnLoan: boolean): Promise<void> {
 /** A Kysely's (or one of its connections') queries as `RunQuery`. */
 function viaKysely(db: Pick<Kysely<Database>, 'executeQuery'>): RunQuery {
   return async <Row>(text: string) => (await sql.raw<Row>(text).execute(db as Kysely<Database>)).rows;
+}
+
+/** A plugin that fails every query once `stale()`: the loan's database was dropped (parked). */
+function refusingAfter(stale: () => boolean): KyselyPlugin {
+  return {
+    transformQuery(args) {
+      if (stale()) throw new Error('The embedded test database was dropped: this handle of it is closed.');
+      return args.node;
+    },
+    transformResult: async (args) => args.result,
+  };
 }
