@@ -108,7 +108,8 @@ async function lend(dataDir: string, options: { serve: boolean }, open: (how?: {
     async close() {
       if (returned) return;
       returned = true;
-      loaned.loans--;
+      // A loan of a database parked since was counted off when it was parked.
+      if (loaned.generation === generation) loaned.loans--;
     },
   };
   return loan;
