@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { scratchFolder } from './test/helpers/scratch-folder.js';
 import { configDefaults, defineConfig } from 'vitest/config';
+import LongFilesFirst from './test/helpers/long-files-first.js';
 import SlowestFilesReporter from './test/helpers/slowest-files-reporter.js';
 
 /** Test files that replace modules with vi.mock. */
@@ -28,6 +29,8 @@ export default defineConfig({
     // setup file resets what is process-wide and checks what an earlier file left.
     isolate: false,
     setupFiles: ['test/helpers/fresh-file-state.ts'],
+    // The longest files start first, so the workers finish together (see long-files-first.ts).
+    sequence: { sequencer: LongFilesFirst },
     // Test databases, data directories and books files go to memory where the machine has it:
     // creating a file on this machine's disk costs about 1.4 ms and an embedded database is a
     // thousand files (copying one: 1.3 s on disk, 0.08 s in memory).

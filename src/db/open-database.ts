@@ -122,7 +122,17 @@ function survivingPool(config: pg.PoolConfig): pg.Pool {
  * folders again and again installed its own (the test suite keeps its databases open across the
  * commands it runs in its own process: opening a folder costs PGlite about half a second of CPU).
  */
-export type EmbeddedOpener = (dataDir: string, options: { serve: boolean }, open: () => Promise<DatabaseHandle>) => Promise<DatabaseHandle>;
+export type EmbeddedOpener = (dataDir: string, options: { serve: boolean }, open: (how?: EmbeddedOpenOptions) => Promise<DatabaseHandle>) => Promise<DatabaseHandle>;
+
+/**
+ * How an opener opens a folder. `holdUmask: false`: the opener holds the owner-only umask
+ * (`holdOwnerOnlyUmask`) itself whenever the database may write files, and may let it go while
+ * the database sits idle (the test suite keeps an emptied database open between test files, which
+ * must not run under a umask that is not theirs).
+ */
+export interface EmbeddedOpenOptions {
+  holdUmask?: boolean;
+}
 let embeddedOpener: EmbeddedOpener | undefined;
 
 /** Installs (or, without an argument, removes) the process's embedded opener. */
@@ -134,7 +144,7 @@ export function setEmbeddedOpener(opener?: EmbeddedOpener): void {
 export async function openDatabase(options: OpenDatabaseOptions): Promise<DatabaseHandle> {
   if (options.databaseUrl) return openPostgres(options.databaseUrl, options.poolSize ?? 10, { ...DEFAULT_DATABASE_TIMEOUTS, ...options.timeouts });
   const serve = options.serve === true;
-  const open = () => openEmbedded(options.dataDir, options.command, serve);
+  const open = (how: EmbeddedOpenOptions = {}) => openEmbedded(options.dataDir, options.command, serve, how.holdUmask ?? true);
   try {
     return await (embeddedOpener && !options.dataDir.startsWith('memory://') ? embeddedOpener(options.dataDir, { serve }, open) : open());
   } catch (error) {
@@ -259,7 +269,7 @@ function setEmbeddedV8Flags(): void {
   sizeHeapForMemory();
 }
 
-async function openEmbedded(dataDir: string, command: string, serve: boolean): Promise<DatabaseHandle> {
+async function openEmbedded(dataDir: string, command: string, serve: boolean, holdUmask: boolean): Promise<DatabaseHandle> {
   const inMemory = dataDir.startsWith('memory://');
   // Whether files may be open to others: those of a database PGlite's initdb makes here, or of a
   // folder no version that tightens its files has opened (one without the marker).
@@ -270,7 +280,7 @@ async function openEmbedded(dataDir: string, command: string, serve: boolean): P
     assertRoomToWrite(dataDir);
     return acquireDataDirLock(dataDir, command);
   });
-  const restoreUmask = inMemory ? () => undefined : holdOwnerOnlyUmask();
+  const restoreUmask = inMemory || !holdUmask ? () => undefined : holdOwnerOnlyUmask();
   const release = () => {
     restoreUmask();
     unlock();

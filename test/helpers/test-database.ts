@@ -10,7 +10,8 @@ import { migrateToLatest } from '../../src/db/migrate.js';
 import { openDatabase, type DatabaseHandle } from '../../src/db/open-database.js';
 import { createSilentLogger } from '../../src/logger.js';
 import { installJobQueue } from '../../src/queue/job-queue.js';
-import { forgetFolder, keepOpen } from './kept-embedded.js';
+import { emptyForReuse, shapeOf, type RunQuery } from './database-reuse.js';
+import { forgetFolder, keepingInstalled, keepOpen, noteTemplateShape, parkFolder, takeParked } from './kept-embedded.js';
 
 /** Which backend the suite runs on: real PostgreSQL when TEST_DATABASE_URL is set, else embedded. */
 export const backend: 'postgres' | 'embedded' = process.env.TEST_DATABASE_URL ? 'postgres' : 'embedded';
@@ -33,60 +34,19 @@ export interface TestDatabase {
 const parked: Array<{ name: string; url: string }> = [];
 let templateShape: string | undefined;
 
-/** The schema, migration ledger and views' hashes of a database, as one hash: what emptying must leave as the template made it. */
-const SHAPE_QUERY = `
-  select md5(string_agg(item, E'\n' order by item)) as shape from (
-    select 'column ' || c.relname || '.' || a.attname || ' ' || format_type(a.atttypid, a.atttypmod) || ' ' || a.attnotnull || ' ' || coalesce(pg_get_expr(d.adbin, d.adrelid), '') as item
-      from pg_class c join pg_namespace n on n.oid = c.relnamespace
-      join pg_attribute a on a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped
-      left join pg_attrdef d on d.adrelid = c.oid and d.adnum = a.attnum
-     where n.nspname = 'public'
-    union all select 'relation ' || c.relname || ' ' || c.relkind::text from pg_class c join pg_namespace n on n.oid = c.relnamespace where n.nspname = 'public'
-    union all select 'constraint ' || conname || ' ' || pg_get_constraintdef(o.oid) from pg_constraint o join pg_namespace n on n.oid = o.connamespace where n.nspname = 'public'
-    union all select 'index ' || indexrelid::regclass::text || ' ' || pg_get_indexdef(indexrelid) from pg_index i join pg_class c on c.oid = i.indrelid join pg_namespace n on n.oid = c.relnamespace where n.nspname = 'public'
-    union all select 'trigger ' || tgname || ' ' || tgenabled::text || ' ' || pg_get_triggerdef(t.oid) from pg_trigger t join pg_class c on c.oid = t.tgrelid join pg_namespace n on n.oid = c.relnamespace where n.nspname = 'public' and not t.tgisinternal
-    union all select 'function ' || p.proname || ' ' || md5(pg_get_functiondef(p.oid)) from pg_proc p join pg_namespace n on n.oid = p.pronamespace where n.nspname = 'public'
-    union all select 'view ' || c.relname || ' ' || md5(pg_get_viewdef(c.oid)) from pg_class c join pg_namespace n on n.oid = c.relnamespace where n.nspname = 'public' and c.relkind in ('v', 'm')
-    union all select 'migration ' || name from kysely_migration
-    union all select 'view definition ' || name || ' ' || definition_sha256 from schema_views
-  ) items`;
-
-async function shapeOf(client: pg.Client): Promise<string> {
-  return (await client.query<{ shape: string }>(SHAPE_QUERY)).rows[0]!.shape;
-}
+/** A pg client's queries as `RunQuery` (database-reuse.ts). */
+const viaClient = (client: pg.Client): RunQuery => async <Row>(text: string) => (await client.query(text)).rows as Row[];
 
 /**
- * Empties database `url` for the next file: every table's rows (the ledgers aside) and every
- * sequence back to its start, with triggers off for the session (the append-only tables refuse
- * DELETE otherwise). Returns false, leaving it to be dropped, when its shape is no longer the template's.
+ * Empties server database `url` for the next file (database-reuse.ts). Returns false, leaving it
+ * to be dropped, when its shape is no longer the template's.
  */
-async function emptyForReuse(name: string, url: string, adminUrl: string): Promise<boolean> {
+async function emptyServerDatabase(name: string, url: string, adminUrl: string): Promise<boolean> {
   if (templateShape === undefined) return false;
+  const shape = templateShape;
   // Sessions a killed child left behind would hold locks.
   await withClient(adminUrl, (admin) => admin.query('select pg_terminate_backend(pid) from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()', [name]));
-  return withClient(url, async (client) => {
-    if ((await shapeOf(client)) !== templateShape) return false;
-    try {
-      await client.query('begin');
-      await client.query("set local session_replication_role = 'replica'");
-      const tables = await client.query<{ name: string }>(
-        `select quote_ident(c.relname) as name from pg_class c join pg_namespace n on n.oid = c.relnamespace
-          where n.nspname = 'public' and c.relkind in ('r', 'p') and c.relname not in ('kysely_migration', 'kysely_migration_lock', 'schema_views')`,
-      );
-      for (const table of tables.rows) await client.query(`delete from ${table.name}`);
-      // The job queue's jobs too: a worker of the next file must not find this file's nights.
-      if ((await client.query("select to_regclass('pgboss.job') is not null as found")).rows[0]?.found === true) {
-        await client.query('delete from pgboss.job; delete from pgboss.archive; delete from pgboss.schedule');
-      }
-      await client.query(
-        `select setval(s.seqrelid, s.seqstart, false) from pg_sequence s join pg_class c on c.oid = s.seqrelid join pg_namespace n on n.oid = c.relnamespace where n.nspname = 'public'`,
-      );
-      await client.query('commit');
-      return true;
-    } catch {
-      return false;
-    }
-  });
+  return withClient(url, (client) => emptyForReuse(viaClient(client), shape));
 }
 
 /** Creates database `name` on the server, as a copy of the migrated template when `migrate`. */
@@ -120,7 +80,7 @@ export async function createTestDatabase(options: { migrate?: boolean; onDisk?: 
     const name = reused?.name ?? testDatabaseName();
     const fromTemplate = reused !== undefined || (await createServerDatabase(adminUrl, name, migrate));
     const url = urlWithDatabase(adminUrl, name);
-    if (fromTemplate && templateShape === undefined) templateShape = await withClient(url, shapeOf);
+    if (fromTemplate && templateShape === undefined) templateShape = await withClient(url, (client) => shapeOf(viaClient(client)));
     // Held for the database's life: an open session keeps the sweep of a run starting beside
     // this one (which drops test databases nobody is connected to) away from it.
     const keeper = new pg.Client({ connectionString: url });
@@ -138,7 +98,7 @@ export async function createTestDatabase(options: { migrate?: boolean; onDisk?: 
       async drop() {
         await handle.close().catch(() => undefined);
         await keeper.end().catch(() => undefined);
-        if (fromTemplate && (await emptyForReuse(name, url, adminUrl))) {
+        if (fromTemplate && (await emptyServerDatabase(name, url, adminUrl))) {
           parked.push({ name, url });
           return;
         }
@@ -147,20 +107,28 @@ export async function createTestDatabase(options: { migrate?: boolean; onDisk?: 
     };
   }
   // Always in a folder, a copy of the template: as quick as an in-memory database and far
-  // quicker to make. Only `onDisk` ones are handed to child processes.
-  const dir = mkdtempSync(path.join(tmpdir(), 'wr-test-'));
+  // quicker to make. Only `onDisk` ones are handed to child processes. A copy an earlier test of
+  // this worker dropped is taken again, emptied and still open, when there is one (kept-embedded.ts).
+  const reused = migrate ? takeParked() : undefined;
+  const dir = reused ?? mkdtempSync(path.join(tmpdir(), 'wr-test-'));
   // Unmigrated: the empty folder, which the database fills from the build's cluster.
-  const copied = migrate && copyEmbeddedTemplate(dir);
+  const copied = reused !== undefined || (migrate && copyEmbeddedTemplate(dir));
   // Kept open in this worker between the commands a test runs in-process (see kept-embedded.ts).
-  keepOpen(dir);
+  keepOpen(dir, { templateCopy: copied });
   const handle = await openDatabase({ dataDir: dir, command: 'test' });
   if (migrate && !copied) await migrateToLatest(handle.db);
+  if (copied && reused === undefined && keepingInstalled()) await noteTemplateShape(handle.db);
+  let dropped = false;
   const t: TestDatabase = {
     handle,
     childEnv: options.onDisk ? { RECON_DATA_DIR: dir } : {},
     async drop() {
+      // Once: a second drop must not remove a folder parked for, or taken by, another test.
+      if (dropped) return;
+      dropped = true;
       await handle.close().catch(() => undefined);
       await stopServing(t);
+      if (await parkFolder(dir)) return;
       await forgetFolder(dir);
       rmSync(dir, { recursive: true, force: true });
     },
