@@ -39,6 +39,7 @@ import * as runCutoffTimezone from './2026-12-02T6601_run-cutoff-timezone.js';
 import * as problemNotifications from './2026-12-02T7001_problem-notifications.js';
 import * as notificationFoldGroups from './2026-12-02T7101_notification-fold-groups.js';
 import * as evidencePack from './2026-12-02T8001_evidence-pack.js';
+import * as plannedDayRefresh from './2026-12-03T1001_planned-day-refresh.js';
 
 /**
  * Every migration by its name (the file name without extension), in the order they apply.
@@ -86,4 +87,5 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '2026-12-02T7001_problem-notifications': problemNotifications,
   '2026-12-02T7101_notification-fold-groups': notificationFoldGroups,
   '2026-12-02T8001_evidence-pack': evidencePack,
+  '2026-12-03T1001_planned-day-refresh': plannedDayRefresh,
 };

@@ -46,4 +46,5 @@ export const MIGRATION_NAMES: readonly string[] = [
   '2026-12-02T7001_problem-notifications',
   '2026-12-02T7101_notification-fold-groups',
   '2026-12-02T8001_evidence-pack',
+  '2026-12-03T1001_planned-day-refresh',
 ];

@@ -119,6 +119,27 @@ describe(`reconciliation_days follows its inputs whoever changes them (${backend
     await expectFollowsInputs();
   });
 
+  it('a run by hand lists its date only once it succeeds, and not after it is deleted', async () => {
+    const db = t.handle.db;
+    // Only succeeded runs are in a day, so a run's start is not recomputed: its success is.
+    await sql`
+      insert into snapshot_runs (account, environment, trigger, business_date, status, started_at)
+      select account, environment, 'manual', '2026-11-27', 'running', started_at
+      from snapshot_runs where account = ${B} and business_date = '2026-11-25'`.execute(db);
+    expect(await stateOf(B, '2026-11-27')).toBeUndefined();
+    await expectFollowsInputs();
+    await sql`
+      update snapshot_runs set status = 'succeeded', finished_at = started_at + interval '1 minute', end_of_day = true,
+        cutoff_at = started_at + interval '2 days', cutoff_drift_seconds = 0, reads_finished_at = started_at + interval '1 minute'
+      where account = ${B} and business_date = '2026-11-27'`.execute(db);
+    expect(await stateOf(B, '2026-11-27')).toBe('owed');
+    await expectFollowsInputs();
+    await sql`delete from snapshot_runs where account = ${B} and business_date = '2026-11-27'`.execute(db);
+    await sql`delete from reconciliation_owed where account = ${B} and business_date = '2026-11-27'`.execute(db);
+    expect(await stateOf(B, '2026-11-27')).toBeUndefined();
+    await expectFollowsInputs();
+  });
+
   it('books inserted by hand for a day never captured list it as not captured; updated, the newest import counts', async () => {
     const db = t.handle.db;
     await sql`
