@@ -41,13 +41,17 @@ export async function runCaptureJob(
     log.warn(`account "${data.account}" is no longer configured: its capture job is dropped`);
     return { outcome: 'not-configured' };
   }
-  const already = (await findEndOfDayCaptures(ctx.database.db, [data.account], data.businessDate, serve.slot)).get(data.account);
-  if (already) {
+  // Whether the date was captured after the slot (by another worker, or by hand). The capture
+  // asks it itself under the account's lock; the job asks only when it cannot capture (one round
+  // trip less per job): its window closed, or another process holds the lock.
+  const capturedMeanwhile = async (): Promise<CaptureJobOutcome | undefined> => {
+    const already = (await findEndOfDayCaptures(ctx.database.db, [data.account], data.businessDate, serve.slot)).get(data.account);
+    if (!already) return undefined;
     log.info({ capturedBy: already.runId }, `skipped: ${data.businessDate} was captured by run ${already.runId} (${already.trigger}) after the slot`);
     await settleIfComplete(ctx, boss, serve);
     return { outcome: 'already-captured', runId: already.runId };
-  }
-  if (ctx.clock.now() >= window.closesAt) return giveUp(ctx, job, log, 'the capture window closed before this attempt could start');
+  };
+  if (ctx.clock.now() >= window.closesAt) return (await capturedMeanwhile()) ?? giveUp(ctx, job, log, 'the capture window closed before this attempt could start');
 
   // pg-boss fails an active job once its expiry passes, while its handler runs on: another worker
   // would then capture the same account and date beside this one. The capture stops before that,
@@ -62,7 +66,11 @@ export async function runCaptureJob(
   }
   if (result.status === 'skipped' && result.skipReason === 'already-captured') {
     await settleIfComplete(ctx, boss, serve);
-    return { outcome: 'already-captured', runId: result.runId ?? 0 };
+    return { outcome: 'already-captured', runId: result.capturedBy ?? 0 };
+  }
+  if (result.status === 'skipped' && result.skipReason === 'locked') {
+    const captured = await capturedMeanwhile();
+    if (captured) return captured;
   }
   const error =
     deadline.aborted && !signal.aborted && result.status !== 'succeeded'

@@ -1,4 +1,4 @@
-import { sql, type Kysely, type Transaction } from 'kysely';
+import { sql, type Kysely, type RawBuilder, type Transaction } from 'kysely';
 import { currencyDecimals } from '../money/format-amount.js';
 import type { Database } from './database.types.js';
 
@@ -24,15 +24,27 @@ const BATCH_ROWS = 5_000;
 
 /** Writes a run's snapshot rows in a few batched statements. Amounts go in as exact digit strings. */
 export async function insertSnapshotRows(db: Db, runId: number, account: string, capturedAt: Date, rows: readonly SnapshotRow[]): Promise<void> {
-  for (let start = 0; start < rows.length; start += BATCH_ROWS) {
-    const batch = rows.slice(start, start + BATCH_ROWS);
-    await sql`
+  for (const batch of snapshotRowBatches(rows)) await snapshotRowsInsert(runId, account, capturedAt, batch).execute(db);
+}
+
+/** A run's rows in statement-sized batches (none for no rows). */
+export function snapshotRowBatches(rows: readonly SnapshotRow[]): SnapshotRow[][] {
+  const batches: SnapshotRow[][] = [];
+  for (let start = 0; start < rows.length; start += BATCH_ROWS) batches.push(rows.slice(start, start + BATCH_ROWS));
+  return batches;
+}
+
+/**
+ * The insert of one batch of a run's rows, as a statement of its own or as the data-modifying
+ * part of another (the capture writes its last batch in the statement that marks the run succeeded).
+ */
+export function snapshotRowsInsert(runId: number, account: string, capturedAt: Date, batch: readonly SnapshotRow[]): RawBuilder<unknown> {
+  return sql`
       insert into balance_snapshots (run_id, account, currency, balance, single_balance, captured_at, scale, unconfirmed_reason)
       select ${runId}, ${account}, u.currency, u.balance, u.single_balance, ${capturedAt}, u.scale, u.unconfirmed_reason
       from unnest(${batch.map((r) => r.currency)}::text[], ${batch.map((r) => r.balance.toString())}::numeric[], ${batch.map((r) =>
         r.singleBalance === null ? null : r.singleBalance.toString(),
-      )}::numeric[], ${batch.map((r) => (r.scale === undefined ? currencyDecimals(r.currency) : r.scale))}::smallint[], ${batch.map((r) => r.unconfirmedReason ?? null)}::text[]) as u(currency, balance, single_balance, scale, unconfirmed_reason)`.execute(db);
-  }
+      )}::numeric[], ${batch.map((r) => (r.scale === undefined ? currencyDecimals(r.currency) : r.scale))}::smallint[], ${batch.map((r) => r.unconfirmedReason ?? null)}::text[]) as u(currency, balance, single_balance, scale, unconfirmed_reason)`;
 }
 
 /**

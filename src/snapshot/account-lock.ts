@@ -3,6 +3,7 @@ import { sql, type Transaction } from 'kysely';
 import type pg from 'pg';
 import type { Database } from '../db/database.types.js';
 import type { DatabaseHandle } from '../db/open-database.js';
+import { lockRunningRun, RunNoLongerRunningError } from '../db/snapshot-run.repository.js';
 import { DatabaseError, describeError } from '../errors.js';
 
 /** A held per-account run lock; release it when the run is recorded. */
@@ -13,9 +14,10 @@ export interface AccountLock {
    * Inside the transaction that writes the run's outcome: throws AccountLockLostError unless the
    * lock is still ours (its session holds it and no one acquired it since). On PostgreSQL it
    * locks the account's fence row until that transaction ends, so a replica taking the account
-   * over waits for the write and then sees it.
+   * over waits for the write and then sees it. Then locks the row of run `runId`, and throws
+   * RunNoLongerRunningError unless it is still `running` (on PostgreSQL in the same round trip).
    */
-  assertHeld(trx: Transaction<Database>): Promise<void>;
+  assertHeld(trx: Transaction<Database>, runId: number): Promise<void>;
   release(): Promise<void>;
 }
 
@@ -42,8 +44,9 @@ function inProcessLock(key: string, account: string): AccountLock | undefined {
   let released = false;
   return {
     lost: new AbortController().signal,
-    async assertHeld() {
+    async assertHeld(trx, runId) {
       if (released) throw new AccountLockLostError(account, 'it was released');
+      await lockRunningRun(trx, runId);
     },
     async release() {
       if (released) return;
@@ -220,13 +223,15 @@ export async function tryAcquireAccountLock(database: DatabaseHandle, account: s
   let released = false;
   return {
     lost: session.lost.signal,
-    async assertHeld(trx) {
+    async assertHeld(trx, runId) {
       if (released) throw new AccountLockLostError(account, 'it was released');
       if (session.lost.signal.aborted) throw new AccountLockLostError(account, describeError(session.lost.signal.reason));
-      // In one round trip: the fence row, locked until the transaction ends, and whether our
-      // session is still alive and holding the lock (it may have died with no one taking over yet).
-      const row = await sql<{ fence: string; held: boolean }>`
-        select f.fence, exists (
+      // In one round trip: the fence row, locked until the transaction ends, whether our session
+      // is still alive and holding the lock (it may have died with no one taking over yet), and
+      // the run's row, locked too (before the date locks the writes take, as lockRunningRun does).
+      const row = await sql<{ fence: string; held: boolean; run_status: string | null }>`
+        with run as (select status from snapshot_runs where id = ${runId} for update)
+        select f.fence, (select status from run) as run_status, exists (
           select 1 from pg_locks
           where locktype = 'advisory' and granted and pid = ${session.pid} and objsubid = 1
             and classid = ((hashtextextended('wallet-recon:account:' || ${account}::text, 0) >> 32) & 4294967295)::oid
@@ -238,6 +243,7 @@ export async function tryAcquireAccountLock(database: DatabaseHandle, account: s
         throw new AccountLockLostError(account, `another process acquired it since (fence ${found?.fence ?? 'gone'}, ours ${fence}): its session had ended unnoticed`);
       }
       if (found.held !== true) throw new AccountLockLostError(account, 'the database session holding it ended');
+      if (found.run_status !== 'running') throw new RunNoLongerRunningError(runId, found.run_status ?? undefined);
     },
     async release() {
       if (released) return;

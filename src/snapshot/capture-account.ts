@@ -4,12 +4,11 @@ import type { AppContext } from '../app-context.js';
 import { describeCaptureTiming, type CaptureTiming, type CaptureWindow } from '../business-date/business-calendar.js';
 import { businessCalendarOf, type AccountConfig } from '../config/index.js';
 import type { RunTrigger } from '../db/database.types.js';
-import { insertSnapshotRows } from '../db/balance-snapshot.repository.js';
+import { snapshotRowBatches, snapshotRowsInsert } from '../db/balance-snapshot.repository.js';
 import { gatewayScaleFor, unknownDecimalsAdvice } from '../money/amount-scale.js';
 import {
   findRunningRun,
   findEndOfDayCaptures,
-  lockRunningRun,
   markRunFailed,
   markRunSucceeded,
   startRunAbandoningOthers,
@@ -34,6 +33,8 @@ export interface AccountRunResult {
    * end-of-day snapshot, or the slot's capture window closed before this account's turn came.
    */
   skipReason?: 'locked' | 'already-captured' | 'window-closed';
+  /** Skipped as already captured: the run that captured the date. */
+  capturedBy?: number;
   runId?: number;
   businessDate?: string;
   /** How the capture stands to its business date's cut-off (absent when no run was recorded). */
@@ -125,7 +126,14 @@ async function lockAndCapture(ctx: AppContext, account: AccountConfig, options: 
         { businessDate: served.businessDate, capturedBy: already.runId, capturedAt: already.finishedAt?.toISOString() },
         `skipped: ${served.businessDate} already has its end-of-day snapshot (run ${already.runId}, ${already.trigger}, finished ${already.finishedAt?.toISOString() ?? 'at an unknown time'}${since})`,
       );
-      return { account: account.name, status: 'skipped', skipReason: 'already-captured', businessDate: served.businessDate, durationMs: Date.now() - startedMs };
+      return {
+        account: account.name,
+        status: 'skipped',
+        skipReason: 'already-captured',
+        capturedBy: already.runId,
+        businessDate: served.businessDate,
+        durationMs: Date.now() - startedMs,
+      };
     }
     if (options.signal?.aborted) {
       return { account: account.name, status: 'failed', durationMs: Date.now() - startedMs, error: 'interrupted before it started' };
@@ -244,14 +252,24 @@ async function fetchAndRecord(
     const warning = warnings.length === 0 ? null : warnings.join('; ');
     let finishedAt = capturedAt;
     await db.transaction().execute(async (trx) => {
-      // Fencing: the lock is re-asserted in the transaction that writes, not trusted from its start.
-      await run.lock.assertHeld(trx);
-      await lockRunningRun(trx, run.runId);
+      // Fencing: the lock is re-asserted in the transaction that writes, not trusted from its
+      // start; the run's row is locked with it, and must still be running.
+      await run.lock.assertHeld(trx, run.runId);
       // The date's inputs lock (see lockAccountDates): an approval meanwhile is seen by the lock trigger.
       await lockAccountDates(trx, [{ account: account.name, businessDate: timing.businessDate }]);
-      await insertSnapshotRows(trx, run.runId, account.name, capturedAt, rows);
+      // The last batch of rows (the only one below 5,000 wallets) goes in with the run's success.
+      const batches = snapshotRowBatches(rows);
+      const last = batches.pop();
+      for (const batch of batches) await snapshotRowsInsert(run.runId, account.name, capturedAt, batch).execute(trx);
       finishedAt = ctx.clock.now();
-      await markRunSucceeded(trx, run.runId, finishedAt, counts, { timing, readsFinishedAt: capturedAt, warning });
+      await markRunSucceeded(
+        trx,
+        run.runId,
+        finishedAt,
+        counts,
+        { timing, readsFinishedAt: capturedAt, warning },
+        last && snapshotRowsInsert(run.runId, account.name, capturedAt, last),
+      );
     });
     // The duration printed and measured is the one stored (finished_at - started_at), to the millisecond.
     const durationMs = finishedAt.getTime() - run.startedAt.getTime();
