@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import type * as z from 'zod';
 import { envSchema } from '../src/config/env-schema.js';
 import { SECRET_VARIABLES } from '../src/config/secret-files.js';
 import { VARIABLE_DESCRIPTIONS, type SchemaVariable } from '../src/config/variable-descriptions.js';

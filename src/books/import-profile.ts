@@ -1,5 +1,5 @@
 import type { Transaction } from 'kysely';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { AppContext } from '../app-context.js';
 import type { AccountBooksSettings, Config } from '../config/index.js';
 import type { Database } from '../db/database.types.js';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { parseDuration } from '../business-date/duration.js';
 import { registerSecretValue, Secret } from '../secret.js';
 import path from 'node:path';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { parseDuration } from '../business-date/duration.js';
 import type { DatabaseTimeouts } from './config-types.js';
 

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { MAX_CAPTURE_WINDOW_MS } from '../business-date/business-calendar.js';
 import { parseDuration } from '../business-date/duration.js';
 import { AUTH_SCHEME_PATTERN } from '../gateway/base-url.js';

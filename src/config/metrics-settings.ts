@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { Secret } from '../secret.js';
 import type { MetricsSettings } from './config-types.js';
 import { trueOrFalse } from './schema-helpers.js';

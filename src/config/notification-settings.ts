@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { parseDuration } from '../business-date/duration.js';
 import { parseOutgoingUrl } from '../gateway/base-url.js';
 import { Secret } from '../secret.js';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { describeIssue } from './config-problems.js';
 import { wholeNumber } from './schema-helpers.js';
 

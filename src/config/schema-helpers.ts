@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * A whole number of `unit` from `min` to `max`, refused in the operator's words

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { describeJsonValue, isJsonInteger, isLosslessNumber, type LosslessNumber } from '../lossless-json.js';
 
 /** A wallet's currency: three uppercase letters. Anything else never goes into a URL. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { z } from 'zod';
+import * as z from 'zod';
 import { parseJsonLosslessly } from '../../src/lossless-json.js';
 import { describeIssues, parseBalanceList, parseSingleWallet } from '../../src/gateway/response-schemas.js';
 
