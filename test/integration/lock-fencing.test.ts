@@ -4,6 +4,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { runSnapshotJob } from '../../jobs/snapshot-job.js';
 import type { DatabaseHandle } from '../../src/db/open-database.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { insertRunningRun } from '../../src/db/snapshot-run.repository.js';
 import { LOCK_SESSION_APPLICATION_NAME, tryAcquireAccountLock } from '../../src/snapshot/account-lock.js';
 import { createTestContext, sandboxEnv } from '../helpers/test-context.js';
 import { backend, createTestDatabase, type TestDatabase } from '../helpers/test-database.js';
@@ -94,5 +95,51 @@ describe.skipIf(backend !== 'postgres')('the account lock is fenced: a capture w
     expect(result.accounts[0]).toMatchObject({ status: 'succeeded', walletsFetched: 23 });
     expect(await rowCount()).toBe(23);
     expect(Number(await fence())).toBe(before + 1);
+  });
+});
+
+describe(`the write re-asserts the lock and its run in one step (${backend})`, () => {
+  const startRun = () =>
+    insertRunningRun(t.handle.db, {
+      account: 'fenced-run',
+      environment: 'sandbox',
+      trigger: 'manual',
+      businessDate: '2026-12-01',
+      startedAt: new Date('2026-12-01T12:00:00Z'),
+      timing: { cutoffAt: new Date('2026-12-01T23:00:00Z'), driftSeconds: -39_600, endOfDay: false },
+    });
+
+  it('goes ahead while the lock is held and the run is running, with the run row locked until the write ends', async () => {
+    const lock = (await tryAcquireAccountLock(t.handle, 'fenced-run'))!;
+    try {
+      const runId = await startRun();
+      await t.handle.db.transaction().execute(async (trx) => {
+        await lock.assertHeld(trx, runId);
+        const { rows } = await sql<{ status: string }>`select status from snapshot_runs where id = ${runId}`.execute(trx);
+        expect(rows[0]?.status).toBe('running');
+      });
+    } finally {
+      await lock.release();
+    }
+  });
+
+  it('refuses a run someone else closed meanwhile, naming its status, so nothing of it is written', async () => {
+    const lock = (await tryAcquireAccountLock(t.handle, 'fenced-run'))!;
+    try {
+      const runId = await startRun();
+      await sql`update snapshot_runs set status = 'abandoned', finished_at = now(), error = 'marked by hand' where id = ${runId}`.execute(t.handle.db);
+      await expect(t.handle.db.transaction().execute((trx) => lock.assertHeld(trx, runId))).rejects.toThrow(
+        `run ${runId} is no longer running (it is marked abandoned): another process took over this account, so this run's balances were not written`,
+      );
+    } finally {
+      await lock.release();
+    }
+  });
+
+  it('refuses a released lock before it looks at the run', async () => {
+    const lock = (await tryAcquireAccountLock(t.handle, 'fenced-run'))!;
+    const runId = await startRun();
+    await lock.release();
+    await expect(t.handle.db.transaction().execute((trx) => lock.assertHeld(trx, runId))).rejects.toThrow('the lock of account "fenced-run" was lost mid-run (it was released); nothing was written');
   });
 });
