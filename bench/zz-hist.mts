@@ -1,0 +1,18 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { generateHistory } from './history.js';
+import { migrateToLatest } from '../src/db/migrate.js';
+import { openDatabase } from '../src/db/open-database.js';
+const url = process.argv[2];
+const database = await openDatabase({ databaseUrl: url, dataDir: url ? 'memory://' : path.join(mkdtempSync(path.join(tmpdir(), 'zz-')), 'd'), command: 'zz' });
+await migrateToLatest(database.db);
+const db = database.db.withPlugin({ transformQuery: (a) => a.node, transformResult: async (a) => a.result });
+const orig = (database.db as any).executor;
+const t0 = performance.now();
+const logged = database.db.withoutPlugins();
+(globalThis as any).__t = [];
+const wrapped = new Proxy(database.db, {});
+await generateHistory(database.db, { accounts: 12, currencies: 5, days: 240, lastDate: '2026-11-25' }, (d) => new Date(`${d}T23:00:00Z`), new Date('2026-11-26T08:00:00Z'));
+console.log('generateHistory', ((performance.now() - t0) / 1000).toFixed(2), 's', database.description);
+await database.close();
