@@ -81,28 +81,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       end if;
     end $$`.execute(db);
 
-  await defineTriggerFunctions(db, 'refresh_days');
+  await defineTriggerFunctions(db, 'rows', 'refresh_days');
   // snapshot_runs: only succeeded rows are in a day.
-  const succeeded = `where status = 'succeeded'`;
-  await sql`
-    create function refresh_days_of_new_runs() returns trigger language plpgsql as $$
-    begin
-      perform refresh_days(array_agg(account), array_agg(business_date)) from (select distinct account, business_date from new_rows ${sql.raw(succeeded)}) c having count(*) > 0;
-      return null;
-    end $$`.execute(db);
-  await sql`
-    create function refresh_days_of_old_runs() returns trigger language plpgsql as $$
-    begin
-      perform refresh_days(array_agg(account), array_agg(business_date)) from (select distinct account, business_date from old_rows ${sql.raw(succeeded)}) c having count(*) > 0;
-      return null;
-    end $$`.execute(db);
-  await sql`
-    create function refresh_days_of_changed_runs() returns trigger language plpgsql as $$
-    begin
-      perform refresh_days(array_agg(account), array_agg(business_date))
-      from (select account, business_date from old_rows ${sql.raw(succeeded)} union select account, business_date from new_rows ${sql.raw(succeeded)}) c having count(*) > 0;
-      return null;
-    end $$`.execute(db);
+  await defineTriggerFunctions(db, 'runs', 'refresh_days', `where status = 'succeeded'`);
   await replaceRunTriggers(db, { insert: 'refresh_days_of_new_runs', update: 'refresh_days_of_changed_runs', delete: 'refresh_days_of_old_runs' });
 }
 
@@ -111,31 +92,37 @@ export async function down(db: Kysely<unknown>): Promise<void> {
   await sql`drop function refresh_days_of_changed_runs()`.execute(db);
   await sql`drop function refresh_days_of_old_runs()`.execute(db);
   await sql`drop function refresh_days_of_new_runs()`.execute(db);
-  await defineTriggerFunctions(db, 'refresh_reconciliation_days');
+  await defineTriggerFunctions(db, 'rows', 'refresh_reconciliation_days');
   await sql`drop function refresh_days(text[], date[])`.execute(db);
   await sql`drop function refresh_days_keyed(text[], date[])`.execute(db);
 }
 
-/** The trigger functions of the other input tables, as in 2026-11-27T3602, calling `refresh`. */
-async function defineTriggerFunctions(db: Kysely<unknown>, refresh: 'refresh_days' | 'refresh_reconciliation_days'): Promise<void> {
+/**
+ * The three trigger functions (inserted, deleted, updated rows) named `refresh_days_of_*_{suffix}`,
+ * each calling `refresh` with the account-dates of its statement's rows that pass `rowFilter`:
+ * those of the other input tables as in 2026-11-27T3602 (`rows`, every row), snapshot_runs' own (`runs`).
+ */
+async function defineTriggerFunctions(db: Kysely<unknown>, suffix: 'rows' | 'runs', refresh: 'refresh_days' | 'refresh_reconciliation_days', rowFilter = ''): Promise<void> {
   const call = sql.raw(refresh);
+  const where = sql.raw(rowFilter === '' ? '' : ` ${rowFilter}`);
+  const name = (transition: 'new' | 'old' | 'changed') => sql.id(`refresh_days_of_${transition}_${suffix}`);
   await sql`
-    create or replace function refresh_days_of_new_rows() returns trigger language plpgsql as $$
+    create or replace function ${name('new')}() returns trigger language plpgsql as $$
     begin
-      perform ${call}(array_agg(account), array_agg(business_date)) from (select distinct account, business_date from new_rows) c having count(*) > 0;
+      perform ${call}(array_agg(account), array_agg(business_date)) from (select distinct account, business_date from new_rows${where}) c having count(*) > 0;
       return null;
     end $$`.execute(db);
   await sql`
-    create or replace function refresh_days_of_old_rows() returns trigger language plpgsql as $$
+    create or replace function ${name('old')}() returns trigger language plpgsql as $$
     begin
-      perform ${call}(array_agg(account), array_agg(business_date)) from (select distinct account, business_date from old_rows) c having count(*) > 0;
+      perform ${call}(array_agg(account), array_agg(business_date)) from (select distinct account, business_date from old_rows${where}) c having count(*) > 0;
       return null;
     end $$`.execute(db);
   await sql`
-    create or replace function refresh_days_of_changed_rows() returns trigger language plpgsql as $$
+    create or replace function ${name('changed')}() returns trigger language plpgsql as $$
     begin
       perform ${call}(array_agg(account), array_agg(business_date))
-      from (select account, business_date from old_rows union select account, business_date from new_rows) c having count(*) > 0;
+      from (select account, business_date from old_rows${where} union select account, business_date from new_rows${where}) c having count(*) > 0;
       return null;
     end $$`.execute(db);
 }
